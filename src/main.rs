@@ -1,1 +1,50 @@
-fn main() {}
+//! The `loopgate` binary: `serve` runs the HTTP service, `migrate` applies migrations.
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use secrecy::ExposeSecret;
+
+use loopgate::settings::Settings;
+use loopgate::startup::Application;
+
+#[derive(Parser)]
+#[command(name = "loopgate", version, about = "Tool-call gateway for AI agents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Migrate the database, then serve HTTP on the configured bind address.
+    Serve,
+    /// Apply pending database migrations and exit.
+    Migrate,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    loopgate::telemetry::init();
+    let cli = Cli::parse();
+    let settings = Settings::load()?;
+    match cli.command {
+        Command::Serve => {
+            let app = Application::build(settings).await?;
+            tracing::info!(port = app.port(), "loopgate listening");
+            app.run_until_stopped().await.context("server failed")?;
+        }
+        Command::Migrate => {
+            let url = settings.database_url.context(
+                "missing required configuration: DATABASE_URL (or LOOPGATE_DATABASE_URL)",
+            )?;
+            let pool = loopgate::store::connect(url.expose_secret(), 2)
+                .await
+                .context("could not connect to Postgres")?;
+            loopgate::store::migrate(&pool)
+                .await
+                .context("migration failed")?;
+            tracing::info!("migrations applied");
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# Brings up a project-local PostgreSQL (from the machine's own binaries) and, when
+# available, a project-local Redis. Idempotent: a running instance is reused.
+# Source it (`. scripts/services.sh`) to get DATABASE_URL / REDIS_URL exported.
+# Folders live under .data/ (git-ignored). Postgres refuses to run as root, so as
+# root it runs as the `postgres` OS user on a folder that user owns.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DATA="${LOOPGATE_DATA_DIR:-$ROOT/.data}"
+PG_PORT="${LOOPGATE_PG_PORT:-54329}"
+REDIS_PORT="${LOOPGATE_REDIS_PORT:-63799}"
+mkdir -p "$DATA"
+
+pg_bin() {
+  local d; d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+  if [ -z "$d" ] && command -v pg_ctl >/dev/null 2>&1; then d=$(dirname "$(readlink -f "$(command -v pg_ctl)")"); fi
+  if [ -z "$d" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "installing postgresql (apt-get)..." >&2
+    apt-get update -qq >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >&2
+    d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+  fi
+  [ -n "$d" ] || { echo "PostgreSQL binaries not found: install PostgreSQL 15+ or set DATABASE_URL" >&2; exit 1; }
+  echo "$d"
+}
+
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+start_postgres() {
+  local bin pgdata sock
+  bin="$(pg_bin)"
+  pgdata="$DATA/pg"
+  sock="$DATA/pg-sock"
+  mkdir -p "$pgdata" "$sock"
+  if [ "$(id -u)" = 0 ]; then
+    id postgres >/dev/null 2>&1 || useradd --system --home-dir "$DATA" postgres
+    chown -R postgres "$pgdata" "$sock"
+    chmod 700 "$pgdata"
+  fi
+  if [ ! -f "$pgdata/PG_VERSION" ]; then
+    as_pg "$bin/initdb" -D "$pgdata" --auth=trust --username=postgres --no-sync >/dev/null
+  fi
+  if ! as_pg "$bin/pg_ctl" -D "$pgdata" status >/dev/null 2>&1; then
+    as_pg "$bin/pg_ctl" -D "$pgdata" -l "$pgdata/server.log" -w \
+      -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400" \
+      start >/dev/null
+  fi
+  as_pg "$bin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='loopgate'" | grep -q 1 \
+    || as_pg "$bin/createdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres loopgate
+  export DATABASE_URL="postgres://postgres@127.0.0.1:$PG_PORT/loopgate"
+}
+
+start_redis() {
+  if ! command -v redis-server >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && [ "${LOOPGATE_INSTALL_REDIS:-1}" = 1 ]; then
+      echo "installing redis-server (apt-get)..." >&2
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server) >&2 || true
+    fi
+  fi
+  if ! command -v redis-server >/dev/null 2>&1; then
+    echo "redis-server not available: using the in-process store" >&2
+    return 0
+  fi
+  if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+      --daemonize yes --logfile "$DATA/redis.log" --dir "$DATA" >/dev/null
+    for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  fi
+  export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
+}
+
+if [ -z "${DATABASE_URL:-}" ]; then start_postgres; fi
+if [ -z "${REDIS_URL:-}" ] && [ "${LOOPGATE_NO_REDIS:-0}" != 1 ]; then start_redis; fi

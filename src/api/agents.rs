@@ -1,0 +1,220 @@
+//! Studio: agents and their tool bindings.
+
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::error::{or_not_found, ApiError, Problem};
+use super::extract::Studio;
+use super::list::{ListParams, ListResponse};
+use super::validate::{double_option, name};
+use crate::state::AppState;
+use crate::store::agents::{
+    self, Agent, AgentFields, AgentPatch as StorePatch, Binding, BindingPatch,
+};
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentInput {
+    pub name: String,
+    pub deployment_id: String,
+    /// System instructions handed to the model with every step.
+    #[serde(default)]
+    pub instructions: String,
+    #[serde(rename = "agentTools", default)]
+    pub agent_tools: Vec<Binding>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AgentPatch {
+    pub name: Option<String>,
+    pub deployment_id: Option<String>,
+    pub instructions: Option<String>,
+    /// Replaces every binding when present.
+    #[serde(rename = "agentTools")]
+    pub agent_tools: Option<Vec<Binding>>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BindingInput {
+    pub loop_responses: Option<bool>,
+    /// Hours, 1–8760, or `null` for the default TTL.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<i32>)]
+    pub dataset_ttl_hours: Option<Option<i32>>,
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<bool>)]
+    pub discovery: Option<Option<bool>>,
+}
+
+const MAX_INSTRUCTIONS: usize = 32 * 1024;
+
+fn check_instructions(i: &str) -> Result<&str, ApiError> {
+    if i.len() > MAX_INSTRUCTIONS {
+        return Err(ApiError::invalid("instructions must be at most 32 KiB"));
+    }
+    Ok(i)
+}
+
+/// Create an agent with its tool bindings.
+#[utoipa::path(post, path = "/v1/agents", tag = "studio", request_body = AgentInput,
+    responses((status = 201, body = Agent), (status = 422, body = Problem)), security(("bearer" = [])))]
+pub async fn create(
+    key: Studio,
+    state: web::Data<AppState>,
+    body: web::Json<AgentInput>,
+) -> Result<HttpResponse, ApiError> {
+    let f = AgentFields {
+        name: name(&body.name)?,
+        deployment_id: &body.deployment_id,
+        instructions: check_instructions(&body.instructions)?,
+    };
+    let agent = agents::create(&state.pool, &key.org, &f, &body.agent_tools).await?;
+    Ok(HttpResponse::Created().json(agent))
+}
+
+/// List agents.
+///
+/// Paginated, newest first: the first page reports `total`; when `has_more` is true,
+/// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+#[utoipa::path(get, path = "/v1/agents", tag = "studio", params(ListParams),
+    responses((status = 200, body = ListResponse<Agent>)), security(("bearer" = [])))]
+pub async fn list(
+    key: Studio,
+    state: web::Data<AppState>,
+    q: web::Query<ListParams>,
+) -> Result<HttpResponse, ApiError> {
+    let page = agents::list(&state.pool, &key.org, &q.page()?).await?;
+    Ok(HttpResponse::Ok().json(ListResponse::from(page)))
+}
+
+/// Get an agent with its bindings.
+#[utoipa::path(get, path = "/v1/agents/{agent_id}", tag = "studio",
+    responses((status = 200, body = Agent), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn get(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let a = agents::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("agent"))?;
+    Ok(HttpResponse::Ok().json(a))
+}
+
+/// Update an agent; `agentTools`, when present, replaces every binding.
+#[utoipa::path(patch, path = "/v1/agents/{agent_id}", tag = "studio", request_body = AgentPatch,
+    responses((status = 200, body = Agent), (status = 404, body = Problem), (status = 422, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn update(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Json<AgentPatch>,
+) -> Result<HttpResponse, ApiError> {
+    let p = StorePatch {
+        name: body.name.as_deref().map(name).transpose()?,
+        deployment_id: body.deployment_id.as_deref(),
+        instructions: body
+            .instructions
+            .as_deref()
+            .map(check_instructions)
+            .transpose()?,
+        agent_tools: body.agent_tools.as_deref(),
+    };
+    let a = agents::update(&state.pool, &key.org, &path, &p)
+        .await
+        .map_err(or_not_found("agent"))?;
+    Ok(HttpResponse::Ok().json(a))
+}
+
+/// Delete an agent.
+#[utoipa::path(delete, path = "/v1/agents/{agent_id}", tag = "studio",
+    responses((status = 204), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn delete(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    agents::delete(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("agent"))?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Bind one more tool to an agent.
+#[utoipa::path(post, path = "/v1/agents/{agent_id}/tools", tag = "studio", request_body = Binding,
+    responses((status = 201, body = Binding), (status = 404, body = Problem), (status = 409, body = Problem), (status = 422, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn add_binding(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Json<Binding>,
+) -> Result<HttpResponse, ApiError> {
+    let b = agents::add_binding(&state.pool, &key.org, &path, &body)
+        .await
+        .map_err(or_not_found("agent"))?;
+    Ok(HttpResponse::Created().json(b))
+}
+
+/// Get one binding.
+#[utoipa::path(get, path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio",
+    responses((status = 200, body = Binding), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn get_binding(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (agent, tool) = path.into_inner();
+    let b = agents::get_binding(&state.pool, &key.org, &agent, &tool)
+        .await
+        .map_err(or_not_found("binding"))?;
+    Ok(HttpResponse::Ok().json(b))
+}
+
+/// Change one binding (the Studio's "Allow response looping for this tool").
+#[utoipa::path(patch, path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio", request_body = BindingInput,
+    responses((status = 200, body = Binding), (status = 404, body = Problem), (status = 422, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn update_binding(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+    body: web::Json<BindingInput>,
+) -> Result<HttpResponse, ApiError> {
+    let (agent, tool) = path.into_inner();
+    if let Some(Some(h)) = body.dataset_ttl_hours {
+        if !(1..=8760).contains(&h) {
+            return Err(ApiError::invalid(
+                "dataset_ttl_hours must be between 1 and 8760, or null",
+            ));
+        }
+    }
+    let p = BindingPatch {
+        loop_responses: body.loop_responses,
+        dataset_ttl_hours: body.dataset_ttl_hours,
+        discovery: body.discovery,
+    };
+    let b = agents::update_binding(&state.pool, &key.org, &agent, &tool, &p)
+        .await
+        .map_err(or_not_found("binding"))?;
+    Ok(HttpResponse::Ok().json(b))
+}
+
+/// Unbind a tool from an agent.
+#[utoipa::path(delete, path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio",
+    responses((status = 204), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn remove_binding(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (agent, tool) = path.into_inner();
+    agents::remove_binding(&state.pool, &key.org, &agent, &tool)
+        .await
+        .map_err(or_not_found("binding"))?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,110 @@
+//! Admin: an org's API keys (secret shown once; listed without secrets; revoked).
+
+use actix_web::{web, HttpResponse};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::error::{or_not_found, ApiError, Problem};
+use super::extract::Admin;
+use super::list::{ListParams, ListResponse};
+use super::validate::name;
+use crate::state::AppState;
+use crate::store::api_keys::{self, ApiKey, Scope};
+use crate::store::orgs;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApiKeyInput {
+    pub name: String,
+    /// Any of `studio`, `mint`, `runtime`.
+    pub scopes: Vec<Scope>,
+}
+
+/// The created key with its secret, returned only this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedApiKey {
+    #[serde(flatten)]
+    pub api_key: ApiKey,
+    /// The bearer secret; store it now, it cannot be read again.
+    pub key: String,
+}
+
+/// Create an API key for an org.
+#[utoipa::path(post, path = "/v1/orgs/{org_id}/api-keys", tag = "admin", request_body = ApiKeyInput,
+    responses((status = 201, body = CreatedApiKey), (status = 404, body = Problem), (status = 422, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn create(
+    _: Admin,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Json<ApiKeyInput>,
+) -> Result<HttpResponse, ApiError> {
+    let org = orgs::resolve(&state.pool, &path)
+        .await
+        .map_err(or_not_found("org"))?;
+    if body.scopes.is_empty() {
+        return Err(ApiError::invalid(
+            "scopes must name at least one of studio, mint, runtime",
+        ));
+    }
+    let mut scopes = body.scopes.clone();
+    scopes.sort_by_key(|s| s.as_str());
+    scopes.dedup();
+    let (api_key, key) = api_keys::create(&state.pool, &org, name(&body.name)?, &scopes).await?;
+    Ok(HttpResponse::Created().json(CreatedApiKey { api_key, key }))
+}
+
+/// List an org's API keys (never their secrets).
+///
+/// Paginated, newest first: the first page reports `total`; when `has_more` is true,
+/// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+#[utoipa::path(get, path = "/v1/orgs/{org_id}/api-keys", tag = "admin", params(ListParams),
+    responses((status = 200, body = ListResponse<ApiKey>), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn list(
+    _: Admin,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    q: web::Query<ListParams>,
+) -> Result<HttpResponse, ApiError> {
+    let org = orgs::resolve(&state.pool, &path)
+        .await
+        .map_err(or_not_found("org"))?;
+    let page = api_keys::list(&state.pool, &org, &q.page()?).await?;
+    Ok(HttpResponse::Ok().json(ListResponse::from(page)))
+}
+
+/// Get one API key (without its secret).
+#[utoipa::path(get, path = "/v1/orgs/{org_id}/api-keys/{key_id}", tag = "admin",
+    responses((status = 200, body = ApiKey), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn get(
+    _: Admin,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (org_id, key_id) = path.into_inner();
+    let org = orgs::resolve(&state.pool, &org_id)
+        .await
+        .map_err(or_not_found("org"))?;
+    let key = api_keys::get(&state.pool, &org, &key_id)
+        .await
+        .map_err(or_not_found("API key"))?;
+    Ok(HttpResponse::Ok().json(key))
+}
+
+/// Revoke an API key; it stops working at once. Returns the revoked key.
+#[utoipa::path(delete, path = "/v1/orgs/{org_id}/api-keys/{key_id}", tag = "admin",
+    responses((status = 200, body = ApiKey), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn revoke(
+    _: Admin,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (org_id, key_id) = path.into_inner();
+    let org = orgs::resolve(&state.pool, &org_id)
+        .await
+        .map_err(or_not_found("org"))?;
+    let key = api_keys::revoke(&state.pool, &org, &key_id)
+        .await
+        .map_err(or_not_found("API key"))?;
+    Ok(HttpResponse::Ok().json(key))
+}

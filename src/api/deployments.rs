@@ -1,0 +1,121 @@
+//! Admin: an org's deployments and their cache mode (off / shadow / on).
+
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::error::{or_not_found, ApiError, Problem};
+use super::extract::Admin;
+use super::list::{ListParams, ListResponse};
+use super::validate::name;
+use crate::state::AppState;
+use crate::store::deployments::{self, CacheMode, Deployment};
+use crate::store::orgs;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeploymentInput {
+    pub name: String,
+    /// Default `on`.
+    pub cache: Option<CacheMode>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeploymentPatch {
+    pub name: Option<String>,
+    pub cache: Option<CacheMode>,
+}
+
+/// Create a deployment.
+#[utoipa::path(post, path = "/v1/orgs/{org_id}/deployments", tag = "admin", request_body = DeploymentInput,
+    responses((status = 201, body = Deployment), (status = 404, body = Problem), (status = 409, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn create(
+    _: Admin,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Json<DeploymentInput>,
+) -> Result<HttpResponse, ApiError> {
+    let org = orgs::resolve(&state.pool, &path)
+        .await
+        .map_err(or_not_found("org"))?;
+    let cache = body.cache.unwrap_or(CacheMode::On);
+    let dep = deployments::create(&state.pool, &org, name(&body.name)?, cache).await?;
+    Ok(HttpResponse::Created().json(dep))
+}
+
+/// List an org's deployments.
+///
+/// Paginated, newest first: the first page reports `total`; when `has_more` is true,
+/// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+#[utoipa::path(get, path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(ListParams),
+    responses((status = 200, body = ListResponse<Deployment>), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn list(
+    _: Admin,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    q: web::Query<ListParams>,
+) -> Result<HttpResponse, ApiError> {
+    let org = orgs::resolve(&state.pool, &path)
+        .await
+        .map_err(or_not_found("org"))?;
+    let page = deployments::list(&state.pool, &org, &q.page()?).await?;
+    Ok(HttpResponse::Ok().json(ListResponse::from(page)))
+}
+
+/// Get a deployment.
+#[utoipa::path(get, path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
+    responses((status = 200, body = Deployment), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn get(
+    _: Admin,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (org_id, id) = path.into_inner();
+    let org = orgs::resolve(&state.pool, &org_id)
+        .await
+        .map_err(or_not_found("org"))?;
+    let dep = deployments::get(&state.pool, &org, &id)
+        .await
+        .map_err(or_not_found("deployment"))?;
+    Ok(HttpResponse::Ok().json(dep))
+}
+
+/// Rename a deployment or switch its cache mode.
+#[utoipa::path(patch, path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin", request_body = DeploymentPatch,
+    responses((status = 200, body = Deployment), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn update(
+    _: Admin,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+    body: web::Json<DeploymentPatch>,
+) -> Result<HttpResponse, ApiError> {
+    let (org_id, id) = path.into_inner();
+    let org = orgs::resolve(&state.pool, &org_id)
+        .await
+        .map_err(or_not_found("org"))?;
+    let new_name = body.name.as_deref().map(name).transpose()?;
+    let dep = deployments::update(&state.pool, &org, &id, new_name, body.cache)
+        .await
+        .map_err(or_not_found("deployment"))?;
+    Ok(HttpResponse::Ok().json(dep))
+}
+
+/// Delete a deployment (refused with 409 while agents use it).
+#[utoipa::path(delete, path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
+    responses((status = 204), (status = 404, body = Problem), (status = 409, body = Problem)), security(("bearer" = [])))]
+pub async fn delete(
+    _: Admin,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (org_id, id) = path.into_inner();
+    let org = orgs::resolve(&state.pool, &org_id)
+        .await
+        .map_err(or_not_found("org"))?;
+    deployments::delete(&state.pool, &org, &id)
+        .await
+        .map_err(or_not_found("deployment"))?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,65 @@
+//! The OpenAPI document, generated from the handlers' annotations.
+
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use super::{
+    agents, api_keys, deployments, error, ops, orgs, providers, runtime_tokens, tools, workflows,
+};
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "The admin token, an org API key (`lgk_…`), or a runtime token (JWT)",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "loopgate",
+        description = "Executes AI agents' tool calls against business APIs: every response passes a size guard, \
+and bindings that opt in walk every page, fan out, project and filter inside one call with an honest verdict. \
+Errors are RFC 9457 problem+json with a stable `code`. Every list is cursor-paginated, newest first: \
+`?limit=` (1-200, default 50) and `?cursor=`; responses are `{data, has_more, cursor, total}` with `total` \
+on the first page only; pass `cursor` back until `has_more` is false."
+    ),
+    modifiers(&BearerAuth),
+    paths(
+        ops::healthz, ops::readyz, ops::metrics,
+        orgs::create, orgs::list, orgs::get, orgs::update, orgs::delete,
+        api_keys::create, api_keys::list, api_keys::get, api_keys::revoke,
+        deployments::create, deployments::list, deployments::get, deployments::update, deployments::delete,
+        providers::create, providers::list, providers::get, providers::update, providers::delete,
+        tools::import_openapi, tools::create, tools::list, tools::get, tools::update, tools::delete,
+        agents::create, agents::list, agents::get, agents::update, agents::delete,
+        agents::add_binding, agents::get_binding, agents::update_binding, agents::remove_binding,
+        workflows::create, workflows::list, workflows::get, workflows::update, workflows::delete,
+        runtime_tokens::mint,
+    ),
+    components(schemas(error::Problem)),
+    tags(
+        (name = "admin", description = "Platform admins: orgs, API keys, deployments (admin token)"),
+        (name = "studio", description = "Configuration: providers, tools, agents, workflows (org key, scope `studio`)"),
+        (name = "runtime", description = "Runtime tokens (scope `mint`) and agent runtimes"),
+        (name = "operations", description = "Health, readiness, metrics"),
+    )
+)]
+pub struct ApiDoc;
+
+/// The document as served at `/openapi.json` and committed as `openapi/openapi.json`.
+pub fn openapi_json() -> String {
+    ApiDoc::openapi().to_pretty_json().unwrap_or_default()
+}

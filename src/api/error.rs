@@ -1,0 +1,176 @@
+//! `ApiError` and its RFC 9457 problem+json body. One table maps each code to its
+//! status; a 5xx logs its cause chain and shows none of it.
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::store::StoreError;
+
+/// An RFC 9457 problem document with loopgate's stable `code`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Problem {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+    /// Stable snake_case code, e.g. `validation_failed`, `not_found`.
+    pub code: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    Unauthorized(String),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    NotFound(String),
+    /// 400 for a body that is not well-formed, 422 for one that breaks a rule.
+    #[error("{detail}")]
+    Validation { status: u16, detail: String },
+    #[error("{0}")]
+    Conflict(String),
+    #[error("{detail}")]
+    RateLimited {
+        detail: String,
+        retry_after_secs: u64,
+    },
+    #[error("{detail}")]
+    Unavailable {
+        detail: String,
+        retry_after_secs: u64,
+    },
+    /// A tool-call error whose detail is written for the model (see API.md).
+    #[error("{detail}")]
+    Tool {
+        status: u16,
+        code: &'static str,
+        detail: String,
+    },
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+impl ApiError {
+    pub fn invalid(detail: impl Into<String>) -> Self {
+        ApiError::Validation {
+            status: 422,
+            detail: detail.into(),
+        }
+    }
+    pub fn malformed(detail: impl Into<String>) -> Self {
+        ApiError::Validation {
+            status: 400,
+            detail: detail.into(),
+        }
+    }
+    pub fn not_found(what: &str) -> Self {
+        ApiError::NotFound(format!("{what} not found"))
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Unauthorized(_) => "unauthorized",
+            ApiError::Forbidden(_) => "forbidden",
+            ApiError::NotFound(_) => "not_found",
+            ApiError::Validation { .. } => "validation_failed",
+            ApiError::Conflict(_) => "conflict",
+            ApiError::RateLimited { .. } => "rate_limited",
+            ApiError::Unavailable { .. } => "unavailable",
+            ApiError::Tool { code, .. } => code,
+            ApiError::Internal(_) => "internal_error",
+        }
+    }
+
+    fn title(&self) -> &'static str {
+        match self {
+            ApiError::Unauthorized(_) => "Unauthorized",
+            ApiError::Forbidden(_) => "Forbidden",
+            ApiError::NotFound(_) => "Not found",
+            ApiError::Validation { .. } => "Validation failed",
+            ApiError::Conflict(_) => "Conflict",
+            ApiError::RateLimited { .. } => "Too many requests",
+            ApiError::Unavailable { .. } => "Service unavailable",
+            ApiError::Tool { .. } => "Tool call failed",
+            ApiError::Internal(_) => "Internal server error",
+        }
+    }
+
+    pub fn problem(&self) -> Problem {
+        let code = self.code();
+        let detail = match self {
+            ApiError::Internal(_) => "an internal error occurred; it has been logged".to_string(),
+            other => other.to_string(),
+        };
+        Problem {
+            kind: format!("https://loopgate.dev/problems/{}", code.replace('_', "-")),
+            title: self.title().into(),
+            status: self.status_code().as_u16(),
+            detail,
+            code: code.into(),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound => ApiError::NotFound("not found".into()),
+            StoreError::Conflict(m) => ApiError::Conflict(m),
+            StoreError::Invalid(m) => ApiError::invalid(m),
+            StoreError::Database(e) => {
+                ApiError::Internal(anyhow::Error::new(e).context("database"))
+            }
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        let code = match self {
+            ApiError::Unauthorized(_) => 401,
+            ApiError::Forbidden(_) => 403,
+            ApiError::NotFound(_) => 404,
+            ApiError::Validation { status, .. } | ApiError::Tool { status, .. } => *status,
+            ApiError::Conflict(_) => 409,
+            ApiError::RateLimited { .. } => 429,
+            ApiError::Unavailable { .. } => 503,
+            ApiError::Internal(_) => 500,
+        };
+        StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let ApiError::Internal(e) = self {
+            tracing::error!(error = format!("{e:#}"), "internal error");
+        }
+        let mut res = HttpResponse::build(self.status_code());
+        res.insert_header((header::CONTENT_TYPE, "application/problem+json"));
+        match self {
+            ApiError::RateLimited {
+                retry_after_secs, ..
+            }
+            | ApiError::Unavailable {
+                retry_after_secs, ..
+            } => {
+                res.insert_header((header::RETRY_AFTER, retry_after_secs.max(&1).to_string()));
+            }
+            ApiError::Unauthorized(_) => {
+                res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+            }
+            _ => {}
+        }
+        res.body(serde_json::to_string(&self.problem()).unwrap_or_default())
+    }
+}
+
+/// Maps a store error to a 404 naming the object when it was not found.
+pub fn or_not_found(what: &'static str) -> impl FnOnce(StoreError) -> ApiError {
+    move |e| match e {
+        StoreError::NotFound => ApiError::not_found(what),
+        other => other.into(),
+    }
+}

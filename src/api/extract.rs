@@ -1,0 +1,179 @@
+//! Auth extractors: the permission a route needs is written in its argument's type.
+//! `Admin` (admin token), `Studio` / `Mint` (org key with that scope), `Runtime`
+//! (runtime token, or org key with scope `runtime`). Failures are problem+json:
+//! 401 for a missing or bad token, 403 for a valid one without the permission.
+
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+use actix_web::{dev::Payload, http::header, web, FromRequest, HttpRequest};
+use secrecy::ExposeSecret;
+
+use super::error::ApiError;
+use crate::auth::{Caller, KeyCaller};
+use crate::crypto::ct_eq;
+use crate::state::AppState;
+use crate::store::api_keys::{self, Scope};
+use crate::store::OrgId;
+
+fn bearer(req: &HttpRequest) -> Result<String, ApiError> {
+    let value = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(|| {
+            ApiError::Unauthorized("missing `Authorization: Bearer <token>` header".into())
+        })?;
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| {
+            ApiError::Unauthorized("the Authorization header must be `Bearer <token>`".into())
+        })?;
+    Ok(token.to_string())
+}
+
+fn state(req: &HttpRequest) -> Result<web::Data<AppState>, ApiError> {
+    req.app_data::<web::Data<AppState>>()
+        .cloned()
+        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("app state missing")))
+}
+
+fn is_admin(state: &AppState, token: &str) -> bool {
+    ct_eq(
+        token.as_bytes(),
+        state.admin_token.expose_secret().as_bytes(),
+    )
+}
+
+/// Who presented what, before the route's permission is checked.
+enum Presented {
+    Admin,
+    Key(KeyCaller),
+    Runtime(crate::auth::RuntimeCaller),
+}
+
+async fn authenticate(req: HttpRequest) -> Result<(web::Data<AppState>, Presented), ApiError> {
+    let token = bearer(&req)?;
+    let state = state(&req)?;
+    if is_admin(&state, &token) {
+        return Ok((state, Presented::Admin));
+    }
+    if token.starts_with(api_keys::KEY_PREFIX) {
+        let key = api_keys::authenticate(&state.pool, &token)
+            .await?
+            .ok_or_else(|| ApiError::Unauthorized("the API key is unknown or revoked".into()))?;
+        let caller = KeyCaller {
+            org: OrgId::trusted(key.org_id),
+            key_id: key.id,
+            scopes: key.scopes,
+        };
+        return Ok((state, Presented::Key(caller)));
+    }
+    if token.matches('.').count() == 2 {
+        let caller = state
+            .tokens
+            .verify(&token)
+            .map_err(|e| ApiError::Unauthorized(e.to_string()))?;
+        return Ok((state, Presented::Runtime(caller)));
+    }
+    Err(ApiError::Unauthorized(
+        "the bearer token is not recognised".into(),
+    ))
+}
+
+type Fut<T> = Pin<Box<dyn Future<Output = Result<T, ApiError>>>>;
+
+/// Platform admin (the configured admin token).
+pub struct Admin;
+
+impl FromRequest for Admin {
+    type Error = ApiError;
+    type Future = Fut<Self>;
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            match authenticate(req).await?.1 {
+                Presented::Admin => Ok(Admin),
+                _ => Err(ApiError::Forbidden(
+                    "this endpoint needs the admin token".into(),
+                )),
+            }
+        })
+    }
+}
+
+/// Marker for the scope an `OrgKey` extractor demands.
+pub trait RequiredScope {
+    const SCOPE: Scope;
+}
+pub struct StudioScope;
+impl RequiredScope for StudioScope {
+    const SCOPE: Scope = Scope::Studio;
+}
+pub struct MintScope;
+impl RequiredScope for MintScope {
+    const SCOPE: Scope = Scope::Mint;
+}
+
+/// An org API key holding scope `S`.
+pub struct OrgKey<S> {
+    pub org: OrgId,
+    pub key_id: String,
+    _scope: PhantomData<S>,
+}
+
+pub type Studio = OrgKey<StudioScope>;
+pub type Mint = OrgKey<MintScope>;
+
+impl<S: RequiredScope + 'static> FromRequest for OrgKey<S> {
+    type Error = ApiError;
+    type Future = Fut<Self>;
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            let scope = S::SCOPE.as_str();
+            match authenticate(req).await?.1 {
+                Presented::Key(k) if k.scopes.contains(&S::SCOPE) => Ok(OrgKey {
+                    org: k.org,
+                    key_id: k.key_id,
+                    _scope: PhantomData,
+                }),
+                Presented::Key(_) => Err(ApiError::Forbidden(format!(
+                    "this API key lacks scope `{scope}`"
+                ))),
+                Presented::Admin => Err(ApiError::Forbidden(format!(
+                    "the admin token does not act inside an org: use an org API key with scope `{scope}`"
+                ))),
+                Presented::Runtime(_) => Err(ApiError::Forbidden(format!(
+                    "a runtime token cannot call this endpoint: use an org API key with scope `{scope}`"
+                ))),
+            }
+        })
+    }
+}
+
+/// A runtime caller: a runtime token, or an org key with scope `runtime`.
+pub struct Runtime(pub Caller);
+
+impl FromRequest for Runtime {
+    type Error = ApiError;
+    type Future = Fut<Self>;
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            match authenticate(req).await?.1 {
+                Presented::Runtime(r) => Ok(Runtime(Caller::Runtime(r))),
+                Presented::Key(k) if k.scopes.contains(&Scope::Runtime) => Ok(Runtime(Caller::Key(k))),
+                Presented::Key(_) => Err(ApiError::Forbidden("this API key lacks scope `runtime`".into())),
+                Presented::Admin => Err(ApiError::Forbidden(
+                    "the admin token cannot run agents: use a runtime token or an org key with scope `runtime`"
+                        .into(),
+                )),
+            }
+        })
+    }
+}

@@ -1,0 +1,89 @@
+//! Admin: orgs.
+
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::error::{or_not_found, ApiError, Problem};
+use super::extract::Admin;
+use super::list::{ListParams, ListResponse};
+use super::validate::name;
+use crate::state::AppState;
+use crate::store::orgs::{self, Org};
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OrgInput {
+    pub name: String,
+}
+
+/// Create an org.
+#[utoipa::path(post, path = "/v1/orgs", tag = "admin", request_body = OrgInput,
+    responses((status = 201, body = Org), (status = 401, body = Problem), (status = 403, body = Problem), (status = 422, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn create(
+    _: Admin,
+    state: web::Data<AppState>,
+    body: web::Json<OrgInput>,
+) -> Result<HttpResponse, ApiError> {
+    let org = orgs::create(&state.pool, name(&body.name)?).await?;
+    Ok(HttpResponse::Created().json(org))
+}
+
+/// List orgs.
+///
+/// Paginated, newest first: the first page reports `total`; when `has_more` is true,
+/// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+#[utoipa::path(get, path = "/v1/orgs", tag = "admin", params(ListParams),
+    responses((status = 200, body = ListResponse<Org>), (status = 401, body = Problem)), security(("bearer" = [])))]
+pub async fn list(
+    _: Admin,
+    state: web::Data<AppState>,
+    q: web::Query<ListParams>,
+) -> Result<HttpResponse, ApiError> {
+    let page = orgs::list(&state.pool, &q.page()?).await?;
+    Ok(HttpResponse::Ok().json(ListResponse::from(page)))
+}
+
+/// Get an org.
+#[utoipa::path(get, path = "/v1/orgs/{org_id}", tag = "admin",
+    responses((status = 200, body = Org), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn get(
+    _: Admin,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let org = orgs::get(&state.pool, &path)
+        .await
+        .map_err(or_not_found("org"))?;
+    Ok(HttpResponse::Ok().json(org))
+}
+
+/// Rename an org.
+#[utoipa::path(patch, path = "/v1/orgs/{org_id}", tag = "admin", request_body = OrgInput,
+    responses((status = 200, body = Org), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn update(
+    _: Admin,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Json<OrgInput>,
+) -> Result<HttpResponse, ApiError> {
+    let org = orgs::rename(&state.pool, &path, name(&body.name)?)
+        .await
+        .map_err(or_not_found("org"))?;
+    Ok(HttpResponse::Ok().json(org))
+}
+
+/// Delete an org and everything it owns.
+#[utoipa::path(delete, path = "/v1/orgs/{org_id}", tag = "admin",
+    responses((status = 204), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn delete(
+    _: Admin,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    orgs::delete(&state.pool, &path)
+        .await
+        .map_err(or_not_found("org"))?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,197 @@
+//! Studio: providers (upstream APIs) and OpenAPI import into tools.
+
+use actix_web::{web, HttpResponse};
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::error::{or_not_found, ApiError, Problem};
+use super::extract::Studio;
+use super::list::{ListParams, ListResponse};
+use super::validate::{base_url, double_option, name};
+use crate::crypto::new_id;
+use crate::state::AppState;
+use crate::store::providers::{
+    self, AuthType, CredentialChange, Provider, ProviderAuth, ProviderFields, RateLimit,
+};
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderInput {
+    pub name: String,
+    pub base_url: String,
+    pub auth: ProviderAuth,
+    /// The org-level secret; encrypted at rest, never returned.
+    #[schema(value_type = Option<String>)]
+    pub credential: Option<SecretString>,
+    #[serde(default)]
+    pub user_credentials_required: bool,
+    pub rate_limit: Option<RateLimit>,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderPatch {
+    pub name: Option<String>,
+    pub base_url: Option<String>,
+    pub auth: Option<ProviderAuth>,
+    /// A new secret, or `null` to remove the stored one.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<String>)]
+    pub credential: Option<Option<SecretString>>,
+    pub user_credentials_required: Option<bool>,
+    /// New limits, or `null` to remove them.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<RateLimit>)]
+    pub rate_limit: Option<Option<RateLimit>>,
+}
+
+fn check(f: ProviderFields) -> Result<ProviderFields, ApiError> {
+    let name_ok = name(&f.name)?.to_string();
+    let url = base_url(&f.base_url)?;
+    let auth = match f.auth.kind {
+        AuthType::Header | AuthType::Query => {
+            let n = f.auth.name.as_deref().map(str::trim).unwrap_or("");
+            if n.is_empty() || n.len() > 100 || !n.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(ApiError::invalid(
+                    "auth.name is required for auth type header or query: the header or query parameter that carries the credential",
+                ));
+            }
+            ProviderAuth {
+                kind: f.auth.kind,
+                name: Some(n.to_string()),
+            }
+        }
+        _ => ProviderAuth {
+            kind: f.auth.kind,
+            name: None,
+        },
+    };
+    if let Some(r) = &f.rate_limit {
+        if !(r.requests_per_second > 0.0 && r.requests_per_second <= 10_000.0)
+            || r.burst == 0
+            || r.burst > 10_000
+        {
+            return Err(ApiError::invalid(
+                "rate_limit.requests_per_second must be in (0, 10000] and rate_limit.burst in [1, 10000]",
+            ));
+        }
+    }
+    Ok(ProviderFields {
+        name: name_ok,
+        base_url: url,
+        auth,
+        ..f
+    })
+}
+
+fn seal(state: &AppState, provider_id: &str, secret: &SecretString) -> Result<Vec<u8>, ApiError> {
+    let s = secret.expose_secret();
+    if s.is_empty() || s.len() > 8192 {
+        return Err(ApiError::invalid("credential must be 1 to 8192 bytes"));
+    }
+    Ok(state.cipher.encrypt(s.as_bytes(), provider_id.as_bytes()))
+}
+
+/// Create a provider.
+#[utoipa::path(post, path = "/v1/providers", tag = "studio", request_body = ProviderInput,
+    responses((status = 201, body = Provider), (status = 422, body = Problem)), security(("bearer" = [])))]
+pub async fn create(
+    key: Studio,
+    state: web::Data<AppState>,
+    body: web::Json<ProviderInput>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    let fields = check(ProviderFields {
+        name: body.name,
+        base_url: body.base_url,
+        auth: body.auth,
+        user_credentials_required: body.user_credentials_required,
+        rate_limit: body.rate_limit,
+    })?;
+    let id = new_id("prv");
+    let sealed = body
+        .credential
+        .as_ref()
+        .map(|c| seal(&state, &id, c))
+        .transpose()?;
+    let p = providers::create(&state.pool, &key.org, &id, &fields, sealed).await?;
+    Ok(HttpResponse::Created().json(p))
+}
+
+/// List providers.
+///
+/// Paginated, newest first: the first page reports `total`; when `has_more` is true,
+/// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+#[utoipa::path(get, path = "/v1/providers", tag = "studio", params(ListParams),
+    responses((status = 200, body = ListResponse<Provider>)), security(("bearer" = [])))]
+pub async fn list(
+    key: Studio,
+    state: web::Data<AppState>,
+    q: web::Query<ListParams>,
+) -> Result<HttpResponse, ApiError> {
+    let page = providers::list(&state.pool, &key.org, &q.page()?).await?;
+    Ok(HttpResponse::Ok().json(ListResponse::from(page)))
+}
+
+/// Get a provider (its credential is never returned).
+#[utoipa::path(get, path = "/v1/providers/{provider_id}", tag = "studio",
+    responses((status = 200, body = Provider), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn get(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let p = providers::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("provider"))?;
+    Ok(HttpResponse::Ok().json(p))
+}
+
+/// Update a provider; absent fields stay as they are.
+#[utoipa::path(patch, path = "/v1/providers/{provider_id}", tag = "studio", request_body = ProviderPatch,
+    responses((status = 200, body = Provider), (status = 404, body = Problem), (status = 422, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn update(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Json<ProviderPatch>,
+) -> Result<HttpResponse, ApiError> {
+    let cur = providers::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("provider"))?;
+    let body = body.into_inner();
+    let fields = check(ProviderFields {
+        name: body.name.unwrap_or(cur.name),
+        base_url: body.base_url.unwrap_or(cur.base_url),
+        auth: body.auth.unwrap_or(cur.auth),
+        user_credentials_required: body
+            .user_credentials_required
+            .unwrap_or(cur.user_credentials_required),
+        rate_limit: body.rate_limit.unwrap_or(cur.rate_limit),
+    })?;
+    let change = match &body.credential {
+        None => CredentialChange::Keep,
+        Some(None) => CredentialChange::Clear,
+        Some(Some(c)) => CredentialChange::Set(seal(&state, &cur.id, c)?),
+    };
+    let p = providers::update(&state.pool, &key.org, &cur.id, &fields, change)
+        .await
+        .map_err(or_not_found("provider"))?;
+    Ok(HttpResponse::Ok().json(p))
+}
+
+/// Delete a provider and its tools.
+#[utoipa::path(delete, path = "/v1/providers/{provider_id}", tag = "studio",
+    responses((status = 204), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn delete(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    providers::delete(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("provider"))?;
+    Ok(HttpResponse::NoContent().finish())
+}

@@ -1,0 +1,101 @@
+//! Customer backends: mint runtime tokens for their end users.
+
+use std::collections::HashMap;
+
+use actix_web::{web, HttpResponse};
+use chrono::{DateTime, Utc};
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::error::{ApiError, Problem};
+use super::extract::Mint;
+use crate::auth::tokens::{MintRequest, DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS};
+use crate::state::AppState;
+use crate::store::{agents, providers};
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeTokenInput {
+    /// Your end user's id; threads and per-user credentials are scoped by it.
+    pub user_id: String,
+    /// Limit the token to one agent.
+    pub agent_id: Option<String>,
+    /// The user's own secrets by provider id; sealed inside the token, never readable from it.
+    #[serde(default)]
+    #[schema(value_type = HashMap<String, String>)]
+    pub credentials: HashMap<String, SecretString>,
+    /// Share cached datasets across every user minted with the same scope (inside the org).
+    pub cache_scope: Option<String>,
+    /// Lifetime, 60–86400 seconds (default 3600).
+    pub ttl_seconds: Option<i64>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RuntimeToken {
+    pub token: String,
+    pub expires_at: DateTime<Utc>,
+}
+
+fn check_label(field: &str, v: &str) -> Result<(), ApiError> {
+    if v.is_empty() || v.len() > 200 || v.chars().any(char::is_control) {
+        return Err(ApiError::invalid(format!(
+            "{field} must be 1 to 200 printable characters"
+        )));
+    }
+    Ok(())
+}
+
+/// Mint a runtime token for one of your users.
+#[utoipa::path(post, path = "/v1/runtime-tokens", tag = "runtime", request_body = RuntimeTokenInput,
+    responses((status = 201, body = RuntimeToken), (status = 403, body = Problem), (status = 422, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn mint(
+    key: Mint,
+    state: web::Data<AppState>,
+    body: web::Json<RuntimeTokenInput>,
+) -> Result<HttpResponse, ApiError> {
+    check_label("user_id", &body.user_id)?;
+    if let Some(cs) = &body.cache_scope {
+        check_label("cache_scope", cs)?;
+    }
+    let ttl = body.ttl_seconds.unwrap_or(DEFAULT_TTL_SECONDS);
+    if !(60..=MAX_TTL_SECONDS).contains(&ttl) {
+        return Err(ApiError::invalid(format!(
+            "ttl_seconds must be between 60 and {MAX_TTL_SECONDS}"
+        )));
+    }
+    if let Some(agent) = &body.agent_id {
+        agents::get(&state.pool, &key.org, agent)
+            .await
+            .map_err(|_| {
+                ApiError::invalid(format!("agent_id '{agent}' is not an agent of this org"))
+            })?;
+    }
+    let ids: Vec<String> = body.credentials.keys().cloned().collect();
+    let known = providers::existing_ids(&state.pool, &key.org, &ids).await?;
+    if let Some(unknown) = ids.iter().find(|id| !known.contains(id)) {
+        return Err(ApiError::invalid(format!(
+            "credentials: '{unknown}' is not a provider of this org"
+        )));
+    }
+    if body
+        .credentials
+        .values()
+        .any(|s| s.expose_secret().is_empty() || s.expose_secret().len() > 8192)
+    {
+        return Err(ApiError::invalid("each credential must be 1 to 8192 bytes"));
+    }
+    let (token, expires_at) = state
+        .tokens
+        .mint(&MintRequest {
+            org: &key.org,
+            user_id: &body.user_id,
+            agent_id: body.agent_id.as_deref(),
+            cache_scope: body.cache_scope.as_deref(),
+            credentials: &body.credentials,
+            ttl_seconds: ttl,
+        })
+        .map_err(|e| ApiError::Internal(e.into()))?;
+    Ok(HttpResponse::Created().json(RuntimeToken { token, expires_at }))
+}

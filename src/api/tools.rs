@@ -1,0 +1,269 @@
+//! Studio: tools, defined by hand or imported from an OpenAPI document.
+
+use actix_web::{web, HttpResponse};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+
+use super::error::{or_not_found, ApiError, Problem};
+use super::extract::Studio;
+use super::list::{ListParams, ListResponse};
+use crate::state::AppState;
+use crate::store::providers;
+use crate::store::tools::{self, Tool, ToolFields, ToolKind};
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolInput {
+    pub provider_id: String,
+    /// `[A-Za-z0-9_-]{1,64}`, unique per provider.
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub method: String,
+    /// Path template below the provider's base URL, e.g. `/repos/{owner}/{repo}/issues`.
+    pub path: String,
+    #[schema(value_type = Object)]
+    pub input_schema: Value,
+    pub kind: Option<ToolKind>,
+    pub toolkit: Option<String>,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolPatch {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub method: Option<String>,
+    pub path: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub input_schema: Option<Value>,
+    pub kind: Option<ToolKind>,
+    pub toolkit: Option<String>,
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ToolFilter {
+    /// Only the tools of this provider.
+    pub provider_id: Option<String>,
+}
+
+/// The tools an import created.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ImportedTools {
+    pub data: Vec<Tool>,
+}
+
+const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+
+/// Checks a tool definition; each message names the field and what to change.
+pub fn check(mut f: ToolFields) -> Result<ToolFields, ApiError> {
+    let valid_name = !f.name.is_empty()
+        && f.name.len() <= 64
+        && f.name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !valid_name {
+        return Err(ApiError::invalid("name must match [A-Za-z0-9_-]{1,64}"));
+    }
+    f.method = f.method.to_ascii_uppercase();
+    if !METHODS.contains(&f.method.as_str()) {
+        return Err(ApiError::invalid(format!(
+            "method must be one of {}",
+            METHODS.join(", ")
+        )));
+    }
+    if !f.path.starts_with('/') || f.path.contains("://") || f.path.contains('#') {
+        return Err(ApiError::invalid(
+            "path must be a path template starting with '/', e.g. /items/{id}",
+        ));
+    }
+    let Some(schema) = f.input_schema.as_object() else {
+        return Err(ApiError::invalid(
+            "input_schema must be a JSON Schema object",
+        ));
+    };
+    if schema.get("type").is_some_and(|t| t != "object") {
+        return Err(ApiError::invalid("input_schema.type must be \"object\""));
+    }
+    let props = schema.get("properties").and_then(Value::as_object);
+    for param in path_params(&f.path) {
+        if !props.is_some_and(|p| p.contains_key(param)) {
+            return Err(ApiError::invalid(format!(
+                "path parameter {{{param}}} must be declared in input_schema.properties"
+            )));
+        }
+    }
+    if f.description.len() > 4096 {
+        return Err(ApiError::invalid("description must be at most 4096 bytes"));
+    }
+    Ok(f)
+}
+
+fn path_params(path: &str) -> impl Iterator<Item = &str> {
+    path.split('{')
+        .skip(1)
+        .filter_map(|s| s.split_once('}').map(|(p, _)| p))
+}
+
+/// Define a tool by hand.
+#[utoipa::path(post, path = "/v1/tools", tag = "studio", request_body = ToolInput,
+    responses((status = 201, body = Tool), (status = 404, body = Problem), (status = 422, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn create(
+    key: Studio,
+    state: web::Data<AppState>,
+    body: web::Json<ToolInput>,
+) -> Result<HttpResponse, ApiError> {
+    let b = body.into_inner();
+    providers::get(&state.pool, &key.org, &b.provider_id)
+        .await
+        .map_err(|_| {
+            ApiError::invalid(format!(
+                "provider_id '{}' is not a provider of this org",
+                b.provider_id
+            ))
+        })?;
+    let fields = check(ToolFields {
+        provider_id: b.provider_id,
+        name: b.name,
+        description: b.description,
+        method: b.method,
+        path: b.path,
+        input_schema: b.input_schema,
+        kind: b.kind.unwrap_or_default(),
+        toolkit: b.toolkit,
+    })?;
+    let tool = tools::create(&state.pool, &key.org, &fields).await?;
+    Ok(HttpResponse::Created().json(tool))
+}
+
+/// List tools.
+///
+/// Paginated, newest first: the first page reports `total`; when `has_more` is true,
+/// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+#[utoipa::path(get, path = "/v1/tools", tag = "studio", params(ListParams, ToolFilter),
+    responses((status = 200, body = ListResponse<Tool>)), security(("bearer" = [])))]
+pub async fn list(
+    key: Studio,
+    state: web::Data<AppState>,
+    q: web::Query<ListParams>,
+    f: web::Query<ToolFilter>,
+) -> Result<HttpResponse, ApiError> {
+    let page = tools::list(&state.pool, &key.org, f.provider_id.as_deref(), &q.page()?).await?;
+    Ok(HttpResponse::Ok().json(ListResponse::from(page)))
+}
+
+/// Get a tool.
+#[utoipa::path(get, path = "/v1/tools/{tool_id}", tag = "studio",
+    responses((status = 200, body = Tool), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn get(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let t = tools::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("tool"))?;
+    Ok(HttpResponse::Ok().json(t))
+}
+
+/// Update a tool; absent fields stay as they are.
+#[utoipa::path(patch, path = "/v1/tools/{tool_id}", tag = "studio", request_body = ToolPatch,
+    responses((status = 200, body = Tool), (status = 404, body = Problem), (status = 422, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn update(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Json<ToolPatch>,
+) -> Result<HttpResponse, ApiError> {
+    let cur = tools::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("tool"))?;
+    let b = body.into_inner();
+    let fields = check(ToolFields {
+        provider_id: cur.provider_id,
+        name: b.name.unwrap_or(cur.name),
+        description: b.description.unwrap_or(cur.description),
+        method: b.method.unwrap_or(cur.method),
+        path: b.path.unwrap_or(cur.path),
+        input_schema: b.input_schema.unwrap_or(cur.input_schema.0),
+        kind: b.kind.unwrap_or(cur.kind),
+        toolkit: b.toolkit.or(cur.toolkit),
+    })?;
+    let t = tools::update(&state.pool, &key.org, &cur.id, &fields)
+        .await
+        .map_err(or_not_found("tool"))?;
+    Ok(HttpResponse::Ok().json(t))
+}
+
+/// Delete a tool (and its agent bindings).
+#[utoipa::path(delete, path = "/v1/tools/{tool_id}", tag = "studio",
+    responses((status = 204), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn delete(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    tools::delete(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("tool"))?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// Import an OpenAPI 3.0/3.1 document (JSON or YAML): one tool per operation, all or nothing.
+///
+/// Only local `$ref`s are followed; a remote `$ref` is refused, never fetched.
+/// Header parameters named Authorization, Cookie or Host are not imported.
+#[utoipa::path(post, path = "/v1/providers/{provider_id}/openapi", tag = "studio",
+    request_body(content = String, description = "An OpenAPI 3.0 or 3.1 document", content_type = "application/yaml"),
+    responses((status = 201, body = ImportedTools), (status = 404, body = Problem), (status = 422, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn import_openapi(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let provider = providers::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("provider"))?;
+    if body.is_empty() {
+        return Err(ApiError::malformed(
+            "the request body must be an OpenAPI document (JSON or YAML)",
+        ));
+    }
+    let imported = crate::openapi_import::import(&body)
+        .map_err(|e| ApiError::invalid(format!("the OpenAPI document was not imported: {e}")))?;
+    if imported.is_empty() {
+        return Err(ApiError::invalid(
+            "the OpenAPI document declares no operations under `paths`",
+        ));
+    }
+    let fields = imported
+        .into_iter()
+        .map(|t| {
+            let name = t.name.clone();
+            check(ToolFields {
+                provider_id: provider.id.clone(),
+                name: t.name,
+                description: t.description,
+                method: t.method,
+                path: t.path,
+                input_schema: t.input_schema,
+                kind: ToolKind::Api,
+                toolkit: None,
+            })
+            .map_err(|e| ApiError::invalid(format!("operation '{name}': {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let data = tools::create_many(&state.pool, &key.org, &fields).await.map_err(|e| match e {
+        crate::store::StoreError::Conflict(_) => ApiError::Conflict(
+            "a tool with one of these names already exists for this provider; nothing was imported".into(),
+        ),
+        other => other.into(),
+    })?;
+    Ok(HttpResponse::Created().json(ImportedTools { data }))
+}

@@ -1,0 +1,45 @@
+//! Small input checks shared by handlers; messages name the field and the rule.
+
+use super::error::ApiError;
+
+/// A display name: trimmed, 1–200 characters.
+pub fn name(raw: &str) -> Result<&str, ApiError> {
+    let n = raw.trim();
+    if n.is_empty() || n.chars().count() > 200 {
+        return Err(ApiError::invalid("name must be 1 to 200 characters"));
+    }
+    Ok(n)
+}
+
+/// For PATCH bodies: distinguishes an absent field (`None`) from an explicit `null`
+/// (`Some(None)`), so a nullable field can be cleared.
+pub fn double_option<'de, T, D>(d: D) -> Result<Option<Option<T>>, D::Error>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+}
+
+/// An upstream base URL: absolute http(s), no credentials, query or fragment.
+pub fn base_url(raw: &str) -> Result<String, ApiError> {
+    let url = url::Url::parse(raw.trim())
+        .map_err(|e| ApiError::invalid(format!("base_url is not an absolute URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(ApiError::invalid("base_url must use http or https"));
+    }
+    if url.host_str().is_none() {
+        return Err(ApiError::invalid("base_url must name a host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(ApiError::invalid(
+            "base_url must not embed credentials: set `credential` and `auth` instead",
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(ApiError::invalid(
+            "base_url must not have a query or fragment",
+        ));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_string())
+}

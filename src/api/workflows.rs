@@ -1,0 +1,182 @@
+//! Studio: workflow definitions (LOOP_ENGINE W1). Steps are checked against the
+//! agent's bound tools when written.
+
+use std::collections::HashSet;
+
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::error::{or_not_found, ApiError, Problem};
+use super::extract::Studio;
+use super::list::{ListParams, ListResponse};
+use super::validate::name;
+use crate::state::AppState;
+use crate::store::workflows::{self, Workflow};
+use crate::store::{agents, tools, OrgId};
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowInput {
+    pub name: String,
+    pub agent_id: String,
+    /// `[{id, type: "tool", tool, input, loop?, if?}]`
+    #[schema(value_type = Vec<Object>)]
+    pub steps: Value,
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkflowPatch {
+    pub name: Option<String>,
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub steps: Option<Value>,
+}
+
+/// Checks the step list's shape and that each step names a tool bound to the agent.
+async fn check_steps(
+    state: &AppState,
+    org: &OrgId,
+    agent_id: &str,
+    steps: &Value,
+) -> Result<(), ApiError> {
+    let agent = agents::get(&state.pool, org, agent_id).await.map_err(|_| {
+        ApiError::invalid(format!("agent_id '{agent_id}' is not an agent of this org"))
+    })?;
+    let mut bound = HashSet::new();
+    for b in &agent.agent_tools {
+        if let Ok(t) = tools::get(&state.pool, org, &b.tool_id).await {
+            bound.insert(t.name);
+        }
+    }
+    let Some(list) = steps.as_array() else {
+        return Err(ApiError::invalid("steps must be an array"));
+    };
+    let mut ids = HashSet::new();
+    for (i, s) in list.iter().enumerate() {
+        let id = s
+            .get("id")
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty());
+        let Some(id) = id else {
+            return Err(ApiError::invalid(format!(
+                "steps[{i}].id must be a non-empty string"
+            )));
+        };
+        if !ids.insert(id) {
+            return Err(ApiError::invalid(format!(
+                "steps[{i}].id '{id}' is used twice"
+            )));
+        }
+        if s.get("type").and_then(Value::as_str) != Some("tool") {
+            return Err(ApiError::invalid(format!(
+                "steps[{i}].type must be \"tool\""
+            )));
+        }
+        let tool = s.get("tool").and_then(Value::as_str).unwrap_or("");
+        if !bound.contains(tool) {
+            return Err(ApiError::invalid(format!(
+                "steps[{i}].tool '{tool}' is not a tool bound to agent '{agent_id}'"
+            )));
+        }
+        if s.get("input").is_some_and(|v| !v.is_object()) {
+            return Err(ApiError::invalid(format!(
+                "steps[{i}].input must be an object"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Create a workflow.
+#[utoipa::path(post, path = "/v1/workflows", tag = "studio", request_body = WorkflowInput,
+    responses((status = 201, body = Workflow), (status = 422, body = Problem)), security(("bearer" = [])))]
+pub async fn create(
+    key: Studio,
+    state: web::Data<AppState>,
+    body: web::Json<WorkflowInput>,
+) -> Result<HttpResponse, ApiError> {
+    check_steps(&state, &key.org, &body.agent_id, &body.steps).await?;
+    let wf = workflows::create(
+        &state.pool,
+        &key.org,
+        name(&body.name)?,
+        &body.agent_id,
+        &body.steps,
+    )
+    .await?;
+    Ok(HttpResponse::Created().json(wf))
+}
+
+/// List workflows.
+///
+/// Paginated, newest first: the first page reports `total`; when `has_more` is true,
+/// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+#[utoipa::path(get, path = "/v1/workflows", tag = "studio", params(ListParams),
+    responses((status = 200, body = ListResponse<Workflow>)), security(("bearer" = [])))]
+pub async fn list(
+    key: Studio,
+    state: web::Data<AppState>,
+    q: web::Query<ListParams>,
+) -> Result<HttpResponse, ApiError> {
+    let page = workflows::list(&state.pool, &key.org, &q.page()?).await?;
+    Ok(HttpResponse::Ok().json(ListResponse::from(page)))
+}
+
+/// Get a workflow.
+#[utoipa::path(get, path = "/v1/workflows/{workflow_id}", tag = "studio",
+    responses((status = 200, body = Workflow), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn get(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let wf = workflows::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("workflow"))?;
+    Ok(HttpResponse::Ok().json(wf))
+}
+
+/// Rename a workflow or replace its steps.
+#[utoipa::path(patch, path = "/v1/workflows/{workflow_id}", tag = "studio", request_body = WorkflowPatch,
+    responses((status = 200, body = Workflow), (status = 404, body = Problem), (status = 422, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn update(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    body: web::Json<WorkflowPatch>,
+) -> Result<HttpResponse, ApiError> {
+    let cur = workflows::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("workflow"))?;
+    if let Some(steps) = &body.steps {
+        check_steps(&state, &key.org, &cur.agent_id, steps).await?;
+    }
+    let new_name = body.name.as_deref().map(name).transpose()?;
+    let wf = workflows::update(
+        &state.pool,
+        &key.org,
+        &cur.id,
+        new_name,
+        body.steps.as_ref(),
+    )
+    .await
+    .map_err(or_not_found("workflow"))?;
+    Ok(HttpResponse::Ok().json(wf))
+}
+
+/// Delete a workflow.
+#[utoipa::path(delete, path = "/v1/workflows/{workflow_id}", tag = "studio",
+    responses((status = 204), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn delete(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    workflows::delete(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("workflow"))?;
+    Ok(HttpResponse::NoContent().finish())
+}

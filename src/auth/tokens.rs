@@ -1,0 +1,233 @@
+//! Runtime tokens: HS256 JWTs (algorithm pinned; `exp`, `iss`, `aud` required and
+//! checked) carrying org, user, optional agent, optional `cache_scope`, and the
+//! user's per-provider credentials sealed with the credential key — a token holder
+//! can read its claims but never the credentials inside.
+
+use std::collections::HashMap;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use chrono::{DateTime, Utc};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize};
+
+use super::RuntimeCaller;
+use crate::crypto::{new_id, Cipher};
+use crate::store::OrgId;
+
+pub const DEFAULT_TTL_SECONDS: i64 = 3600;
+pub const MAX_TTL_SECONDS: i64 = 24 * 3600;
+
+#[derive(Debug, Serialize, Deserialize)]
+struct Claims {
+    iss: String,
+    aud: String,
+    sub: String,
+    org: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    agt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cs: Option<String>,
+    /// Sealed `{provider_id: secret}`, base64url.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    cred: Option<String>,
+    iat: i64,
+    exp: i64,
+    jti: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    #[error("the runtime token is invalid or expired")]
+    Invalid,
+    #[error("the runtime token could not be signed")]
+    Signing,
+}
+
+/// What a customer backend asks for when minting.
+pub struct MintRequest<'a> {
+    pub org: &'a OrgId,
+    pub user_id: &'a str,
+    pub agent_id: Option<&'a str>,
+    pub cache_scope: Option<&'a str>,
+    pub credentials: &'a HashMap<String, SecretString>,
+    pub ttl_seconds: i64,
+}
+
+pub struct TokenService {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    cipher: Cipher,
+    issuer: String,
+    audience: String,
+}
+
+impl TokenService {
+    pub fn new(
+        signing_key: &[u8],
+        cipher: Cipher,
+        issuer: &str,
+        audience: &str,
+    ) -> Result<Self, TokenError> {
+        Ok(Self {
+            encoding: EncodingKey::from_secret(signing_key).map_err(|_| TokenError::Signing)?,
+            decoding: DecodingKey::from_secret(signing_key).map_err(|_| TokenError::Signing)?,
+            cipher,
+            issuer: issuer.into(),
+            audience: audience.into(),
+        })
+    }
+
+    pub fn mint(&self, req: &MintRequest<'_>) -> Result<(String, DateTime<Utc>), TokenError> {
+        let now = Utc::now();
+        let exp = now + chrono::Duration::seconds(req.ttl_seconds);
+        let jti = new_id("rt");
+        let cred = if req.credentials.is_empty() {
+            None
+        } else {
+            let plain: HashMap<&str, &str> = req
+                .credentials
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.expose_secret()))
+                .collect();
+            let json = serde_json::to_vec(&plain).map_err(|_| TokenError::Signing)?;
+            Some(
+                URL_SAFE_NO_PAD.encode(
+                    self.cipher
+                        .encrypt(&json, aad(req.org.as_str(), &jti).as_bytes()),
+                ),
+            )
+        };
+        let claims = Claims {
+            iss: self.issuer.clone(),
+            aud: self.audience.clone(),
+            sub: req.user_id.into(),
+            org: req.org.as_str().into(),
+            agt: req.agent_id.map(Into::into),
+            cs: req.cache_scope.map(Into::into),
+            cred,
+            iat: now.timestamp(),
+            exp: exp.timestamp(),
+            jti,
+        };
+        let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
+            .map_err(|_| TokenError::Signing)?;
+        let expires_at = DateTime::from_timestamp(claims.exp, 0).unwrap_or(exp);
+        Ok((token, expires_at))
+    }
+
+    pub fn verify(&self, token: &str) -> Result<RuntimeCaller, TokenError> {
+        let mut v = Validation::new(Algorithm::HS256);
+        v.set_issuer(&[&self.issuer]);
+        v.set_audience(&[&self.audience]);
+        v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        v.leeway = 5;
+        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &v)
+            .map_err(|_| TokenError::Invalid)?;
+        let c = data.claims;
+        let credentials = match &c.cred {
+            None => HashMap::new(),
+            Some(sealed) => {
+                let raw = URL_SAFE_NO_PAD
+                    .decode(sealed)
+                    .map_err(|_| TokenError::Invalid)?;
+                let plain = self
+                    .cipher
+                    .decrypt(&raw, aad(&c.org, &c.jti).as_bytes())
+                    .map_err(|_| TokenError::Invalid)?;
+                let map: HashMap<String, String> =
+                    serde_json::from_slice(&plain).map_err(|_| TokenError::Invalid)?;
+                map.into_iter()
+                    .map(|(k, v)| (k, SecretString::from(v)))
+                    .collect()
+            }
+        };
+        Ok(RuntimeCaller {
+            org: OrgId::trusted(c.org),
+            user_id: c.sub,
+            agent_id: c.agt,
+            cache_scope: c.cs,
+            credentials,
+            token_id: c.jti,
+        })
+    }
+}
+
+fn aad(org: &str, jti: &str) -> String {
+    format!("runtime-token:{org}:{jti}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn service(key: &[u8]) -> TokenService {
+        TokenService::new(key, Cipher::new(&[3u8; 32]), "loopgate", "loopgate-runtime").unwrap()
+    }
+
+    #[test]
+    fn mint_verify_and_credentials_are_sealed() {
+        let s = service(&[1u8; 32]);
+        let org = OrgId::trusted("org_a");
+        let mut creds = HashMap::new();
+        creds.insert("prv_x".to_string(), SecretString::from("user-secret-42"));
+        let (token, _) = s
+            .mint(&MintRequest {
+                org: &org,
+                user_id: "u1",
+                agent_id: Some("agt_1"),
+                cache_scope: None,
+                credentials: &creds,
+                ttl_seconds: 60,
+            })
+            .unwrap();
+        let payload = token.split('.').nth(1).unwrap();
+        let decoded = String::from_utf8(URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+        assert!(!decoded.contains("user-secret-42"));
+        let caller = s.verify(&token).unwrap();
+        assert_eq!(caller.user_id, "u1");
+        assert_eq!(caller.agent_id.as_deref(), Some("agt_1"));
+        assert_eq!(
+            caller.credentials["prv_x"].expose_secret(),
+            "user-secret-42"
+        );
+        // another signing key, a tampered token, an expired one: all refused
+        assert!(service(&[2u8; 32]).verify(&token).is_err());
+        assert!(s.verify(&format!("{token}x")).is_err());
+        let (old, _) = s
+            .mint(&MintRequest {
+                org: &org,
+                user_id: "u1",
+                agent_id: None,
+                cache_scope: None,
+                credentials: &HashMap::new(),
+                ttl_seconds: -120,
+            })
+            .unwrap();
+        assert!(s.verify(&old).is_err());
+    }
+
+    #[test]
+    fn wrong_audience_or_algorithm_refused() {
+        let s = service(&[1u8; 32]);
+        let other = TokenService::new(&[1u8; 32], Cipher::new(&[3u8; 32]), "loopgate", "elsewhere")
+            .unwrap();
+        let org = OrgId::trusted("org_a");
+        let (token, _) = other
+            .mint(&MintRequest {
+                org: &org,
+                user_id: "u",
+                agent_id: None,
+                cache_scope: None,
+                credentials: &HashMap::new(),
+                ttl_seconds: 60,
+            })
+            .unwrap();
+        assert!(s.verify(&token).is_err());
+        // alg=none token with the same claims
+        let header = URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"JWT"}"#);
+        let body = token.split('.').nth(1).unwrap();
+        assert!(s.verify(&format!("{header}.{body}.")).is_err());
+    }
+}

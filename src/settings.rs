@@ -1,0 +1,127 @@
+//! Configuration: one validated `Settings`, read from defaults, then an optional TOML
+//! file (`LOOPGATE_CONFIG`, else `loopgate.toml` when present), then `LOOPGATE_*`
+//! environment variables (`DATABASE_URL` and `REDIS_URL` are also read unprefixed).
+//! Secrets are `SecretString`s: they never reach a log line or a `Debug` print.
+
+use anyhow::{bail, Context};
+use base64::Engine as _;
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::Figment;
+use secrecy::{ExposeSecret, SecretString};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Settings {
+    /// Address the HTTP server binds, e.g. `127.0.0.1:8080` (port 0 picks a free one).
+    pub bind: String,
+    /// Postgres connection string (required).
+    pub database_url: Option<SecretString>,
+    /// Redis connection string; without it an in-process store is used.
+    pub redis_url: Option<SecretString>,
+    /// Bearer token of platform admins.
+    pub admin_token: Option<SecretString>,
+    /// 32 bytes, base64: encrypts provider credentials at rest (AES-256-GCM).
+    pub credential_key: Option<SecretString>,
+    /// At least 32 bytes: signs runtime tokens (HS256).
+    pub token_signing_key: Option<SecretString>,
+    /// Issuer and audience written into and required of runtime tokens.
+    pub token_issuer: String,
+    pub token_audience: String,
+    /// Maximum Postgres connections of this replica.
+    pub database_max_connections: u32,
+    /// Upstream calls: allow loopback/private/link-local targets (tests, on-prem).
+    pub allow_private_upstreams: bool,
+    /// Requests per second allowed per org on loopgate's own API.
+    pub org_requests_per_second: u32,
+    /// Walks that may run at once per org.
+    pub org_concurrent_walks: u32,
+}
+
+#[derive(Serialize)]
+struct Defaults {
+    bind: &'static str,
+    token_issuer: &'static str,
+    token_audience: &'static str,
+    database_max_connections: u32,
+    allow_private_upstreams: bool,
+    org_requests_per_second: u32,
+    org_concurrent_walks: u32,
+}
+
+const DEFAULTS: Defaults = Defaults {
+    bind: "127.0.0.1:8080",
+    token_issuer: "loopgate",
+    token_audience: "loopgate-runtime",
+    database_max_connections: 20,
+    allow_private_upstreams: false,
+    org_requests_per_second: 50,
+    org_concurrent_walks: 8,
+};
+
+/// The parts of `Settings` that must be present and well-formed to serve.
+pub struct Secrets {
+    pub database_url: SecretString,
+    pub admin_token: SecretString,
+    pub credential_key: [u8; 32],
+    pub token_signing_key: Vec<u8>,
+}
+
+impl Settings {
+    /// Reads defaults → file → environment.
+    pub fn load() -> anyhow::Result<Self> {
+        let file = std::env::var("LOOPGATE_CONFIG").unwrap_or_else(|_| "loopgate.toml".into());
+        Figment::from(Serialized::defaults(DEFAULTS))
+            .merge(Toml::file(file))
+            .merge(Env::raw().only(&["DATABASE_URL", "REDIS_URL"]))
+            .merge(Env::prefixed("LOOPGATE_").ignore(&["CONFIG"]))
+            .extract()
+            .context("invalid configuration")
+    }
+
+    /// Checks every required value and decodes keys; the error names what is missing.
+    pub fn validate(&self) -> anyhow::Result<Secrets> {
+        let mut missing = Vec::new();
+        if self.database_url.is_none() {
+            missing.push("DATABASE_URL (or LOOPGATE_DATABASE_URL)");
+        }
+        if self.admin_token.is_none() {
+            missing.push("LOOPGATE_ADMIN_TOKEN");
+        }
+        if self.credential_key.is_none() {
+            missing.push("LOOPGATE_CREDENTIAL_KEY (32 bytes, base64)");
+        }
+        if self.token_signing_key.is_none() {
+            missing.push("LOOPGATE_TOKEN_SIGNING_KEY (at least 32 bytes)");
+        }
+        let (Some(db), Some(admin), Some(cred), Some(sign)) = (
+            &self.database_url,
+            &self.admin_token,
+            &self.credential_key,
+            &self.token_signing_key,
+        ) else {
+            bail!("missing required configuration: {}", missing.join(", "));
+        };
+        if admin.expose_secret().len() < 16 {
+            bail!("LOOPGATE_ADMIN_TOKEN must be at least 16 characters");
+        }
+        let key = base64::engine::general_purpose::STANDARD
+            .decode(cred.expose_secret().trim())
+            .context("LOOPGATE_CREDENTIAL_KEY is not valid base64")?;
+        let credential_key: [u8; 32] = key.try_into().map_err(|_| {
+            anyhow::anyhow!("LOOPGATE_CREDENTIAL_KEY must decode to exactly 32 bytes")
+        })?;
+        let token_signing_key = sign.expose_secret().as_bytes().to_vec();
+        if token_signing_key.len() < 32 {
+            bail!("LOOPGATE_TOKEN_SIGNING_KEY must be at least 32 bytes");
+        }
+        if self.org_concurrent_walks == 0 || self.org_requests_per_second == 0 {
+            bail!("org_concurrent_walks and org_requests_per_second must be positive");
+        }
+        Ok(Secrets {
+            database_url: db.clone(),
+            admin_token: admin.clone(),
+            credential_key,
+            token_signing_key,
+        })
+    }
+}

@@ -1,0 +1,111 @@
+//! Builds the application from `Settings` over a `TcpListener`, so tests bind port 0.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+
+use actix_web::dev::{Server, Service as _};
+use actix_web::{web, App, HttpServer};
+use anyhow::Context;
+use futures_util::FutureExt as _;
+use secrecy::ExposeSecret;
+
+use crate::auth::tokens::TokenService;
+use crate::crypto::Cipher;
+use crate::metrics::Metrics;
+use crate::settings::Settings;
+use crate::state::AppState;
+use crate::{api, store};
+
+pub struct Application {
+    port: u16,
+    server: Server,
+    state: web::Data<AppState>,
+}
+
+impl Application {
+    /// Connects to Postgres (and Redis), migrates, and binds the listener.
+    pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        let secrets = settings.validate()?;
+        let pool = store::connect(
+            secrets.database_url.expose_secret(),
+            settings.database_max_connections,
+        )
+        .await
+        .context("could not connect to Postgres (check DATABASE_URL)")?;
+        store::migrate(&pool)
+            .await
+            .context("database migration failed")?;
+        let redis = match &settings.redis_url {
+            None => None,
+            Some(url) => Some(
+                deadpool_redis::Config::from_url(url.expose_secret())
+                    .create_pool(Some(deadpool_redis::Runtime::Tokio1))
+                    .context("invalid REDIS_URL")?,
+            ),
+        };
+        let cipher = Cipher::new(&secrets.credential_key);
+        let tokens = TokenService::new(
+            &secrets.token_signing_key,
+            cipher.clone(),
+            &settings.token_issuer,
+            &settings.token_audience,
+        )
+        .context("invalid token signing key")?;
+        let listener = TcpListener::bind(&settings.bind)
+            .with_context(|| format!("could not bind {}", settings.bind))?;
+        let port = listener.local_addr()?.port();
+        let state = web::Data::new(AppState {
+            pool,
+            redis,
+            cipher,
+            tokens,
+            admin_token: secrets.admin_token,
+            settings,
+            metrics: Arc::new(Metrics::default()),
+        });
+        let server = run(listener, state.clone())?;
+        Ok(Self {
+            port,
+            server,
+            state,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn state(&self) -> web::Data<AppState> {
+        self.state.clone()
+    }
+
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}
+
+fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Server> {
+    let server = HttpServer::new(move || {
+        let metrics = state.metrics.clone();
+        App::new()
+            .app_data(state.clone())
+            .wrap_fn(move |req, srv| {
+                let started = std::time::Instant::now();
+                let metrics = metrics.clone();
+                let method = req.method().clone();
+                let path = req.path().to_string();
+                srv.call(req).map(move |res| {
+                    if let Ok(r) = &res {
+                        let status = r.status().as_u16();
+                        metrics.observe_http(status, started.elapsed().as_micros() as u64);
+                        tracing::info!(%method, %path, status, elapsed_ms = started.elapsed().as_millis() as u64, "request");
+                    }
+                    res
+                })
+            })
+            .configure(api::configure)
+    })
+    .listen(listener)?
+    .run();
+    Ok(server)
+}

@@ -1,0 +1,21 @@
+//! The process-wide state every handler reaches through `web::Data<AppState>`.
+
+use std::sync::Arc;
+
+use secrecy::SecretString;
+use sqlx::PgPool;
+
+use crate::auth::tokens::TokenService;
+use crate::crypto::Cipher;
+use crate::metrics::Metrics;
+use crate::settings::Settings;
+
+pub struct AppState {
+    pub pool: PgPool,
+    pub redis: Option<deadpool_redis::Pool>,
+    pub cipher: Cipher,
+    pub tokens: TokenService,
+    pub admin_token: SecretString,
+    pub settings: Settings,
+    pub metrics: Arc<Metrics>,
+}

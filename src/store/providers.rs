@@ -1,0 +1,264 @@
+//! Providers: upstream APIs with their base URL, how the credential is placed, the
+//! org-level credential (AEAD ciphertext, never selected except for a call) and rate limit.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use sqlx::PgPool;
+use utoipa::ToSchema;
+
+use super::page::{self, Keyed, ListQuery};
+use super::{OrgId, Page, PageRequest, StoreError};
+
+/// Where the credential goes on an upstream request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, sqlx::Type)]
+#[serde(rename_all = "lowercase")]
+#[sqlx(type_name = "TEXT", rename_all = "lowercase")]
+pub enum AuthType {
+    /// `Authorization: Bearer <credential>`
+    Bearer,
+    /// a header named `name`
+    Header,
+    /// a query parameter named `name`
+    Query,
+    None,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+pub struct ProviderAuth {
+    #[serde(rename = "type")]
+    pub kind: AuthType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+pub struct RateLimit {
+    pub requests_per_second: f64,
+    pub burst: u32,
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Provider {
+    /// `prv_…`
+    pub id: String,
+    pub org_id: String,
+    pub name: String,
+    pub base_url: String,
+    pub auth: ProviderAuth,
+    /// Whether an org-level credential is stored (it is never returned).
+    pub has_credential: bool,
+    pub user_credentials_required: bool,
+    pub rate_limit: Option<RateLimit>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: String,
+    org_id: String,
+    name: String,
+    base_url: String,
+    auth_type: AuthType,
+    auth_name: Option<String>,
+    has_credential: bool,
+    user_credentials_required: bool,
+    rate_limit_rps: Option<f64>,
+    rate_limit_burst: Option<i32>,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+}
+
+impl Keyed for Row {
+    fn key(&self) -> (&DateTime<Utc>, &str) {
+        (&self.created_at, &self.id)
+    }
+}
+
+impl From<Row> for Provider {
+    fn from(r: Row) -> Self {
+        Provider {
+            id: r.id,
+            org_id: r.org_id,
+            name: r.name,
+            base_url: r.base_url,
+            auth: ProviderAuth {
+                kind: r.auth_type,
+                name: r.auth_name,
+            },
+            has_credential: r.has_credential,
+            user_credentials_required: r.user_credentials_required,
+            rate_limit: match (r.rate_limit_rps, r.rate_limit_burst) {
+                (Some(rps), Some(burst)) => Some(RateLimit {
+                    requests_per_second: rps,
+                    burst: burst.max(1) as u32,
+                }),
+                _ => None,
+            },
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+        }
+    }
+}
+
+macro_rules! columns {
+    () => {
+        "id, org_id, name, base_url, auth_type, auth_name, \
+     credential_ciphertext IS NOT NULL AS has_credential, user_credentials_required, \
+     rate_limit_rps, rate_limit_burst, created_at, updated_at"
+    };
+}
+const COLUMNS: &str = columns!();
+
+/// A provider's full, validated configuration as written.
+pub struct ProviderFields {
+    pub name: String,
+    pub base_url: String,
+    pub auth: ProviderAuth,
+    pub user_credentials_required: bool,
+    pub rate_limit: Option<RateLimit>,
+}
+
+/// How the stored credential changes on an update.
+pub enum CredentialChange {
+    Keep,
+    Clear,
+    /// Ciphertext bound to the provider id.
+    Set(Vec<u8>),
+}
+
+pub async fn create(
+    pool: &PgPool,
+    org: &OrgId,
+    id: &str,
+    f: &ProviderFields,
+    credential_ciphertext: Option<Vec<u8>>,
+) -> Result<Provider, StoreError> {
+    let sql = concat!(
+        "INSERT INTO providers (id, org_id, name, base_url, auth_type, auth_name, \
+         credential_ciphertext, user_credentials_required, rate_limit_rps, rate_limit_burst) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ",
+        columns!(),
+        ""
+    );
+    let row: Row = sqlx::query_as(sql)
+        .bind(id)
+        .bind(org.as_str())
+        .bind(&f.name)
+        .bind(&f.base_url)
+        .bind(f.auth.kind)
+        .bind(&f.auth.name)
+        .bind(credential_ciphertext)
+        .bind(f.user_credentials_required)
+        .bind(f.rate_limit.as_ref().map(|r| r.requests_per_second))
+        .bind(f.rate_limit.as_ref().map(|r| r.burst as i32))
+        .fetch_one(pool)
+        .await?;
+    Ok(row.into())
+}
+
+pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<Provider, StoreError> {
+    let sql = concat!(
+        "SELECT ",
+        columns!(),
+        " FROM providers WHERE org_id = $1 AND id = $2"
+    );
+    let row: Row = sqlx::query_as(sql)
+        .bind(org.as_str())
+        .bind(id)
+        .fetch_one(pool)
+        .await?;
+    Ok(row.into())
+}
+
+pub async fn list(
+    pool: &PgPool,
+    org: &OrgId,
+    req: &PageRequest,
+) -> Result<Page<Provider>, StoreError> {
+    let q = ListQuery {
+        from: "providers",
+        columns: COLUMNS,
+        filters: vec![("org_id", org.as_str())],
+    };
+    Ok(page::list::<Row>(pool, q, req).await?.map(Provider::from))
+}
+
+pub async fn update(
+    pool: &PgPool,
+    org: &OrgId,
+    id: &str,
+    f: &ProviderFields,
+    credential: CredentialChange,
+) -> Result<Provider, StoreError> {
+    let (keep, new) = match credential {
+        CredentialChange::Keep => (true, None),
+        CredentialChange::Clear => (false, None),
+        CredentialChange::Set(c) => (false, Some(c)),
+    };
+    let sql = concat!(
+        "UPDATE providers SET name = $3, base_url = $4, auth_type = $5, auth_name = $6, \
+         credential_ciphertext = CASE WHEN $7 THEN credential_ciphertext ELSE $8 END, \
+         user_credentials_required = $9, rate_limit_rps = $10, rate_limit_burst = $11, \
+         updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING ",
+        columns!(),
+        ""
+    );
+    let row: Row = sqlx::query_as(sql)
+        .bind(org.as_str())
+        .bind(id)
+        .bind(&f.name)
+        .bind(&f.base_url)
+        .bind(f.auth.kind)
+        .bind(&f.auth.name)
+        .bind(keep)
+        .bind(new)
+        .bind(f.user_credentials_required)
+        .bind(f.rate_limit.as_ref().map(|r| r.requests_per_second))
+        .bind(f.rate_limit.as_ref().map(|r| r.burst as i32))
+        .fetch_one(pool)
+        .await?;
+    Ok(row.into())
+}
+
+pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
+    let done = sqlx::query("DELETE FROM providers WHERE org_id = $1 AND id = $2")
+        .bind(org.as_str())
+        .bind(id)
+        .execute(pool)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
+/// The org-level credential's ciphertext, for the upstream caller only.
+pub async fn credential_ciphertext(
+    pool: &PgPool,
+    org: &OrgId,
+    id: &str,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let row: (Option<Vec<u8>>,) =
+        sqlx::query_as("SELECT credential_ciphertext FROM providers WHERE org_id = $1 AND id = $2")
+            .bind(org.as_str())
+            .bind(id)
+            .fetch_one(pool)
+            .await?;
+    Ok(row.0)
+}
+
+/// Ids of the given providers that exist in the org (for validating minted credentials).
+pub async fn existing_ids(
+    pool: &PgPool,
+    org: &OrgId,
+    ids: &[String],
+) -> Result<Vec<String>, StoreError> {
+    Ok(
+        sqlx::query_scalar("SELECT id FROM providers WHERE org_id = $1 AND id = ANY($2)")
+            .bind(org.as_str())
+            .bind(ids)
+            .fetch_all(pool)
+            .await?,
+    )
+}

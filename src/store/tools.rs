@@ -1,0 +1,184 @@
+//! Tools: one upstream operation each (method, path template, input schema), owned
+//! by a provider of the same org.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sqlx::types::Json;
+use sqlx::{PgPool, Postgres, Transaction};
+use utoipa::ToSchema;
+
+use super::page::{self, Keyed, ListQuery};
+use super::{OrgId, Page, PageRequest, StoreError};
+use crate::crypto::new_id;
+
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, sqlx::Type, Default,
+)]
+#[serde(rename_all = "lowercase")]
+#[sqlx(type_name = "TEXT", rename_all = "lowercase")]
+pub enum ToolKind {
+    #[default]
+    Api,
+    Mcp,
+    App,
+}
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct Tool {
+    /// `tool_…`
+    pub id: String,
+    pub provider_id: String,
+    pub name: String,
+    pub description: String,
+    pub method: String,
+    pub path: String,
+    /// JSON Schema object: path/query/header parameters at the top level, a JSON body under `body`.
+    #[schema(value_type = Object)]
+    pub input_schema: Json<Value>,
+    pub kind: ToolKind,
+    pub toolkit: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Keyed for Tool {
+    fn key(&self) -> (&DateTime<Utc>, &str) {
+        (&self.created_at, &self.id)
+    }
+}
+
+macro_rules! columns {
+    () => {
+        "id, provider_id, name, description, method, path, input_schema, kind, toolkit, created_at, updated_at"
+    };
+}
+const COLUMNS: &str = columns!();
+
+/// A tool's full, validated definition as written.
+#[derive(Debug, Clone)]
+pub struct ToolFields {
+    pub provider_id: String,
+    pub name: String,
+    pub description: String,
+    pub method: String,
+    pub path: String,
+    pub input_schema: Value,
+    pub kind: ToolKind,
+    pub toolkit: Option<String>,
+}
+
+async fn insert(
+    tx: &mut Transaction<'_, Postgres>,
+    org: &OrgId,
+    f: &ToolFields,
+) -> Result<Tool, StoreError> {
+    let sql = concat!(
+        "INSERT INTO tools (id, org_id, provider_id, name, description, method, path, input_schema, kind, toolkit) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ", columns!(), ""
+    );
+    Ok(sqlx::query_as(sql)
+        .bind(new_id("tool"))
+        .bind(org.as_str())
+        .bind(&f.provider_id)
+        .bind(&f.name)
+        .bind(&f.description)
+        .bind(&f.method)
+        .bind(&f.path)
+        .bind(Json(&f.input_schema))
+        .bind(f.kind)
+        .bind(&f.toolkit)
+        .fetch_one(&mut **tx)
+        .await?)
+}
+
+pub async fn create(pool: &PgPool, org: &OrgId, f: &ToolFields) -> Result<Tool, StoreError> {
+    create_many(pool, org, std::slice::from_ref(f))
+        .await?
+        .pop()
+        .ok_or(StoreError::NotFound)
+}
+
+/// Inserts every tool or none (an OpenAPI import is all or nothing).
+pub async fn create_many(
+    pool: &PgPool,
+    org: &OrgId,
+    all: &[ToolFields],
+) -> Result<Vec<Tool>, StoreError> {
+    let mut tx = pool.begin().await?;
+    let mut out = Vec::with_capacity(all.len());
+    for f in all {
+        out.push(insert(&mut tx, org, f).await?);
+    }
+    tx.commit().await?;
+    Ok(out)
+}
+
+pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<Tool, StoreError> {
+    let sql = concat!(
+        "SELECT ",
+        columns!(),
+        " FROM tools WHERE org_id = $1 AND id = $2"
+    );
+    Ok(sqlx::query_as(sql)
+        .bind(org.as_str())
+        .bind(id)
+        .fetch_one(pool)
+        .await?)
+}
+
+pub async fn list(
+    pool: &PgPool,
+    org: &OrgId,
+    provider_id: Option<&str>,
+    req: &PageRequest,
+) -> Result<Page<Tool>, StoreError> {
+    let mut filters = vec![("org_id", org.as_str())];
+    if let Some(p) = provider_id {
+        filters.push(("provider_id", p));
+    }
+    let q = ListQuery {
+        from: "tools",
+        columns: COLUMNS,
+        filters,
+    };
+    page::list(pool, q, req).await
+}
+
+pub async fn update(
+    pool: &PgPool,
+    org: &OrgId,
+    id: &str,
+    f: &ToolFields,
+) -> Result<Tool, StoreError> {
+    let sql = concat!(
+        "UPDATE tools SET name = $3, description = $4, method = $5, path = $6, input_schema = $7, \
+         kind = $8, toolkit = $9, updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING ",
+        columns!(),
+        ""
+    );
+    Ok(sqlx::query_as(sql)
+        .bind(org.as_str())
+        .bind(id)
+        .bind(&f.name)
+        .bind(&f.description)
+        .bind(&f.method)
+        .bind(&f.path)
+        .bind(Json(&f.input_schema))
+        .bind(f.kind)
+        .bind(&f.toolkit)
+        .fetch_one(pool)
+        .await?)
+}
+
+pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
+    let done = sqlx::query("DELETE FROM tools WHERE org_id = $1 AND id = $2")
+        .bind(org.as_str())
+        .bind(id)
+        .execute(pool)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}

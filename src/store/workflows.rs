@@ -1,0 +1,126 @@
+//! Workflows: named step lists run against one agent's tools (LOOP_ENGINE W).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::types::Json;
+use sqlx::PgPool;
+use utoipa::ToSchema;
+
+use super::page::{self, Keyed, ListQuery};
+use super::{OrgId, Page, PageRequest, StoreError};
+use crate::crypto::new_id;
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct Workflow {
+    /// `wf_…`
+    pub id: String,
+    pub org_id: String,
+    pub agent_id: String,
+    pub name: String,
+    #[schema(value_type = Vec<Object>)]
+    pub steps: Json<Value>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl Keyed for Workflow {
+    fn key(&self) -> (&DateTime<Utc>, &str) {
+        (&self.created_at, &self.id)
+    }
+}
+
+macro_rules! columns {
+    () => {
+        "id, org_id, agent_id, name, steps, created_at, updated_at"
+    };
+}
+const COLUMNS: &str = columns!();
+
+fn agent_error(e: sqlx::Error, agent_id: &str) -> StoreError {
+    match StoreError::from(e) {
+        StoreError::Invalid(_) => {
+            StoreError::Invalid(format!("agent_id '{agent_id}' is not an agent of this org"))
+        }
+        other => other,
+    }
+}
+
+pub async fn create(
+    pool: &PgPool,
+    org: &OrgId,
+    name: &str,
+    agent_id: &str,
+    steps: &Value,
+) -> Result<Workflow, StoreError> {
+    let sql = concat!(
+        "INSERT INTO workflows (id, org_id, agent_id, name, steps) VALUES ($1, $2, $3, $4, $5) RETURNING ", columns!(), ""
+    );
+    sqlx::query_as(sql)
+        .bind(new_id("wf"))
+        .bind(org.as_str())
+        .bind(agent_id)
+        .bind(name)
+        .bind(Json(steps))
+        .fetch_one(pool)
+        .await
+        .map_err(|e| agent_error(e, agent_id))
+}
+
+pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<Workflow, StoreError> {
+    let sql = concat!(
+        "SELECT ",
+        columns!(),
+        " FROM workflows WHERE org_id = $1 AND id = $2"
+    );
+    Ok(sqlx::query_as(sql)
+        .bind(org.as_str())
+        .bind(id)
+        .fetch_one(pool)
+        .await?)
+}
+
+pub async fn list(
+    pool: &PgPool,
+    org: &OrgId,
+    req: &PageRequest,
+) -> Result<Page<Workflow>, StoreError> {
+    let q = ListQuery {
+        from: "workflows",
+        columns: COLUMNS,
+        filters: vec![("org_id", org.as_str())],
+    };
+    page::list(pool, q, req).await
+}
+
+pub async fn update(
+    pool: &PgPool,
+    org: &OrgId,
+    id: &str,
+    name: Option<&str>,
+    steps: Option<&Value>,
+) -> Result<Workflow, StoreError> {
+    let sql = concat!(
+        "UPDATE workflows SET name = COALESCE($3, name), steps = COALESCE($4, steps), updated_at = now() \
+         WHERE org_id = $1 AND id = $2 RETURNING ", columns!(), ""
+    );
+    Ok(sqlx::query_as(sql)
+        .bind(org.as_str())
+        .bind(id)
+        .bind(name)
+        .bind(steps.map(Json))
+        .fetch_one(pool)
+        .await?)
+}
+
+pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
+    let done = sqlx::query("DELETE FROM workflows WHERE org_id = $1 AND id = $2")
+        .bind(org.as_str())
+        .bind(id)
+        .execute(pool)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
