@@ -1,1 +1,14 @@
-//! loopgate library.
+//! loopgate: executes AI agents' tool calls against business APIs, with a size guard
+//! on every response and, where a binding opts in, page walking, fan-out, projection
+//! and filtering inside one call. See `README.md` and `../shared/DESIGN.md` for the layers.
+
+pub mod api;
+pub mod auth;
+pub mod crypto;
+pub mod metrics;
+pub mod openapi_import;
+pub mod settings;
+pub mod startup;
+pub mod state;
+pub mod store;
+pub mod telemetry;
