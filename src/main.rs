@@ -20,12 +20,20 @@ enum Command {
     Serve,
     /// Apply pending database migrations and exit.
     Migrate,
+    /// Print the OpenAPI document (as committed in openapi/openapi.json).
+    Openapi,
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     loopgate::telemetry::init();
     let cli = Cli::parse();
+    if let Command::Openapi = cli.command {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{}", loopgate::api::doc::openapi_json())?;
+        return Ok(());
+    }
     let settings = Settings::load()?;
     match cli.command {
         Command::Serve => {
@@ -45,6 +53,7 @@ async fn main() -> anyhow::Result<()> {
                 .context("migration failed")?;
             tracing::info!("migrations applied");
         }
+        Command::Openapi => {}
     }
     Ok(())
 }

@@ -235,7 +235,10 @@ pub async fn import_openapi(
             "the request body must be an OpenAPI document (JSON or YAML)",
         ));
     }
-    let imported = crate::openapi_import::import(&body)
+    // CPU-bound on large documents: off the async executor.
+    let imported = web::block(move || crate::openapi_import::import(&body))
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("import task failed: {e}")))?
         .map_err(|e| ApiError::invalid(format!("the OpenAPI document was not imported: {e}")))?;
     if imported.is_empty() {
         return Err(ApiError::invalid(

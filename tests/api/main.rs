@@ -1,0 +1,15 @@
+//! One integration binary: every test spawns the real app on port 0 against a real
+//! Postgres (a fresh database per test) and, when `REDIS_URL` is set, a real Redis.
+//! Run through `scripts/test`, which brings both up.
+
+mod helpers;
+
+mod admin;
+mod agents;
+mod errors;
+mod isolation;
+mod openapi_doc;
+mod openapi_import;
+mod pagination;
+mod providers;
+mod runtime_tokens;
