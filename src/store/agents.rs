@@ -158,6 +158,9 @@ async fn insert_bindings(
     Ok(())
 }
 
+/// `(agent_id, tool_id, provider_id, loop_responses, dataset_ttl_hours, discovery)`
+type BindingRow = (String, String, String, bool, Option<i32>, Option<bool>);
+
 async fn bindings_of(
     pool: &PgPool,
     org: &OrgId,
@@ -169,7 +172,7 @@ async fn bindings_of(
         " FROM agent_tools WHERE org_id = $1 AND agent_id = ANY($2) \
          ORDER BY position, created_at, tool_id"
     );
-    let rows: Vec<(String, String, String, bool, Option<i32>, Option<bool>)> = sqlx::query_as(sql)
+    let rows: Vec<BindingRow> = sqlx::query_as(sql)
         .bind(org.as_str())
         .bind(agent_ids)
         .fetch_all(pool)

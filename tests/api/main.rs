@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 //! One integration binary: every test spawns the real app on port 0 against a real
 //! Postgres (a fresh database per test) and, when `REDIS_URL` is set, a real Redis.
 //! Run through `scripts/test`, which brings both up.
