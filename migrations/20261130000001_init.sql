@@ -61,7 +61,7 @@ CREATE TABLE tools (
     provider_id  TEXT NOT NULL,
     name         TEXT NOT NULL CHECK (name ~ '^[A-Za-z0-9_-]{1,64}$'),
     description  TEXT NOT NULL DEFAULT '',
-    method       TEXT NOT NULL CHECK (method IN ('GET','POST','PUT','PATCH','DELETE','HEAD','OPTIONS')),
+    method       TEXT NOT NULL CHECK (method IN ('GET','POST','PUT','PATCH','DELETE','HEAD','OPTIONS','TRACE')),
     path         TEXT NOT NULL,
     input_schema JSONB NOT NULL CHECK (jsonb_typeof(input_schema) = 'object'),
     kind         TEXT NOT NULL DEFAULT 'api' CHECK (kind IN ('api', 'mcp', 'app')),

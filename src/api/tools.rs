@@ -55,7 +55,7 @@ pub struct ImportedTools {
     pub data: Vec<Tool>,
 }
 
-const METHODS: [&str; 7] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"];
+const METHODS: [&str; 8] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"];
 
 /// Checks a tool definition; each message names the field and what to change.
 pub fn check(mut f: ToolFields) -> Result<ToolFields, ApiError> {
@@ -89,7 +89,12 @@ pub fn check(mut f: ToolFields) -> Result<ToolFields, ApiError> {
     }
     let props = schema.get("properties").and_then(Value::as_object);
     for param in path_params(&f.path) {
-        if !props.is_some_and(|p| p.contains_key(param)) {
+        // a key cleaned for models keeps the placeholder as its wire name
+        let declared = props.is_some_and(|p| {
+            p.contains_key(param)
+                || p.values().any(|v| v["x-loopgate-in"] == "path" && v["x-loopgate-name"] == param)
+        });
+        if !declared {
             return Err(ApiError::invalid(format!(
                 "path parameter {{{param}}} must be declared in input_schema.properties"
             )));
