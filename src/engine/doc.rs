@@ -1,0 +1,471 @@
+//! The document model: how upstream bytes become rows. This is the only module that knows
+//! the JSON library doing the heavy lifting (sonic-rs, lazily), so it can change without
+//! touching behaviour. Rows are kept as their JSON text ([`Item`]): most rows of a large
+//! response are counted, filtered on one or two keys, or stored, and never need a tree.
+//!
+//! G2 lives here too: finding the item array without configuration.
+
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+
+/// Envelope keys that hold the rows, in order of preference (G2).
+pub const ENVELOPE_KEYS: &[&str] = &[
+    "data",
+    "items",
+    "results",
+    "records",
+    "value",
+    "entries",
+    "rows",
+    "elements",
+    "objects",
+    "hits",
+    "list",
+    "nodes",
+    "edges",
+    "resources",
+    "collection",
+    "content",
+];
+
+/// One row as valid JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item(Box<str>);
+
+impl Item {
+    /// Wraps text already validated as one JSON value.
+    pub(crate) fn from_raw(raw: &str) -> Self {
+        Self(raw.into())
+    }
+
+    pub fn from_value(v: &Value) -> Self {
+        Self(
+            serde_json::to_string(v)
+                .unwrap_or_else(|_| "null".into())
+                .into(),
+        )
+    }
+
+    pub fn raw(&self) -> &str {
+        &self.0
+    }
+
+    /// Length of the text in bytes (>= its length in chars).
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn is_object(&self) -> bool {
+        self.0.starts_with('{')
+    }
+
+    pub fn to_value(&self) -> Value {
+        value_of(&self.0)
+    }
+
+    /// The item reduced to the named top-level keys (objects), or the whole item parsed
+    /// (anything else). Paths starting with those keys resolve on it as on the full item.
+    pub fn view(&self, keys: &[&str]) -> Value {
+        if !self.is_object() {
+            return self.to_value();
+        }
+        let mut out = Map::new();
+        for kv in sonic_rs::to_object_iter(&*self.0) {
+            let Ok((k, v)) = kv else { break };
+            if keys.contains(&k.as_ref()) && !out.contains_key(k.as_ref()) {
+                out.insert(k.into_owned(), value_of(v.as_raw_str()));
+                if out.len() == keys.len() {
+                    break;
+                }
+            }
+        }
+        Value::Object(out)
+    }
+
+    /// Top-level keys of an object item, in order.
+    pub fn top_keys(&self) -> Vec<String> {
+        if !self.is_object() {
+            return Vec::new();
+        }
+        sonic_rs::to_object_iter(&*self.0)
+            .map_while(Result::ok)
+            .map(|(k, _)| k.into_owned())
+            .collect()
+    }
+
+    pub fn has_key(&self, key: &str) -> bool {
+        self.is_object()
+            && sonic_rs::to_object_iter(&*self.0)
+                .map_while(Result::ok)
+                .any(|(k, _)| k == key)
+    }
+
+    /// E1: the item with `key: value` appended, unless it already has `key` (the API's
+    /// own field wins) or is not an object.
+    pub fn tagged(&self, key: &str, value: &Value) -> Self {
+        if !self.is_object() || self.has_key(key) {
+            return self.clone();
+        }
+        let body = self.0.trim_end();
+        let Some(open) = body.strip_suffix('}') else {
+            return self.clone();
+        };
+        let sep = if open.trim_end() == "{" { "" } else { "," };
+        let k = serde_json::to_string(key).unwrap_or_default();
+        let v = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
+        Self(format!("{open}{sep}{k}:{v}}}").into())
+    }
+}
+
+/// Parses one JSON text known to be valid (or returns null).
+pub(crate) fn value_of(raw: &str) -> Value {
+    sonic_rs::from_str(raw)
+        .or_else(|_| serde_json::from_str(raw))
+        .unwrap_or(Value::Null)
+}
+
+/// Where the rows sit in a payload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Slot {
+    /// The payload is the array.
+    Root,
+    /// Path of object keys to the array (one or two keys).
+    Key(Vec<String>),
+}
+
+/// One parsed response: the rows, and everything else (`frame`, with the row array
+/// replaced by `[]`), which is small and parsed fully.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    pub frame: Value,
+    pub slot: Option<Slot>,
+    pub items: Vec<Item>,
+    /// False when the body was not JSON; `frame` is then its text.
+    pub json: bool,
+}
+
+impl Page {
+    /// Reads a response body. Never fails: a body that is not JSON is kept as text.
+    pub fn parse(bytes: &[u8]) -> Self {
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(_) => return Self::text(String::from_utf8_lossy(bytes).into_owned()),
+        };
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            return Self {
+                frame: Value::Null,
+                slot: None,
+                items: Vec::new(),
+                json: true,
+            };
+        }
+        match parse_json(trimmed) {
+            Some(page) => page,
+            None => Self::text(text.to_owned()),
+        }
+    }
+
+    /// Reads a payload already in memory (stored results, cache hits).
+    pub fn from_value(v: &Value) -> Self {
+        let s = serde_json::to_string(v).unwrap_or_default();
+        parse_json(&s).unwrap_or_else(|| Self::text(s))
+    }
+
+    fn text(t: String) -> Self {
+        Self {
+            frame: Value::String(t),
+            slot: None,
+            items: Vec::new(),
+            json: false,
+        }
+    }
+
+    /// The payload with `items` put back in the slot.
+    pub fn assemble(frame: &Value, slot: Option<&Slot>, items: Vec<Value>) -> Value {
+        match slot {
+            None => frame.clone(),
+            Some(Slot::Root) => Value::Array(items),
+            Some(Slot::Key(path)) => {
+                let mut out = frame.clone();
+                if let Some(target) = pointer_mut(&mut out, path) {
+                    *target = Value::Array(items);
+                }
+                out
+            }
+        }
+    }
+
+    /// Like [`Page::assemble`], straight to compact JSON text without parsing the rows.
+    pub fn assemble_json(frame: &Value, slot: Option<&Slot>, items: &[Item]) -> String {
+        let rows = || {
+            let mut s = String::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 2);
+            s.push('[');
+            for (n, i) in items.iter().enumerate() {
+                if n > 0 {
+                    s.push(',');
+                }
+                s.push_str(i.raw());
+            }
+            s.push(']');
+            s
+        };
+        match slot {
+            None => serde_json::to_string(frame).unwrap_or_default(),
+            Some(Slot::Root) => rows(),
+            Some(Slot::Key(path)) => {
+                // A marker no real payload contains stands for the rows, then is replaced.
+                const MARK: &str = "\u{1}loopgate:rows\u{1}";
+                let mut f = frame.clone();
+                if let Some(t) = pointer_mut(&mut f, path) {
+                    *t = Value::String(MARK.into());
+                }
+                let s = serde_json::to_string(&f).unwrap_or_default();
+                let quoted = serde_json::to_string(MARK).unwrap_or_default();
+                s.replacen(&quoted, &rows(), 1)
+            }
+        }
+    }
+}
+
+fn pointer_mut<'v>(v: &'v mut Value, path: &[String]) -> Option<&'v mut Value> {
+    path.iter()
+        .try_fold(v, |cur, k| cur.as_object_mut()?.get_mut(k))
+}
+
+/// One top-level (or second-level) entry seen lazily.
+struct Entry<'a> {
+    key: String,
+    raw: Cow<'a, str>,
+}
+
+fn entries(raw: &str) -> Option<Vec<Entry<'_>>> {
+    let mut out = Vec::new();
+    for kv in sonic_rs::to_object_iter(raw) {
+        let (k, v) = kv.ok()?;
+        out.push(Entry {
+            key: k.into_owned(),
+            raw: v.as_raw_cow(),
+        });
+    }
+    Some(out)
+}
+
+fn parse_json(text: &str) -> Option<Page> {
+    if text.starts_with('[') {
+        let items = rows_of(text)?;
+        return Some(Page {
+            frame: Value::Array(Vec::new()),
+            slot: Some(Slot::Root),
+            items,
+            json: true,
+        });
+    }
+    if !text.starts_with('{') {
+        let v: Value = sonic_rs::from_str(text).ok()?;
+        return Some(Page {
+            frame: v,
+            slot: None,
+            items: Vec::new(),
+            json: true,
+        });
+    }
+    let top = entries(text)?;
+    let path = choose_slot(&top, text.len());
+    let Some(path) = path else {
+        return Some(Page {
+            frame: value_of(text),
+            slot: None,
+            items: Vec::new(),
+            json: true,
+        });
+    };
+    let mut items = Vec::new();
+    let mut frame = Map::new();
+    for e in &top {
+        if e.key != path[0] {
+            frame.insert(e.key.clone(), value_of(&e.raw));
+        } else if path.len() == 1 {
+            items = rows_of(&e.raw)?;
+            frame.insert(e.key.clone(), Value::Array(Vec::new()));
+        } else {
+            let mut inner = Map::new();
+            for c in entries(&e.raw)? {
+                if c.key == path[1] {
+                    items = rows_of(&c.raw)?;
+                    inner.insert(c.key, Value::Array(Vec::new()));
+                } else {
+                    inner.insert(c.key, value_of(&c.raw));
+                }
+            }
+            frame.insert(e.key.clone(), Value::Object(inner));
+        }
+    }
+    Some(Page {
+        frame: Value::Object(frame),
+        slot: Some(Slot::Key(path)),
+        items,
+        json: true,
+    })
+}
+
+fn rows_of(raw: &str) -> Option<Vec<Item>> {
+    sonic_rs::to_array_iter(raw)
+        .map(|v| v.ok().map(|v| Item::from_raw(v.as_raw_str())))
+        .collect()
+}
+
+/// G2: an envelope key at the top level, then one level down, else the largest array
+/// within two levels — when it holds records (objects or arrays) or carries at least half
+/// of the payload, so a single record with a short list of tags is not taken for rows.
+fn choose_slot(top: &[Entry<'_>], total: usize) -> Option<Vec<String>> {
+    let is_arr = |raw: &str| raw.starts_with('[');
+    for name in ENVELOPE_KEYS {
+        if top.iter().any(|e| e.key == *name && is_arr(&e.raw)) {
+            return Some(vec![(*name).to_owned()]);
+        }
+    }
+    let nested: Vec<(&Entry<'_>, Vec<Entry<'_>>)> = top
+        .iter()
+        .filter(|e| e.raw.starts_with('{'))
+        .filter_map(|e| Some((e, entries(&e.raw)?)))
+        .collect();
+    for name in ENVELOPE_KEYS {
+        for (parent, children) in &nested {
+            if children.iter().any(|c| c.key == *name && is_arr(&c.raw)) {
+                return Some(vec![parent.key.clone(), (*name).to_owned()]);
+            }
+        }
+    }
+    let mut best: Option<(usize, Vec<String>)> = None;
+    let mut consider = |len: usize, path: Vec<String>| {
+        if best.as_ref().is_none_or(|(l, _)| len > *l) {
+            best = Some((len, path));
+        }
+    };
+    for e in top.iter().filter(|e| is_arr(&e.raw)) {
+        consider(e.raw.len(), vec![e.key.clone()]);
+    }
+    for (parent, children) in &nested {
+        for c in children.iter().filter(|c| is_arr(&c.raw)) {
+            consider(c.raw.len(), vec![parent.key.clone(), c.key.clone()]);
+        }
+    }
+    best.filter(|(len, p)| *len * 2 >= total || holds_records(top, p))
+        .map(|(_, p)| p)
+}
+
+/// Whether the array at `path` starts with an object or array (a list of records).
+fn holds_records(top: &[Entry<'_>], path: &[String]) -> bool {
+    let raw = top.iter().find(|e| e.key == path[0]).map(|e| e.raw.clone());
+    let raw = match (raw, path.get(1)) {
+        (Some(r), None) => Some(r.into_owned()),
+        (Some(r), Some(k)) => entries(&r).and_then(|cs| {
+            cs.into_iter()
+                .find(|c| c.key == *k)
+                .map(|c| c.raw.into_owned())
+        }),
+        (None, _) => None,
+    };
+    raw.is_some_and(|r| matches!(r[1..].trim_start().as_bytes().first(), Some(b'{' | b'[')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn slot(v: Value) -> Option<Slot> {
+        Page::from_value(&v).slot
+    }
+
+    #[test]
+    fn g2_top_level_array() {
+        let p = Page::parse(br#" [ {"a":1}, {"a":2} ] "#);
+        assert_eq!(p.slot, Some(Slot::Root));
+        assert_eq!(p.items.len(), 2);
+        assert_eq!(p.items[1].raw(), r#"{"a":2}"#);
+    }
+
+    #[test]
+    fn g2_envelope_keys_win_over_larger_arrays() {
+        let v =
+            json!({"meta": {"x": 1}, "warnings": ["w1", "w2", "w3", "w4"], "data": [{"id": 1}]});
+        assert_eq!(slot(v), Some(Slot::Key(vec!["data".into()])));
+        for k in ENVELOPE_KEYS {
+            let v = json!({"other": 1, *k: [1, 2]});
+            assert_eq!(slot(v), Some(Slot::Key(vec![(*k).into()])), "{k}");
+        }
+    }
+
+    #[test]
+    fn g2_two_levels_down() {
+        let v = json!({"response": {"results": [{"id": 1}], "next": null}, "ok": true});
+        let p = Page::from_value(&v);
+        assert_eq!(
+            p.slot,
+            Some(Slot::Key(vec!["response".into(), "results".into()]))
+        );
+        assert_eq!(
+            p.frame,
+            json!({"response": {"results": [], "next": null}, "ok": true})
+        );
+        assert_eq!(p.items.len(), 1);
+    }
+
+    #[test]
+    fn g2_largest_array_else_none() {
+        let v = json!({"inboxes": [{"id": 1}, {"id": 2}], "tags": ["a"], "count": 2});
+        assert_eq!(slot(v), Some(Slot::Key(vec!["inboxes".into()])));
+        // A single record with a small list is not a list of rows.
+        let v = json!({"id": 1, "name": "a long enough name to dominate", "tags": ["a"]});
+        assert_eq!(slot(v), None);
+        let v = json!({"id": 1, "numbers": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]});
+        assert_eq!(slot(v), Some(Slot::Key(vec!["numbers".into()])));
+        let v = json!({"id": 1, "name": "a long enough name to dominate", "tags": []});
+        assert_eq!(slot(v), None);
+        assert_eq!(slot(json!("text")), None);
+    }
+
+    #[test]
+    fn non_json_is_text() {
+        let p = Page::parse(b"<html>nope</html>");
+        assert!(!p.json);
+        assert_eq!(p.frame, json!("<html>nope</html>"));
+        assert!(Page::parse(b"").items.is_empty());
+    }
+
+    #[test]
+    fn assemble_round_trips() {
+        let v = json!({"a": {"items": [{"x": 1}, {"x": [2, 3]}]}, "b": "q"});
+        let p = Page::from_value(&v);
+        let json = Page::assemble_json(&p.frame, p.slot.as_ref(), &p.items);
+        assert_eq!(serde_json::from_str::<Value>(&json).ok(), Some(v.clone()));
+        let vals = p.items.iter().map(Item::to_value).collect();
+        assert_eq!(Page::assemble(&p.frame, p.slot.as_ref(), vals), v);
+    }
+
+    #[test]
+    fn e1_tagging_never_overwrites() {
+        let i = Item::from_raw(r#"{"a":1}"#);
+        assert_eq!(i.tagged("k", &json!("v")).raw(), r#"{"a":1,"k":"v"}"#);
+        assert_eq!(
+            Item::from_raw("{}").tagged("k", &json!(2)).raw(),
+            r#"{"k":2}"#
+        );
+        let own = Item::from_raw(r#"{"k":"api"}"#);
+        assert_eq!(own.tagged("k", &json!("v")), own);
+        assert_eq!(Item::from_raw("3").tagged("k", &json!(1)).raw(), "3");
+    }
+
+    #[test]
+    fn view_keeps_only_named_keys() {
+        let i = Item::from_raw(r#"{"a":{"b":1},"c":[1,2],"d":"x"}"#);
+        assert_eq!(i.view(&["a", "d"]), json!({"a": {"b": 1}, "d": "x"}));
+        assert_eq!(i.top_keys(), ["a", "c", "d"]);
+    }
+}

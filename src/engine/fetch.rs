@@ -1,0 +1,141 @@
+//! P3: one upstream request with retries. Every attempt counts against the request and
+//! time budgets; transient failures back off (honouring `Retry-After`) only while the
+//! budget allows.
+
+use crate::engine::limits::Limits;
+use crate::engine::outcome::StopReason;
+use crate::engine::upstream::{
+    Clock, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse,
+};
+use std::time::Duration;
+
+/// Shared across every collection of one call (E5).
+#[derive(Debug)]
+pub struct Budget {
+    pub start_ms: u64,
+    pub requests: u32,
+    pub bytes: usize,
+    pub items: usize,
+}
+
+impl Budget {
+    pub fn new(start_ms: u64) -> Self {
+        Self {
+            start_ms,
+            requests: 0,
+            bytes: 0,
+            items: 0,
+        }
+    }
+
+    pub fn elapsed(&self, clock: &impl Clock) -> Duration {
+        Duration::from_millis(clock.now_ms().saturating_sub(self.start_ms))
+    }
+
+    /// The first call-wide bound already reached, if any.
+    pub fn exhausted(&self, limits: &Limits, clock: &impl Clock) -> Option<StopReason> {
+        if self.items >= limits.items {
+            Some(StopReason::Items)
+        } else if self.requests >= limits.requests {
+            Some(StopReason::Requests)
+        } else if self.bytes >= limits.bytes {
+            Some(StopReason::Bytes)
+        } else if self.elapsed(clock) >= limits.wall {
+            Some(StopReason::Time)
+        } else {
+            None
+        }
+    }
+}
+
+/// A request that produced no usable page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed {
+    /// Which bound or error ended it.
+    pub stop: StopReason,
+    pub status: Option<u16>,
+    pub message: String,
+}
+
+const TRANSIENT: &[u16] = &[408, 425, 429, 500, 502, 503, 504];
+
+pub async fn fetch<U: Upstream, C: Clock>(
+    upstream: &U,
+    clock: &C,
+    limits: &Limits,
+    budget: &mut Budget,
+    mut req: UpstreamRequest,
+) -> Result<UpstreamResponse, Failed> {
+    let mut attempt = 0u32;
+    loop {
+        if let Some(stop) = budget
+            .exhausted(limits, clock)
+            .filter(|s| *s != StopReason::Items)
+        {
+            return Err(Failed {
+                stop,
+                status: None,
+                message: format!("{} budget used up", stop.as_str()),
+            });
+        }
+        budget.requests += 1;
+        req.timeout = limits.wall.saturating_sub(budget.elapsed(clock));
+        let failure = match upstream.call(req.clone()).await {
+            Ok(resp) if resp.status < 400 => {
+                budget.bytes += resp.body.len();
+                return Ok(resp);
+            }
+            Ok(resp) => {
+                budget.bytes += resp.body.len();
+                failure_of(&resp)
+            }
+            Err(f) => f,
+        };
+        attempt += 1;
+        if !failure.transient || attempt > limits.retries {
+            return Err(Failed {
+                stop: StopReason::UpstreamError,
+                status: failure.status,
+                message: failure.message,
+            });
+        }
+        let backoff = Duration::from_millis(250u64 << attempt.min(6));
+        let wait = failure.retry_after.unwrap_or(backoff);
+        if budget.elapsed(clock) + wait >= limits.wall {
+            return Err(Failed {
+                stop: StopReason::UpstreamError,
+                status: failure.status,
+                message: format!(
+                    "{} (a retry would have passed the time limit)",
+                    failure.message
+                ),
+            });
+        }
+        clock.sleep(wait).await;
+    }
+}
+
+/// Classifies an HTTP error status the upstream handed back as a response.
+fn failure_of(resp: &UpstreamResponse) -> UpstreamFailure {
+    let retry_after = resp
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
+        .and_then(|(_, v)| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let body = String::from_utf8_lossy(&resp.body);
+    let mut message: String = body.chars().take(300).collect();
+    if body.chars().count() > 300 {
+        message.push('…');
+    }
+    UpstreamFailure {
+        transient: TRANSIENT.contains(&resp.status),
+        status: Some(resp.status),
+        retry_after,
+        message: if message.trim().is_empty() {
+            format!("HTTP {}", resp.status)
+        } else {
+            message
+        },
+    }
+}

@@ -1,0 +1,92 @@
+//! The loop engine: everything between a model's tool call and what enters its
+//! conversation, as a pure library (no HTTP, database, Redis or runtime types). It talks
+//! to the world only through three traits the caller implements: [`Upstream`] (one API
+//! request → raw response), [`ProgressSink`] and [`Clock`]. Checklist ids refer to
+//! `LOOP_ENGINE.md`.
+//!
+//! # API
+//! ```text
+//! analyze(input_schema) -> ToolAnalysis                                   P1, P5
+//! model_tool(name, description, input_schema, &analysis, looping) -> ModelTool   L2, L5
+//! retrieval_tools() -> Vec<ModelTool>;  loop_guidance() -> &str           L4, A1
+//! parse_call(&analysis, input_schema, args, looping, &limits) -> Result<CallPlan>  L3, E2, E3, P6
+//!     CallPlan { upstream_args, fields, filter, all_pages, for_each, refresh,
+//!                uses_reserved, looping, paginated, origin }   (runtime sets `origin`)
+//!     CallPlan::cache_identity() -> Value                                  C1
+//! run(&plan, &analysis, &upstream, &progress, &clock, &limits).await -> Result<Outcome>
+//!                                                                          P2–P5, E1–E5, S1
+//!     Outcome { envelope, frame, slot, json, items, verdict, for_each_errors, requests,
+//!               pages, bytes }
+//!     Outcome::is_complete(), to_stored(), to_stored_json(), from_stored(v),
+//!     from_stored_json(s), payload()                                       G3, C1, W2
+//! present(&outcome, &plan, result_id, &limits) -> Presented {value, truncated, stored}
+//!                                                                          R2, F, G1–G3, P7
+//! query_result(&stored, &args, &limits) / query_result_json(&str, ..)      G4
+//! fetch_result(stored_text, &args, &limits)                               G4
+//! label_cache_hit(&mut value, cached_at, expires_at)                       C4
+//! ```
+//!
+//! # What the runtime does around it
+//! 1. `analyze` once per tool; `model_tool` for the schema the model sees.
+//! 2. `parse_call`; set `plan.origin` to the provider's base URL (next-page URLs are only
+//!    followed on that origin). Errors carry `code()`, `http_status()`, `detail()`.
+//! 3. Cache lookup with `cache_identity()` (unless `plan.refresh`); on a hit use
+//!    `Outcome::from_stored_json`, present it, then `label_cache_hit`.
+//! 4. `run`; store `to_stored_json()` when `presented.stored`, under the id passed to
+//!    `present`; cache it when `uses_reserved && is_complete()`.
+//! 5. `presented.truncated` marks the thread (G5).
+//!
+//! # Size rule (G1)
+//! Tokens = compact JSON bytes / 3, rounded up (see [`guard`]); `present` leaves
+//! [`guard::RUNTIME_HEADROOM`] bytes for the `_cache` label.
+
+pub mod analysis;
+pub mod cache;
+pub mod doc;
+pub mod error;
+pub mod fetch;
+pub mod fields;
+pub mod filter;
+pub mod guard;
+pub mod limits;
+pub mod origin;
+pub mod outcome;
+pub mod path;
+pub mod plan;
+pub mod present;
+pub mod retrieval;
+pub mod rows;
+pub mod signals;
+pub mod tools;
+pub mod upstream;
+pub mod verdict;
+pub mod walk;
+
+#[cfg(test)]
+mod testkit;
+#[cfg(test)]
+mod tests_fanout;
+#[cfg(test)]
+mod tests_present;
+#[cfg(test)]
+mod tests_props;
+#[cfg(test)]
+mod tests_walk;
+
+pub use analysis::{analyze, Param, ToolAnalysis};
+pub use cache::label_cache_hit;
+pub use doc::{Item, Slot};
+pub use error::EngineError;
+pub use fields::Projection;
+pub use filter::{Clause, Op};
+pub use limits::Limits;
+pub use outcome::{Outcome, StopReason, Verdict};
+pub use plan::{parse_call, CallPlan, ForEach, ForEachError};
+pub use present::{present, Presented};
+pub use retrieval::{fetch_result, query_result, query_result_json};
+pub use tools::{loop_guidance, model_tool, retrieval_tools, ModelTool};
+pub use upstream::{
+    Clock, NoProgress, Progress, ProgressSink, Upstream, UpstreamFailure, UpstreamRequest,
+    UpstreamResponse,
+};
+pub use walk::run;

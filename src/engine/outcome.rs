@@ -1,0 +1,246 @@
+//! P4: what a walk produced — every row, unprojected and unfiltered, with an honest
+//! verdict — and its stored form (G3, C1: what `_resultId` and the dataset cache keep).
+
+use crate::engine::doc::{Item, Page, Slot};
+use crate::engine::plan::ForEachError;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// Why a walk ended (`_stoppedBy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The API had no more rows.
+    End,
+    Pages,
+    Requests,
+    Items,
+    Bytes,
+    Time,
+    /// A cursor, URL or page came back a second time.
+    Loop,
+    /// The next-page URL left the provider's origin.
+    OffOrigin,
+    UpstreamError,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::End => "end",
+            Self::Pages => "pages",
+            Self::Requests => "requests",
+            Self::Items => "items",
+            Self::Bytes => "bytes",
+            Self::Time => "time",
+            Self::Loop => "loop",
+            Self::OffOrigin => "off_origin",
+            Self::UpstreamError => "upstream_error",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        serde_json::from_value(Value::String(s.to_owned())).ok()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// Every page of every collection was fetched.
+    pub paging_complete: bool,
+    pub likely_more_rows: bool,
+    /// None for a single page fetched on purpose (no `_all_pages`).
+    pub stopped_by: Option<StopReason>,
+    pub note: String,
+    /// The row count the API announced, when it did.
+    pub total: Option<u64>,
+}
+
+/// The full result of one call, before `_filter`, `_fields` and the size guard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The call used reserved arguments: presented as the envelope.
+    pub envelope: bool,
+    /// The first response without its rows (plain calls keep the tool's own shape).
+    pub frame: Value,
+    pub slot: Option<Slot>,
+    /// False when the upstream answered with something other than JSON.
+    pub json: bool,
+    /// Merged rows (tagged with their `_for_each` value).
+    pub items: Vec<Item>,
+    pub verdict: Verdict,
+    pub for_each_errors: Vec<ForEachError>,
+    pub requests: u32,
+    pub pages: u32,
+    pub bytes: usize,
+}
+
+impl Outcome {
+    /// C1/C2: worth caching — every page came and no value failed.
+    pub fn is_complete(&self) -> bool {
+        self.verdict.paging_complete && self.for_each_errors.is_empty()
+    }
+
+    /// The rows this outcome will show, whatever its shape.
+    pub fn items(&self) -> &[Item] {
+        &self.items
+    }
+
+    /// The tool's own payload shape with every merged row in place (workflows, W2).
+    pub fn payload(&self) -> Value {
+        Page::assemble(
+            &self.frame,
+            self.slot.as_ref(),
+            self.items.iter().map(Item::to_value).collect(),
+        )
+    }
+
+    /// G3: what is stored under `_resultId` (and in the cache): for a plain call the
+    /// tool's payload; for an envelope call `{items, _itemCount, _pagingComplete, …}`.
+    /// Prefer [`Outcome::to_stored_json`], which never parses the rows.
+    pub fn to_stored(&self) -> Value {
+        serde_json::from_str(&self.to_stored_json()).unwrap_or(Value::Null)
+    }
+
+    /// [`Outcome::to_stored`] as compact JSON text, built without parsing rows. This is
+    /// also the text `fetchToolResult` slices.
+    pub fn to_stored_json(&self) -> String {
+        if self.envelope {
+            let (frame, slot) = self.stored_envelope();
+            Page::assemble_json(&frame, Some(&slot), &self.items)
+        } else {
+            Page::assemble_json(&self.frame, self.slot.as_ref(), &self.items)
+        }
+    }
+
+    fn stored_envelope(&self) -> (Value, Slot) {
+        let v = &self.verdict;
+        let mut m = Map::new();
+        m.insert("items".into(), json!([]));
+        m.insert("_itemCount".into(), json!(self.items.len()));
+        m.insert("_pagingComplete".into(), json!(v.paging_complete));
+        m.insert("_likelyMoreRows".into(), json!(v.likely_more_rows));
+        if let Some(t) = v.total {
+            m.insert("_total".into(), json!(t));
+        }
+        if let Some(s) = v.stopped_by {
+            m.insert("_stoppedBy".into(), json!(s.as_str()));
+        }
+        m.insert("_note".into(), json!(v.note));
+        if !self.for_each_errors.is_empty() {
+            m.insert("_forEachErrors".into(), json!(self.for_each_errors));
+        }
+        m.insert("_requests".into(), json!(self.requests));
+        (Value::Object(m), Slot::Key(vec!["items".into()]))
+    }
+
+    /// Reads back what [`Outcome::to_stored`] produced (cache hits).
+    pub fn from_stored(v: Value) -> Self {
+        Self::from_page(Page::from_value(&v))
+    }
+
+    /// Like [`Outcome::from_stored`], from the stored text.
+    pub fn from_stored_json(s: &str) -> Self {
+        Self::from_page(Page::parse(s.as_bytes()))
+    }
+
+    fn from_page(page: Page) -> Self {
+        let envelope = page.slot == Some(Slot::Key(vec!["items".into()]))
+            && page.frame.get("_pagingComplete").is_some();
+        let f = &page.frame;
+        let verdict = if envelope {
+            Verdict {
+                paging_complete: f["_pagingComplete"].as_bool().unwrap_or(false),
+                likely_more_rows: f["_likelyMoreRows"].as_bool().unwrap_or(false),
+                stopped_by: f["_stoppedBy"].as_str().and_then(StopReason::parse),
+                note: f["_note"].as_str().unwrap_or_default().to_owned(),
+                total: f["_total"].as_u64(),
+            }
+        } else {
+            Verdict {
+                paging_complete: true,
+                likely_more_rows: false,
+                stopped_by: Some(StopReason::End),
+                note: String::new(),
+                total: None,
+            }
+        };
+        let for_each_errors = f
+            .get("_forEachErrors")
+            .and_then(|e| serde_json::from_value(e.clone()).ok())
+            .unwrap_or_default();
+        Self {
+            envelope,
+            frame: if envelope {
+                json!({"items": []})
+            } else {
+                page.frame
+            },
+            slot: page.slot,
+            json: page.json,
+            items: page.items,
+            verdict,
+            for_each_errors,
+            requests: 0,
+            pages: 0,
+            bytes: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(envelope: bool) -> Outcome {
+        let page = Page::from_value(&json!({"data": [{"id": 1}, {"id": 2}], "total": 2}));
+        Outcome {
+            envelope,
+            frame: page.frame,
+            slot: page.slot,
+            json: true,
+            items: page.items,
+            verdict: Verdict {
+                paging_complete: false,
+                likely_more_rows: true,
+                stopped_by: Some(StopReason::Pages),
+                note: "n".into(),
+                total: Some(9),
+            },
+            for_each_errors: vec![ForEachError {
+                value: json!("x"),
+                status: Some(404),
+                error: "gone".into(),
+            }],
+            requests: 3,
+            pages: 2,
+            bytes: 10,
+        }
+    }
+
+    #[test]
+    fn g3_envelope_round_trips_through_storage() {
+        let o = outcome(true);
+        let stored = o.to_stored();
+        assert_eq!(stored["items"], json!([{"id": 1}, {"id": 2}]));
+        assert_eq!(stored["_stoppedBy"], json!("pages"));
+        let back = Outcome::from_stored(stored);
+        assert_eq!(back.items, o.items);
+        assert_eq!(back.verdict, o.verdict);
+        assert_eq!(back.for_each_errors, o.for_each_errors);
+        assert!(!back.is_complete());
+    }
+
+    #[test]
+    fn g3_plain_payload_is_stored_as_is() {
+        let o = outcome(false);
+        assert_eq!(
+            o.to_stored(),
+            json!({"data": [{"id": 1}, {"id": 2}], "total": 2})
+        );
+        assert_eq!(o.payload(), o.to_stored());
+        let back = Outcome::from_stored_json(&o.to_stored_json());
+        assert_eq!(back.items.len(), 2);
+        assert!(!back.envelope);
+    }
+}

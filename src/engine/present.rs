@@ -1,0 +1,252 @@
+//! What enters the conversation (API.md "Result shapes"). R2 order: `_filter`, then
+//! `_fields`, then the size guard (G1). Envelope calls always carry `_resultId`; plain
+//! calls keep the tool's own shape and gain `_truncated`/`_resultId` only when cut (G3).
+
+use crate::engine::doc::{Page, Slot};
+use crate::engine::guard::{byte_budget, json_len, rows_that_fit, text_prefix};
+use crate::engine::limits::Limits;
+use crate::engine::outcome::Outcome;
+use crate::engine::plan::CallPlan;
+use crate::engine::rows::{shape, Row};
+use serde_json::{json, Map, Value};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Presented {
+    pub value: Value,
+    /// Cut by the guard: the runtime marks the thread restricted (G5).
+    pub truncated: bool,
+    /// `result_id` appears in `value`: the runtime must store `outcome.to_stored_json()`.
+    pub stored: bool,
+}
+
+pub fn present(outcome: &Outcome, plan: &CallPlan, result_id: &str, limits: &Limits) -> Presented {
+    let budget = byte_budget(limits.token_budget);
+    if outcome.envelope {
+        envelope(outcome, plan, result_id, budget)
+    } else {
+        plain(outcome, plan, result_id, budget)
+    }
+}
+
+fn cut_note(shown: usize, total: usize, result_id: &str) -> String {
+    format!(
+        "Showing the first {shown} of {total} rows: the whole result is larger than fits here. \
+         It is stored; read further rows with queryToolResult {{\"resultId\": \"{result_id}\", \"offset\": {shown}, \"limit\": 100}}, \
+         passing `fields` to keep rows small and `filter` to pick rows. Do not answer from this preview alone."
+    )
+}
+
+/// Builds the final value from a frame whose row slot is `[]`, fitting as many rows as
+/// the budget allows. `meta(shown)` gives the frame for a given number of shown rows
+/// (`None`: not cut). Returns None when not even the frame fits.
+fn fit(
+    rows: &[Row<'_>],
+    slot: &Slot,
+    budget: usize,
+    meta: &dyn Fn(Option<usize>) -> Value,
+) -> Option<(Value, usize)> {
+    let n = rows.len();
+    let lens = || rows.iter().map(Row::len);
+    let all = json_len(&meta(None)) + lens().sum::<usize>() + n.saturating_sub(1);
+    // Sized with the largest numbers a cut frame can carry, so it only shrinks.
+    let base_cut = json_len(&meta(Some(n)));
+    let mut k = if all <= budget {
+        n
+    } else if base_cut > budget {
+        return None;
+    } else {
+        rows_that_fit(lens(), budget - base_cut)
+    };
+    let mut shown: Vec<Value> = rows[..k].iter().map(Row::to_value).collect();
+    // Raw rows were sized as received; their compact form is usually shorter, but a
+    // re-serialised number can grow (`1e2` → `100.0`), so the exact sizes decide.
+    let exact: Vec<usize> = rows[..k]
+        .iter()
+        .zip(&shown)
+        .map(|(r, v)| match r {
+            Row::Built(_, l) => *l,
+            Row::Raw(_) => json_len(v),
+        })
+        .collect();
+    loop {
+        let frame = meta((k < n).then_some(k));
+        let need = json_len(&frame) + exact[..k].iter().sum::<usize>() + k.saturating_sub(1);
+        if need <= budget {
+            shown.truncate(k);
+            return Some((Page::assemble(&frame, Some(slot), shown), k));
+        }
+        if k == 0 {
+            return None;
+        }
+        k = (k - 1).min(rows_that_fit(
+            exact[..k].iter().copied(),
+            budget.saturating_sub(base_cut),
+        ));
+    }
+}
+
+fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> Presented {
+    let (rows, unmatched) = shape(&outcome.items, &plan.filter, plan.fields.as_ref());
+    let n = rows.len();
+    let v = &outcome.verdict;
+    let errors = serde_json::to_value(&outcome.for_each_errors).unwrap_or(Value::Null);
+    let build = |shown: Option<usize>, lean: bool| {
+        let mut m = Map::new();
+        m.insert("items".into(), json!([]));
+        m.insert("_itemCount".into(), json!(n));
+        m.insert("_pagingComplete".into(), json!(v.paging_complete));
+        m.insert("_likelyMoreRows".into(), json!(v.likely_more_rows));
+        if let Some(t) = v.total {
+            m.insert("_total".into(), json!(t));
+        }
+        if let Some(s) = v.stopped_by {
+            m.insert("_stoppedBy".into(), json!(s.as_str()));
+        }
+        let mut note = v.note.clone();
+        if !plan.filter.is_empty() {
+            note.push_str(&format!(
+                " `_filter` kept {n} of {} fetched rows.",
+                outcome.items.len()
+            ));
+        }
+        if let Some(k) = shown {
+            note.push(' ');
+            note.push_str(&cut_note(k, n, result_id));
+        }
+        m.insert("_note".into(), json!(note.trim()));
+        m.insert("_resultId".into(), json!(result_id));
+        if let Some(k) = shown {
+            m.insert("_truncated".into(), json!(true));
+            m.insert("_itemsShown".into(), json!(k));
+        }
+        if let Some(u) = &unmatched {
+            let mut u = u.clone();
+            if lean {
+                if let Some(o) = u.as_object_mut() {
+                    o.remove("sampleItem");
+                }
+            }
+            m.insert("_unmatchedFields".into(), u);
+        }
+        if !outcome.for_each_errors.is_empty() {
+            let e = match (&errors, lean) {
+                (Value::Array(a), true) => Value::Array(a.iter().take(10).cloned().collect()),
+                (e, _) => e.clone(),
+            };
+            m.insert("_forEachErrors".into(), e);
+        }
+        Value::Object(m)
+    };
+    let slot = Slot::Key(vec!["items".into()]);
+    let fitted = fit(&rows, &slot, budget, &|s| build(s, false))
+        .or_else(|| fit(&rows, &slot, budget, &|s| build(s, true)));
+    let (value, k) = fitted.unwrap_or_else(|| (build(Some(0), true), 0));
+    Presented {
+        value,
+        truncated: k < n,
+        stored: true,
+    }
+}
+
+fn plain(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> Presented {
+    let v = &outcome.verdict;
+    // P7: a single page of a paginated tool says when the API reports more.
+    let mut extras = Map::new();
+    if plan.looping && plan.paginated && v.likely_more_rows {
+        extras.insert("_likelyMoreRows".into(), json!(true));
+        if let Some(t) = v.total {
+            extras.insert("_total".into(), json!(t));
+        }
+        extras.insert("_note".into(), json!(v.note));
+    }
+    match (&outcome.slot, outcome.json) {
+        (Some(slot), true) => {
+            let rows: Vec<Row<'_>> = outcome.items.iter().map(Row::Raw).collect();
+            let n = rows.len();
+            let (frame, slot) = match slot {
+                Slot::Root => (json!({"items": []}), Slot::Key(vec!["items".into()])),
+                s => (outcome.frame.clone(), s.clone()),
+            };
+            let wrap_root = matches!(outcome.slot, Some(Slot::Root));
+            let meta = |shown: Option<usize>| {
+                let mut f = frame.clone();
+                if let Value::Object(m) = &mut f {
+                    for (k, x) in &extras {
+                        m.insert(k.clone(), x.clone());
+                    }
+                    if let Some(k) = shown {
+                        m.insert("_truncated".into(), json!(true));
+                        m.insert("_resultId".into(), json!(result_id));
+                        m.insert("_itemsShown".into(), json!(k));
+                        m.insert("_itemsTotal".into(), json!(n));
+                        let mut note = cut_note(k, n, result_id);
+                        if let Some(Value::String(p7)) = extras.get("_note") {
+                            note = format!("{p7} {note}");
+                        }
+                        m.insert("_note".into(), json!(note));
+                    }
+                }
+                f
+            };
+            match fit(&rows, &slot, budget, &meta) {
+                Some((mut value, k)) => {
+                    if wrap_root && k == n && extras.is_empty() {
+                        // Not cut and nothing to add: the tool's own top-level array.
+                        value = value.get_mut("items").map(Value::take).unwrap_or(value);
+                    }
+                    Presented {
+                        value,
+                        truncated: k < n,
+                        stored: k < n,
+                    }
+                }
+                None => text_cut(outcome, result_id, budget),
+            }
+        }
+        _ => {
+            let mut value = outcome.frame.clone();
+            if let Value::Object(m) = &mut value {
+                m.extend(extras);
+            }
+            if json_len(&value) <= budget {
+                Presented {
+                    value,
+                    truncated: false,
+                    stored: false,
+                }
+            } else {
+                text_cut(outcome, result_id, budget)
+            }
+        }
+    }
+}
+
+/// G1/G2 with no usable rows: the first part of the stored text, then `fetchToolResult`.
+fn text_cut(outcome: &Outcome, result_id: &str, budget: usize) -> Presented {
+    let text = match &outcome.frame {
+        Value::String(s) if outcome.slot.is_none() => s.clone(),
+        _ => outcome.to_stored_json(),
+    };
+    let total = text.chars().count();
+    let meta = |shown: usize| {
+        json!({
+            "text": "",
+            "_truncated": true,
+            "_resultId": result_id,
+            "_totalChars": total,
+            "_note": format!(
+                "This result has no list of rows to cut at, so it was cut as text: the first {shown} of {total} characters are shown. \
+                 Read the rest with fetchToolResult {{\"resultId\": \"{result_id}\", \"offset\": {shown}, \"length\": 20000}}. Do not answer from this preview alone."
+            ),
+        })
+    };
+    let base = json_len(&meta(total));
+    let (prefix, shown) = text_prefix(&text, 0, total, budget.saturating_sub(base));
+    let mut value = meta(shown);
+    value["text"] = Value::String(prefix);
+    Presented {
+        value,
+        truncated: true,
+        stored: true,
+    }
+}

@@ -1,0 +1,336 @@
+//! What a response says about the rows it did not return: `has_more`, next-page tokens and
+//! URLs (body or RFC 8288 `Link` header) and announced totals. Used to keep walking past a
+//! short page (P2), to follow cursors (P5), and to warn about unread pages (P7).
+
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Signals {
+    /// An explicit `has_more`-style flag.
+    pub has_more: Option<bool>,
+    /// A non-empty next-page token (not a URL).
+    pub next_token: Option<String>,
+    /// A next-page URL, absolute or relative, from the body or the `Link` header.
+    pub next_url: Option<String>,
+    /// A total row count the API announced.
+    pub total: Option<u64>,
+}
+
+impl Signals {
+    /// Whether the API says rows remain after `fetched` rows.
+    pub fn says_more(&self, fetched: usize) -> bool {
+        self.has_more == Some(true)
+            || self.next_token.is_some()
+            || self.next_url.is_some()
+            || self.total.is_some_and(|t| (fetched as u64) < t)
+    }
+}
+
+/// Objects that commonly hold paging metadata, searched one level down.
+const CONTAINERS: &[&str] = &[
+    "meta",
+    "metadata",
+    "pagination",
+    "paging",
+    "page_info",
+    "pageInfo",
+    "response_metadata",
+    "links",
+    "_links",
+    "page",
+    "cursor",
+    "cursors",
+    "hits",
+    "next",
+    "info",
+];
+const HAS_MORE: &[&str] = &[
+    "has_more",
+    "hasMore",
+    "has_next",
+    "hasNext",
+    "hasNextPage",
+    "has_next_page",
+    "more",
+    "moreResults",
+];
+const TOTALS: &[&str] = &[
+    "total",
+    "total_count",
+    "totalCount",
+    "totalResults",
+    "total_results",
+    "totalItems",
+    "total_items",
+    "totalSize",
+    "total_size",
+    "totalRecords",
+    "total_records",
+    "@odata.count",
+    "count",
+];
+/// Token keys in order of preference: an explicit "next" beats a bare `cursor`, which
+/// some APIs use to echo the current position.
+const TOKENS: &[&str] = &[
+    "nextPageToken",
+    "next_page_token",
+    "next_cursor",
+    "nextCursor",
+    "next_token",
+    "nextToken",
+    "continuationToken",
+    "continuation_token",
+    "continuation",
+    "endCursor",
+    "end_cursor",
+    "after",
+    "cursor",
+    "next",
+];
+const URLS: &[&str] = &[
+    "@odata.nextLink",
+    "nextLink",
+    "next_link",
+    "next_page_url",
+    "nextPageUrl",
+    "next_url",
+    "nextUrl",
+    "next",
+    "href",
+];
+
+/// Reads signals from a page's frame (the payload without its rows) and headers.
+pub fn read(frame: &Value, headers: &[(String, String)]) -> Signals {
+    let mut found = Found::default();
+    if let Value::Object(top) = frame {
+        scan(top, 0, &mut found);
+    }
+    let link = headers
+        .iter()
+        .filter(|(k, _)| k.eq_ignore_ascii_case("link"))
+        .find_map(|(_, v)| link_next(v));
+    let pick = |c: &[(usize, String)]| {
+        c.iter()
+            .min_by_key(|(rank, _)| *rank)
+            .map(|(_, s)| s.clone())
+    };
+    Signals {
+        has_more: found.has_more,
+        next_token: pick(&found.tokens),
+        next_url: link.or_else(|| pick(&found.urls)),
+        total: found.total,
+    }
+}
+
+#[derive(Default)]
+struct Found {
+    has_more: Option<bool>,
+    total: Option<u64>,
+    tokens: Vec<(usize, String)>,
+    urls: Vec<(usize, String)>,
+}
+
+fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
+    for (k, v) in obj {
+        let k = k.as_str();
+        if HAS_MORE.contains(&k) {
+            if let Some(b) = as_flag(v) {
+                f.has_more.get_or_insert(b);
+            }
+        }
+        if let Some(rank) = TOTALS.iter().position(|t| *t == k) {
+            // `count` only counts at the top level or under meta-like keys, and only as a
+            // fallback: many APIs use it for the rows on this page.
+            if let Some(n) = as_count(v) {
+                if rank + 1 < TOTALS.len() || f.total.is_none() {
+                    f.total = Some(n);
+                }
+            }
+        }
+        // A bare `after` or `next` is a token only inside paging metadata: at the top level
+        // it is often the request echoed back.
+        if let Some(rank) = TOKENS.iter().position(|t| *t == k) {
+            if depth > 0 || !matches!(k, "after" | "next" | "endCursor" | "end_cursor") {
+                if let Some(s) = v.as_str().filter(|s| !s.is_empty()) {
+                    if looks_like_url(s) {
+                        f.urls.push((rank + 100, s.to_owned()));
+                    } else {
+                        f.tokens.push((rank + depth * 100, s.to_owned()));
+                    }
+                }
+            }
+        }
+        if let Some(rank) = URLS.iter().position(|t| *t == k) {
+            if let Some(s) = v.as_str().filter(|s| looks_like_url(s)) {
+                f.urls.push((rank + depth * 100, s.to_owned()));
+            }
+        }
+        if depth < 2 && CONTAINERS.contains(&k) {
+            if let Value::Object(inner) = v {
+                scan(inner, depth + 1, f);
+            }
+        }
+    }
+}
+
+fn as_flag(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) if s == "true" || s == "false" => Some(s == "true"),
+        _ => None,
+    }
+}
+
+fn as_count(v: &Value) -> Option<u64> {
+    match v {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.parse().ok(),
+        // Elasticsearch: `"total": {"value": 10000, "relation": "eq"}`.
+        Value::Object(m)
+            if m.get("relation")
+                .and_then(Value::as_str)
+                .is_none_or(|r| r == "eq") =>
+        {
+            m.get("value").and_then(Value::as_u64)
+        }
+        _ => None,
+    }
+}
+
+fn looks_like_url(s: &str) -> bool {
+    s.starts_with("http://")
+        || s.starts_with("https://")
+        || (s.starts_with('/') && !s.starts_with("//"))
+}
+
+/// RFC 8288: `<https://…?page=2>; rel="next", <…>; rel="last"`.
+fn link_next(header: &str) -> Option<String> {
+    let mut rest = header;
+    while let Some(open) = rest.find('<') {
+        let close = rest[open..].find('>')? + open;
+        let url = &rest[open + 1..close];
+        let after = &rest[close + 1..];
+        let params_end = after.find('<').unwrap_or(after.len());
+        let params = &after[..params_end];
+        let is_next = params.split(';').any(|p| {
+            let p = p.trim().trim_end_matches(',').trim();
+            p.strip_prefix("rel=").is_some_and(|r| {
+                r.trim_matches('"')
+                    .split_whitespace()
+                    .any(|r| r.eq_ignore_ascii_case("next"))
+            })
+        });
+        if is_next && !url.is_empty() {
+            return Some(url.to_owned());
+        }
+        rest = &after[params_end..];
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sig(v: Value) -> Signals {
+        read(&v, &[])
+    }
+
+    #[test]
+    fn has_more_cursor_total() {
+        let s = sig(json!({"data": [], "cursor": "c2", "has_more": true, "total": 3226}));
+        assert_eq!(
+            (s.has_more, s.next_token.as_deref(), s.total),
+            (Some(true), Some("c2"), Some(3226))
+        );
+        assert!(s.says_more(10));
+        let end = sig(json!({"data": [], "cursor": null, "has_more": false}));
+        assert!(!end.says_more(0));
+    }
+
+    #[test]
+    fn nested_tokens_and_urls() {
+        assert_eq!(
+            sig(json!({"paging": {"next": {"after": "A1", "link": "x"}}}))
+                .next_token
+                .as_deref(),
+            Some("A1")
+        );
+        assert_eq!(
+            sig(json!({"response_metadata": {"next_cursor": "dXNl"}}))
+                .next_token
+                .as_deref(),
+            Some("dXNl")
+        );
+        assert_eq!(
+            sig(json!({"response_metadata": {"next_cursor": ""}})).next_token,
+            None,
+            "Slack's end"
+        );
+        assert_eq!(
+            sig(json!({"meta": {"next_cursor": "m"}}))
+                .next_token
+                .as_deref(),
+            Some("m")
+        );
+        assert_eq!(
+            sig(json!({"nextPageToken": "g"})).next_token.as_deref(),
+            Some("g")
+        );
+        let graph = sig(json!({"@odata.nextLink": "https://graph/x?$skiptoken=1"}));
+        assert_eq!(
+            graph.next_url.as_deref(),
+            Some("https://graph/x?$skiptoken=1")
+        );
+        assert_eq!(
+            sig(json!({"links": {"next": "/v1/x?page=3"}}))
+                .next_url
+                .as_deref(),
+            Some("/v1/x?page=3")
+        );
+        assert_eq!(
+            sig(json!({"next": "https://a/b?cursor=2"}))
+                .next_url
+                .as_deref(),
+            Some("https://a/b?cursor=2")
+        );
+        assert_eq!(
+            sig(json!({"cursor": "cur", "next_cursor": "nxt"}))
+                .next_token
+                .as_deref(),
+            Some("nxt")
+        );
+        assert_eq!(sig(json!({"after": "echo"})).next_token, None);
+    }
+
+    #[test]
+    fn totals() {
+        assert_eq!(sig(json!({"total_count": 5})).total, Some(5));
+        assert_eq!(sig(json!({"totalCount": 5, "count": 2})).total, Some(5));
+        assert_eq!(sig(json!({"count": 2})).total, Some(2));
+        assert_eq!(sig(json!({"@odata.count": 9})).total, Some(9));
+        assert_eq!(
+            sig(json!({"hits": {"total": {"value": 10, "relation": "eq"}}})).total,
+            Some(10)
+        );
+        assert_eq!(
+            sig(json!({"hits": {"total": {"value": 10000, "relation": "gte"}}})).total,
+            None
+        );
+    }
+
+    #[test]
+    fn link_header() {
+        let h = vec![("Link".to_owned(), r#"<https://api.github.com/x?page=2>; rel="next", <https://api.github.com/x?page=9>; rel="last""#.to_owned())];
+        assert_eq!(
+            read(&json!([]), &h).next_url.as_deref(),
+            Some("https://api.github.com/x?page=2")
+        );
+        let last = vec![(
+            "link".to_owned(),
+            r#"<https://a/x?page=1>; rel="prev", <https://a/x?page=1>; rel="first""#.to_owned(),
+        )];
+        assert_eq!(read(&json!([]), &last).next_url, None);
+    }
+}

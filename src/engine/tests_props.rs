@@ -1,0 +1,141 @@
+//! Property tests for the engine's invariants.
+use crate::engine::testkit::*;
+use crate::engine::*;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+fn leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i32>().prop_map(Value::from),
+        "[a-zé\"\\\\ ]{0,12}".prop_map(Value::from),
+    ]
+}
+
+fn item() -> impl Strategy<Value = Value> {
+    let v = leaf().prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-d]", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    });
+    prop::collection::btree_map("[a-e]", v, 0..5)
+        .prop_map(|m| Value::Object(m.into_iter().collect()))
+}
+
+fn presented(items: &[Value], budget: usize) -> (Value, Value) {
+    let body = json!({"data": items});
+    let clock = FakeClock::default();
+    let api = FakeApi::new(&clock, move |_, _| ok(body.clone()));
+    let schema = json!({});
+    let a = analyze(&schema);
+    let limits = Limits {
+        token_budget: budget,
+        ..Limits::default()
+    };
+    let plan = parse_call(&a, &schema, json!({}), false, &limits).unwrap_or_else(|e| panic!("{e}"));
+    let o = block_on(run(&plan, &a, &api, &NoProgress, &clock, &limits))
+        .unwrap_or_else(|e| panic!("{e}"));
+    (present(&o, &plan, "r", &limits).value, json!(items))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn guard_never_splits_an_item_nor_exceeds_the_budget(items in prop::collection::vec(item(), 0..60), budget in 150usize..2_000) {
+        let (v, all) = presented(&items, budget);
+        prop_assert!(guard::json_len(&v) <= guard::byte_budget(budget));
+        if let Some(shown) = v.get("data").and_then(Value::as_array) {
+            // A prefix of whole items, each identical to its original.
+            prop_assert_eq!(&shown[..], all.as_array().map(|a| &a[..shown.len()]).unwrap_or_default());
+        } else {
+            prop_assert!(v.get("text").is_some());
+        }
+    }
+
+    #[test]
+    fn a_walk_never_duplicates_or_drops_rows(n in 0usize..1_500, max in 1u64..300, cap in 1usize..300, by_offset in any::<bool>(), announce in any::<bool>()) {
+        let clock = FakeClock::default();
+        let api = FakeApi::new(&clock, move |req, _| {
+            let size = (arg_u64(req, "limit").unwrap_or(10) as usize).min(cap);
+            let start = match arg_u64(req, "offset") {
+                Some(o) => o as usize,
+                None => (arg_u64(req, "page").unwrap_or(1) as usize - 1) * size,
+            }.min(n);
+            let end = (start + size).min(n);
+            let mut body = json!({"data": rows(start..end), "has_more": end < n});
+            if announce { body["total"] = json!(n); }
+            ok(body)
+        });
+        let schema = if by_offset {
+            json!({"properties": {"limit": {"type": "integer", "maximum": max}, "offset": {"type": "integer"}}})
+        } else {
+            json!({"properties": {"limit": {"type": "integer", "maximum": max}, "page": {"type": "integer"}}})
+        };
+        // Page numbering over a capped page size is only well-defined when the API honours
+        // the size it is asked for.
+        prop_assume!(by_offset || cap as u64 >= max);
+        let a = analyze(&schema);
+        let limits = Limits { pages_per_collection: 10_000, requests: 10_000, ..Limits::default() };
+        let plan = parse_call(&a, &schema, json!({"_all_pages": true}), true, &limits).unwrap_or_else(|e| panic!("{e}"));
+        let o = block_on(run(&plan, &a, &api, &NoProgress, &clock, &limits)).unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<u64> = o.items.iter().filter_map(|i| i.to_value()["id"].as_u64()).collect();
+        prop_assert_eq!(ids, (0..n as u64).collect::<Vec<_>>());
+        prop_assert!(o.verdict.paging_complete);
+    }
+
+    #[test]
+    fn projection_never_invents_values(it in item(), paths in prop::collection::vec("[a-e](\\.[a-d]){0,2}", 1..4)) {
+        let p = Projection::parse(&json!(paths), "_fields").unwrap_or_else(|e| panic!("{e}"));
+        let out = p.apply(&it);
+        for path in p.paths() {
+            for got in path.resolve(&out) {
+                let orig = path.resolve(&it);
+                prop_assert!(got.is_null() || orig.contains(&got), "{} invented {}", path, got);
+            }
+        }
+        let keys: Vec<&String> = out.as_object().map(|m| m.keys().collect()).unwrap_or_default();
+        prop_assert!(keys.iter().all(|k| p.paths().iter().any(|x| x.head() == k.as_str())));
+    }
+
+    #[test]
+    fn filter_keeps_exactly_rows_satisfying_every_clause(
+        rows in prop::collection::vec((0i64..20, prop::option::of(0i64..20), "[ab]{1,2}"), 0..40),
+        clauses in prop::collection::vec((0usize..3, 0usize..6, 0i64..20), 1..3),
+    ) {
+        let ops = ["eq", "neq", "gt", "lte", "in", "exists"];
+        let fields = ["n", "m", "s"];
+        let items: Vec<Value> = rows.iter().map(|(n, m, s)| {
+            let mut v = json!({"n": n, "s": s});
+            if let Some(m) = m { v["m"] = json!(m); }
+            v
+        }).collect();
+        let filter: Vec<Value> = clauses.iter().map(|(f, o, x)| {
+            let value = match ops[*o] { "in" => json!([x, x + 1]), "exists" => json!(x % 2 == 0), _ => json!(x) };
+            json!({"field": fields[*f], "op": ops[*o], "value": value})
+        }).collect();
+        // An independent oracle over the generated shape.
+        let oracle = |row: &(i64, Option<i64>, String)| clauses.iter().all(|(f, o, x)| {
+            let val: Option<i64> = match *f { 0 => Some(row.0), 1 => row.1, _ => None };
+            match (ops[*o], *f) {
+                ("exists", _) => (if *f == 1 { row.1.is_some() } else { true }) == (x % 2 == 0),
+                // A word never equals or orders against a number.
+                (op, 2) => op == "neq",
+                ("eq", _) => val == Some(*x),
+                ("neq", _) => val != Some(*x),
+                ("gt", _) => val.is_some_and(|v| v > *x),
+                ("lte", _) => val.is_some_and(|v| v <= *x),
+                ("in", _) => val.is_some_and(|v| v == *x || v == x + 1),
+                _ => unreachable!(),
+            }
+        });
+        let stored = json!({"data": items});
+        let r = query_result(&stored, &json!({"filter": filter, "limit": 1000}), &Limits::default()).unwrap_or_else(|e| panic!("{e}"));
+        let got: Vec<Value> = r["items"].as_array().cloned().unwrap_or_default();
+        let want: Vec<Value> = rows.iter().zip(&items).filter(|(r, _)| oracle(r)).map(|(_, i)| i.clone()).collect();
+        prop_assert_eq!(got, want);
+    }
+}

@@ -1,0 +1,82 @@
+//! The engine's only doors to the outside world: the upstream API, a progress sink and a
+//! clock. The runtime implements them over reqwest, SSE and tokio; tests implement them in
+//! memory, which is what keeps the engine deterministic and benchmarkable.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::time::Duration;
+
+/// One request the engine wants made. Reserved arguments are never in `args` (L3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamRequest {
+    /// The tool's own arguments (top-level parameters, body under `body`).
+    pub args: Map<String, Value>,
+    /// An absolute next-page URL announced by the API (cursor walks); when set, the
+    /// upstream requests this URL instead of building one from `args`.
+    pub next_url: Option<String>,
+    /// Wall-clock time left for this tool call; the upstream should not wait longer.
+    pub timeout: Duration,
+}
+
+/// What the API answered. Statuses >= 400 may come back here too: the engine treats
+/// 408/425/429/500/502/503/504 as transient and every other one as a failure.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UpstreamResponse {
+    pub status: u16,
+    /// Header names in any case; the engine compares them case-insensitively.
+    pub headers: Vec<(String, String)>,
+    /// Raw body bytes as received; the engine parses them.
+    pub body: Vec<u8>,
+}
+
+/// A request that produced no response (or that the upstream layer already classified).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamFailure {
+    /// Worth retrying: 429, 502, 503, timeouts, connection errors.
+    pub transient: bool,
+    pub status: Option<u16>,
+    /// From `Retry-After`, when the API sent one.
+    pub retry_after: Option<Duration>,
+    /// What was learned from upstream, free of credentials.
+    pub message: String,
+}
+
+pub trait Upstream {
+    fn call(
+        &self,
+        req: UpstreamRequest,
+    ) -> impl Future<Output = Result<UpstreamResponse, UpstreamFailure>> + Send;
+}
+
+/// S1: one live progress report; serialized as the `data` of a
+/// `data-tool-loop-progress` chunk.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress {
+    pub page: u32,
+    pub pages_max: u32,
+    pub items: usize,
+    pub requests: u32,
+    pub requests_max: u32,
+    pub elapsed_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+}
+
+pub trait ProgressSink {
+    fn progress(&self, p: &Progress);
+}
+
+/// A sink that drops every report, for callers that do not stream.
+pub struct NoProgress;
+
+impl ProgressSink for NoProgress {
+    fn progress(&self, _: &Progress) {}
+}
+
+pub trait Clock {
+    /// Milliseconds on a monotonic scale (only differences are used).
+    fn now_ms(&self) -> u64;
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send;
+}

@@ -1,0 +1,456 @@
+//! P2–P5, E1–E5, S1: the walk. One collection per `_for_each` value (or one collection),
+//! each fetched page by page (page number, offset or cursor), under one shared budget.
+//! Every way a walk can end has a name, and the verdict says whether the rows are all of
+//! them.
+
+use crate::engine::analysis::{Param, ToolAnalysis};
+use crate::engine::doc::{Item, Page};
+use crate::engine::error::EngineError;
+use crate::engine::fetch::{fetch, Budget, Failed};
+use crate::engine::limits::Limits;
+use crate::engine::origin;
+use crate::engine::outcome::{Outcome, StopReason};
+use crate::engine::plan::{CallPlan, ForEachError};
+use crate::engine::signals::{self, Signals};
+use crate::engine::upstream::{Clock, Progress, ProgressSink, Upstream, UpstreamRequest};
+use crate::engine::verdict::{self, Collection};
+use serde_json::{json, Map, Value};
+use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::time::Duration;
+
+/// Cursor parameters that take the id of the last row when the API only says `has_more`
+/// (Stripe's `starting_after`).
+const LAST_ID_CURSORS: &[&str] = &[
+    "starting_after",
+    "startingAfter",
+    "after",
+    "page[after]",
+    "after_id",
+];
+
+struct Ctx<'a, U, P, C> {
+    plan: &'a CallPlan,
+    analysis: &'a ToolAnalysis,
+    upstream: &'a U,
+    progress: &'a P,
+    clock: &'a C,
+    limits: &'a Limits,
+    budget: Budget,
+    last_progress: u64,
+    items: Vec<Item>,
+    first: Option<Page>,
+}
+
+/// Runs a call: every collection, every page when asked, within `limits`.
+pub async fn run<U: Upstream, P: ProgressSink, C: Clock>(
+    plan: &CallPlan,
+    analysis: &ToolAnalysis,
+    upstream: &U,
+    progress: &P,
+    clock: &C,
+    limits: &Limits,
+) -> Result<Outcome, EngineError> {
+    let start = clock.now_ms();
+    let mut ctx = Ctx {
+        plan,
+        analysis,
+        upstream,
+        progress,
+        clock,
+        limits,
+        budget: Budget::new(start),
+        last_progress: start,
+        items: Vec::new(),
+        first: None,
+    };
+    let values: Vec<Option<Value>> = match &plan.for_each {
+        Some(f) => f.values.iter().cloned().map(Some).collect(),
+        None => vec![None],
+    };
+    let mut errors: Vec<ForEachError> = plan
+        .for_each
+        .iter()
+        .flat_map(|f| f.rejected.clone())
+        .collect();
+    if values.is_empty() {
+        return Err(EngineError::invalid(format!(
+            "No `_for_each` value could be used: {}",
+            describe(&errors)
+        )));
+    }
+    let mut cols: Vec<Collection> = Vec::new();
+    let mut unfetched: Vec<Value> = Vec::new();
+    let mut halted: Option<StopReason> = None;
+    for value in values {
+        if let Some(stop) = halted.or_else(|| ctx.budget.exhausted(limits, clock)) {
+            halted = Some(stop);
+            unfetched.extend(value);
+            continue;
+        }
+        let col = collection(&mut ctx, value.as_ref()).await;
+        if let Some(f) = &col.failure {
+            if col.pages == 0 && f.stop != StopReason::UpstreamError {
+                // Refused by the budget before anything came: not a failure of the value.
+                halted = Some(f.stop);
+                unfetched.extend(value);
+                continue;
+            }
+            let error = if col.pages == 0 {
+                f.message.clone()
+            } else {
+                format!(
+                    "page {} failed: {}; the rows of earlier pages are kept",
+                    col.pages + 1,
+                    f.message
+                )
+            };
+            if let Some(v) = &value {
+                errors.push(ForEachError {
+                    value: v.clone(),
+                    status: f.status,
+                    error,
+                });
+            }
+        }
+        if matches!(
+            col.stop,
+            StopReason::Requests | StopReason::Bytes | StopReason::Items | StopReason::Time
+        ) {
+            halted = Some(col.stop);
+        }
+        cols.push(col);
+    }
+    let fetched_any = cols.iter().any(|c| c.pages > 0);
+    if !fetched_any {
+        let status = cols
+            .iter()
+            .find_map(|c| c.failure.as_ref().and_then(|f| f.status));
+        let detail = match &plan.for_each {
+            None => cols
+                .iter()
+                .find_map(|c| c.failure.as_ref())
+                .map(upstream_detail)
+                .unwrap_or_else(|| "The upstream API could not be reached.".to_owned()),
+            Some(_) => format!("Every `_for_each` value failed: {}", describe(&errors)),
+        };
+        return Err(EngineError::Upstream { status, detail });
+    }
+    let verdict = verdict::combine(
+        &cols,
+        &unfetched,
+        &errors,
+        plan,
+        analysis,
+        limits,
+        ctx.items.len(),
+    );
+    let first = ctx.first.take().unwrap_or_else(|| Page::parse(b""));
+    Ok(Outcome {
+        envelope: plan.uses_reserved,
+        frame: first.frame,
+        slot: first.slot,
+        json: first.json,
+        items: ctx.items,
+        verdict,
+        for_each_errors: errors,
+        requests: ctx.budget.requests,
+        pages: cols.iter().map(|c| c.pages).sum(),
+        bytes: ctx.budget.bytes,
+    })
+}
+
+fn upstream_detail(f: &Failed) -> String {
+    match f.status {
+        Some(s) => format!("The upstream API answered HTTP {s}: {}", f.message),
+        None => format!("The upstream API could not be reached: {}", f.message),
+    }
+}
+
+fn describe(errors: &[ForEachError]) -> String {
+    let shown: Vec<String> = errors
+        .iter()
+        .take(5)
+        .map(|e| format!("{} → {}", e.value, e.error))
+        .collect();
+    let more = errors.len().saturating_sub(5);
+    if more > 0 {
+        format!("{}; and {more} more.", shown.join("; "))
+    } else {
+        format!("{}.", shown.join("; "))
+    }
+}
+
+enum Style {
+    Single,
+    Page(Param, i64),
+    Offset(Param, u64),
+    Cursor(Param),
+}
+
+async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
+    ctx: &mut Ctx<'_, U, P, C>,
+    value: Option<&Value>,
+) -> Collection {
+    let (plan, analysis, limits) = (ctx.plan, ctx.analysis, ctx.limits);
+    let mut args = plan.upstream_args.clone();
+    if let (Some(f), Some(v)) = (&plan.for_each, value) {
+        set_arg(&mut args, &f.key, f.in_body, v.clone());
+    }
+    let mut size = analysis
+        .page_size
+        .as_ref()
+        .and_then(|p| get_arg(&args, p).and_then(as_u64));
+    let mut style = Style::Single;
+    if plan.all_pages {
+        if let Some(p) = &analysis.page_size {
+            let chosen = p
+                .maximum
+                .unwrap_or(u64::from(limits.default_page_size))
+                .max(1);
+            set_arg(&mut args, &p.name, p.in_body, json!(chosen));
+            size = Some(chosen);
+        }
+        style = match (
+            &analysis.page_size,
+            &analysis.offset,
+            &analysis.page_number,
+            &analysis.cursor,
+        ) {
+            (Some(_), Some(o), _, _) => {
+                let at = get_arg(&args, o).and_then(as_u64).unwrap_or(0);
+                set_arg(&mut args, &o.name, o.in_body, json!(at));
+                Style::Offset(o.clone(), at)
+            }
+            (Some(_), None, Some(p), _) => {
+                let n = get_arg(&args, p)
+                    .and_then(Value::as_i64)
+                    .or_else(|| p.default.as_ref().and_then(Value::as_i64))
+                    .or(p.minimum)
+                    .unwrap_or(1);
+                set_arg(&mut args, &p.name, p.in_body, json!(n));
+                Style::Page(p.clone(), n)
+            }
+            (_, _, _, Some(c)) => Style::Cursor(c.clone()),
+            _ => Style::Single,
+        };
+    }
+    let mut col = Collection::new(value.cloned());
+    let mut next_url: Option<String> = None;
+    let mut seen_cursors: HashSet<String> = HashSet::new();
+    let mut seen_pages: HashSet<u64> = HashSet::new();
+    let mut previous_page: Option<u64> = None;
+    loop {
+        let req = UpstreamRequest {
+            args: args.clone(),
+            next_url: next_url.clone(),
+            timeout: Duration::ZERO,
+        };
+        let resp = match fetch(ctx.upstream, ctx.clock, limits, &mut ctx.budget, req).await {
+            Ok(r) => r,
+            Err(f) => {
+                col.stop = f.stop;
+                col.likely_more = true;
+                col.failure = Some(f);
+                break;
+            }
+        };
+        col.pages += 1;
+        let mut page = Page::parse(&resp.body);
+        let sig = signals::read(&page.frame, &resp.headers);
+        if col.pages == 1 {
+            col.total = sig.total;
+        }
+        let n = page.items.len();
+        let fingerprint = fingerprint(&page.items);
+        if n > 0 && !seen_pages.insert(fingerprint) {
+            // Some APIs answer every page past the end with the last page again.
+            col.stop = StopReason::Loop;
+            col.repeat_of_previous = previous_page == Some(fingerprint);
+            col.likely_more = !col.repeat_of_previous;
+            break;
+        }
+        previous_page = Some(fingerprint);
+        let items = std::mem::take(&mut page.items);
+        if ctx.first.is_none() {
+            ctx.first = Some(page);
+        }
+        let room = limits.items.saturating_sub(ctx.budget.items);
+        let take = n.min(room);
+        let tag = plan.for_each.as_ref().zip(value);
+        ctx.items
+            .extend(items.into_iter().take(take).map(|i| match tag {
+                Some((f, v)) => i.tagged(&f.key, v),
+                None => i,
+            }));
+        ctx.budget.items += take;
+        col.rows += take;
+        report(ctx, col.pages, value);
+        if take < n {
+            col.stop = StopReason::Items;
+            col.likely_more = true;
+            break;
+        }
+        let fetched = col.rows;
+        let more = sig.says_more(fetched) || col.total.is_some_and(|t| (fetched as u64) < t);
+        match &mut style {
+            Style::Single => {
+                let full = size.is_some_and(|s| n as u64 >= s);
+                col.single = true;
+                col.likely_more = more || (full && sig.has_more != Some(false));
+                col.known_end = sig.has_more == Some(false)
+                    || col.total.is_some_and(|t| fetched as u64 >= t)
+                    || size.is_some_and(|s| (n as u64) < s);
+                col.stop = StopReason::End;
+                break;
+            }
+            Style::Page(p, number) => {
+                if end_of_numbered(n, size, &sig, more, col.total, fetched) {
+                    col.finish_end(more && n > 0 && sig.has_more != Some(false));
+                    break;
+                }
+                *number += 1;
+                set_arg(&mut args, &p.name, p.in_body, json!(*number));
+            }
+            Style::Offset(p, at) => {
+                if end_of_numbered(n, size, &sig, more, col.total, fetched) {
+                    col.finish_end(more && n > 0 && sig.has_more != Some(false));
+                    break;
+                }
+                // Step by rows received, not rows asked for: right even when the API
+                // silently caps the page size.
+                *at += n as u64;
+                set_arg(&mut args, &p.name, p.in_body, json!(*at));
+            }
+            Style::Cursor(p) => {
+                let next = if let Some(url) = &sig.next_url {
+                    match origin::follow(url, plan.origin.as_deref()) {
+                        Some(abs) => Some((abs, true)),
+                        None => {
+                            col.stop = StopReason::OffOrigin;
+                            col.likely_more = true;
+                            col.off_origin_url = Some(url.clone());
+                            break;
+                        }
+                    }
+                } else if let Some(t) = &sig.next_token {
+                    Some((t.clone(), false))
+                } else if sig.has_more == Some(true) && LAST_ID_CURSORS.contains(&p.name.as_str()) {
+                    ctx.items.last().and_then(last_id).map(|id| (id, false))
+                } else {
+                    None
+                };
+                let Some((next, is_url)) = next else {
+                    col.finish_end(
+                        sig.has_more == Some(true)
+                            || col.total.is_some_and(|t| (fetched as u64) < t),
+                    );
+                    break;
+                };
+                if !seen_cursors.insert(next.clone()) {
+                    col.stop = StopReason::Loop;
+                    col.likely_more = col.total.is_none_or(|t| (fetched as u64) < t);
+                    break;
+                }
+                if is_url {
+                    next_url = Some(next);
+                } else {
+                    next_url = None;
+                    set_arg(&mut args, &p.name, p.in_body, Value::String(next));
+                }
+            }
+        }
+        if col.pages >= limits.pages_per_collection {
+            col.stop = StopReason::Pages;
+            col.likely_more = true;
+            break;
+        }
+        if let Some(stop) = ctx.budget.exhausted(limits, ctx.clock) {
+            col.stop = stop;
+            col.likely_more = true;
+            break;
+        }
+    }
+    col
+}
+
+/// P2 for page-number and offset walks: an empty page, an explicit "no more", the
+/// announced total reached, or a short page the API does not contradict.
+fn end_of_numbered(
+    n: usize,
+    size: Option<u64>,
+    sig: &Signals,
+    more: bool,
+    total: Option<u64>,
+    fetched: usize,
+) -> bool {
+    n == 0
+        || sig.has_more == Some(false)
+        || total.is_some_and(|t| fetched as u64 >= t)
+        || (size.is_some_and(|s| (n as u64) < s) && !more)
+}
+
+fn fingerprint(items: &[Item]) -> u64 {
+    let mut h = DefaultHasher::new();
+    for i in items {
+        i.raw().hash(&mut h);
+    }
+    h.finish()
+}
+
+fn last_id(item: &Item) -> Option<String> {
+    match item.view(&["id"]).get("id")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// S1: at most one report per `progress_interval`.
+fn report<U, P: ProgressSink, C: Clock>(
+    ctx: &mut Ctx<'_, U, P, C>,
+    page: u32,
+    value: Option<&Value>,
+) {
+    let now = ctx.clock.now_ms();
+    let interval = u64::try_from(ctx.limits.progress_interval.as_millis()).unwrap_or(u64::MAX);
+    if now.saturating_sub(ctx.last_progress) < interval {
+        return;
+    }
+    ctx.last_progress = now;
+    ctx.progress.progress(&Progress {
+        page,
+        pages_max: ctx.limits.pages_per_collection,
+        items: ctx.budget.items,
+        requests: ctx.budget.requests,
+        requests_max: ctx.limits.requests,
+        elapsed_ms: now.saturating_sub(ctx.budget.start_ms),
+        value: value.cloned(),
+    });
+}
+
+fn get_arg<'a>(args: &'a Map<String, Value>, p: &Param) -> Option<&'a Value> {
+    if p.in_body {
+        args.get("body")?.get(&p.name)
+    } else {
+        args.get(&p.name)
+    }
+}
+
+fn as_u64(v: &Value) -> Option<u64> {
+    v.as_u64().or_else(|| v.as_str()?.parse().ok())
+}
+
+fn set_arg(args: &mut Map<String, Value>, name: &str, in_body: bool, v: Value) {
+    if !in_body {
+        args.insert(name.to_owned(), v);
+        return;
+    }
+    let body = args.entry("body").or_insert_with(|| json!({}));
+    if !body.is_object() {
+        *body = json!({});
+    }
+    if let Value::Object(m) = body {
+        m.insert(name.to_owned(), v);
+    }
+}
