@@ -1,6 +1,7 @@
 //! Builds the application from `Settings` over a `TcpListener`, so tests bind port 0.
 
 use std::net::TcpListener;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use actix_web::dev::{Server, Service as _};
@@ -11,9 +12,13 @@ use secrecy::ExposeSecret;
 
 use crate::auth::tokens::TokenService;
 use crate::crypto::Cipher;
+use crate::engine::Limits;
 use crate::metrics::Metrics;
+use crate::runtime::slots::WalkSlots;
+use crate::runtime::{Kv, Runtime};
 use crate::settings::Settings;
 use crate::state::AppState;
+use crate::upstream::{Caller as HttpCaller, CallerConfig, RateLimits};
 use crate::{api, store};
 
 pub struct Application {
@@ -54,6 +59,23 @@ impl Application {
         let listener = TcpListener::bind(&settings.bind)
             .with_context(|| format!("could not bind {}", settings.bind))?;
         let port = listener.local_addr()?.port();
+        let metrics = Arc::new(Metrics::default());
+        let runtime = Runtime {
+            pool: pool.clone(),
+            kv: Kv::new(redis.clone()),
+            cipher: cipher.clone(),
+            http: HttpCaller::new(CallerConfig {
+                allow_private: settings.allow_private_upstreams,
+                ..CallerConfig::default()
+            }),
+            rate_limits: RateLimits::new(),
+            walks: WalkSlots::new(settings.org_concurrent_walks as usize),
+            limits: Limits::default(),
+            metrics: metrics.clone(),
+        };
+        let per_second =
+            NonZeroU32::new(settings.org_requests_per_second).unwrap_or(NonZeroU32::MIN);
+        let org_limiter = governor::RateLimiter::keyed(governor::Quota::per_second(per_second));
         let state = web::Data::new(AppState {
             pool,
             redis,
@@ -61,7 +83,9 @@ impl Application {
             tokens,
             admin_token: secrets.admin_token,
             settings,
-            metrics: Arc::new(Metrics::default()),
+            metrics,
+            runtime,
+            org_limiter,
         });
         let server = run(listener, state.clone())?;
         Ok(Self {

@@ -8,6 +8,7 @@ use sqlx::PgPool;
 use crate::auth::tokens::TokenService;
 use crate::crypto::Cipher;
 use crate::metrics::Metrics;
+use crate::runtime::Runtime;
 use crate::settings::Settings;
 
 pub struct AppState {
@@ -18,4 +19,9 @@ pub struct AppState {
     pub admin_token: SecretString,
     pub settings: Settings,
     pub metrics: Arc<Metrics>,
+    pub runtime: Runtime,
+    /// Requests per second per org on loopgate's own API.
+    pub org_limiter: OrgLimiter,
 }
+
+pub type OrgLimiter = governor::DefaultKeyedRateLimiter<String>;

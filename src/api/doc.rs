@@ -4,7 +4,8 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::{
-    agents, api_keys, deployments, error, ops, orgs, providers, runtime_tokens, tools, workflows,
+    agents, api_keys, deployments, error, ops, orgs, providers, runtime, runtime_tokens, tools,
+    workflows,
 };
 
 struct BearerAuth;
@@ -47,7 +48,7 @@ on the first page only; pass `cursor` back until `has_more` is false."
         agents::create, agents::list, agents::get, agents::update, agents::delete,
         agents::add_binding, agents::get_binding, agents::update_binding, agents::remove_binding,
         workflows::create, workflows::list, workflows::get, workflows::update, workflows::delete,
-        runtime_tokens::mint,
+        runtime_tokens::mint, runtime::steps, runtime::tool_call, runtime::get_tool_call,
     ),
     components(schemas(error::Problem)),
     tags(

@@ -56,7 +56,35 @@ enum Presented {
     Runtime(crate::auth::RuntimeCaller),
 }
 
+/// Per-org limit on loopgate's own API: past it, 429 with `Retry-After`.
+fn throttle(state: &AppState, org: &OrgId) -> Result<(), ApiError> {
+    use governor::clock::{Clock, DefaultClock};
+    state
+        .org_limiter
+        .check_key(&org.as_str().to_string())
+        .map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            ApiError::RateLimited {
+                detail: format!(
+                    "this org exceeded {} requests per second; retry after the indicated delay",
+                    state.settings.org_requests_per_second
+                ),
+                retry_after_secs: wait.as_secs_f64().ceil() as u64,
+            }
+        })
+}
+
 async fn authenticate(req: HttpRequest) -> Result<(web::Data<AppState>, Presented), ApiError> {
+    let (state, presented) = identify(req).await?;
+    match &presented {
+        Presented::Key(k) => throttle(&state, &k.org)?,
+        Presented::Runtime(r) => throttle(&state, &r.org)?,
+        Presented::Admin => {}
+    }
+    Ok((state, presented))
+}
+
+async fn identify(req: HttpRequest) -> Result<(web::Data<AppState>, Presented), ApiError> {
     let token = bearer(&req)?;
     let state = state(&req)?;
     if is_admin(&state, &token) {

@@ -11,7 +11,9 @@ pub mod list;
 pub mod ops;
 pub mod orgs;
 pub mod providers;
+pub mod runtime;
 pub mod runtime_tokens;
+pub mod sse;
 pub mod tools;
 pub mod validate;
 pub mod workflows;
@@ -173,7 +175,19 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 "/workflows/{workflow_id}",
                 web::delete().to(workflows::delete),
             )
-            .route("/runtime-tokens", web::post().to(runtime_tokens::mint)),
+            .route("/runtime-tokens", web::post().to(runtime_tokens::mint))
+            .route(
+                "/agents/{agent_id}/threads/{thread_id}/steps",
+                web::post().to(runtime::steps),
+            )
+            .route(
+                "/agents/{agent_id}/threads/{thread_id}/tool-calls",
+                web::post().to(runtime::tool_call),
+            )
+            .route(
+                "/tool-calls/{call_id}",
+                web::get().to(runtime::get_tool_call),
+            ),
     )
     .default_service(web::to(not_found));
 }

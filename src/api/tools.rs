@@ -55,7 +55,9 @@ pub struct ImportedTools {
     pub data: Vec<Tool>,
 }
 
-const METHODS: [&str; 8] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"];
+const METHODS: [&str; 8] = [
+    "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE",
+];
 
 /// Checks a tool definition; each message names the field and what to change.
 pub fn check(mut f: ToolFields) -> Result<ToolFields, ApiError> {
@@ -92,7 +94,8 @@ pub fn check(mut f: ToolFields) -> Result<ToolFields, ApiError> {
         // a key cleaned for models keeps the placeholder as its wire name
         let declared = props.is_some_and(|p| {
             p.contains_key(param)
-                || p.values().any(|v| v["x-loopgate-in"] == "path" && v["x-loopgate-name"] == param)
+                || p.values()
+                    .any(|v| v["x-loopgate-in"] == "path" && v["x-loopgate-name"] == param)
         });
         if !declared {
             return Err(ApiError::invalid(format!(

@@ -11,6 +11,7 @@ pub mod orgs;
 pub mod page;
 pub mod providers;
 pub mod threads;
+pub mod tool_calls;
 pub mod tools;
 pub mod workflows;
 

@@ -4,6 +4,8 @@
 //! Run through `scripts/test`, which brings both up.
 
 mod helpers;
+mod rig;
+mod upstream_server;
 
 mod admin;
 mod agents;
@@ -13,4 +15,8 @@ mod openapi_doc;
 mod openapi_import;
 mod pagination;
 mod providers;
+mod runtime_ai_client;
+mod runtime_guard;
+mod runtime_limits;
 mod runtime_tokens;
+mod runtime_walks;

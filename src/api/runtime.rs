@@ -1,0 +1,154 @@
+//! Agent runtimes: the next step's tools, tool calls (JSON or a streamed
+//! UI-message stream), and reading a call's outcome back.
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Serialize;
+use serde_json::{json, Value};
+use utoipa::ToSchema;
+
+use super::error::{ApiError, Problem};
+use super::extract::Runtime;
+use super::sse;
+use crate::runtime::call::ToolCallInput;
+use crate::runtime::steps::StepView;
+use crate::runtime::RuntimeError;
+use crate::state::AppState;
+use crate::store::tool_calls::{self, ToolCallRecord};
+use crate::store::StoreError;
+
+impl From<RuntimeError> for ApiError {
+    fn from(e: RuntimeError) -> Self {
+        let (code, status) = e.code_status();
+        match e {
+            RuntimeError::NotFound(what) => ApiError::not_found(what),
+            RuntimeError::Forbidden(d) => ApiError::Forbidden(d),
+            RuntimeError::RateLimited {
+                detail,
+                retry_after,
+            } => ApiError::RateLimited {
+                detail,
+                retry_after_secs: retry_after.as_secs().max(1),
+            },
+            RuntimeError::Kv(_)
+            | RuntimeError::Result(crate::runtime::results::ResultError::Store(_)) => {
+                ApiError::Unavailable {
+                    detail: "the result store is unavailable; retry shortly".into(),
+                    retry_after_secs: 2,
+                }
+            }
+            RuntimeError::Store(StoreError::NotFound) => ApiError::not_found("object"),
+            RuntimeError::Store(s) => s.into(),
+            RuntimeError::Internal(e) => ApiError::Internal(e),
+            other => ApiError::Tool {
+                status,
+                code,
+                detail: other.to_string(),
+            },
+        }
+    }
+}
+
+/// A tool call's answer: `result` is what enters the conversation.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ToolCallResponse {
+    pub id: String,
+    pub name: String,
+    #[schema(value_type = Object)]
+    pub result: Value,
+}
+
+/// The tools, system messages and restriction of the thread's next model step.
+#[utoipa::path(post, path = "/v1/agents/{agent_id}/threads/{thread_id}/steps", tag = "runtime",
+    responses((status = 200, body = StepView), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn steps(
+    Runtime(caller): Runtime,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (agent, thread) = path.into_inner();
+    let view = state.runtime.steps(&caller, &agent, &thread).await?;
+    Ok(HttpResponse::Ok().json(view))
+}
+
+fn wants_stream(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"))
+}
+
+/// Execute a tool call in a thread.
+///
+/// With `Accept: text/event-stream` the call streams the AI SDK UI-message stream (v1):
+/// start, start-step, tool-input-available, data-tool-loop-progress (at most one per
+/// 750 ms), tool-output-available or tool-output-error, finish-step, finish, [DONE].
+/// The call runs to its end even if the client leaves; read it back with GET /v1/tool-calls/{id}.
+#[utoipa::path(post, path = "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls", tag = "runtime",
+    request_body = ToolCallInput,
+    responses((status = 200, body = ToolCallResponse), (status = 400, body = Problem), (status = 404, body = Problem),
+              (status = 409, body = Problem), (status = 410, body = Problem), (status = 429, body = Problem), (status = 502, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn tool_call(
+    Runtime(caller): Runtime,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+    req: HttpRequest,
+    body: web::Json<ToolCallInput>,
+) -> Result<HttpResponse, ApiError> {
+    let (agent, thread) = path.into_inner();
+    let start = state
+        .runtime
+        .start_call(&caller, &agent, &thread, body.into_inner())
+        .await?;
+    if wants_stream(&req) {
+        return Ok(sse::stream_call(state, caller, start));
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let (id, name) = (start.id.clone(), start.input.name.clone());
+    // Spawned so that a client that disconnects does not cancel the walk.
+    actix_web::rt::spawn(async move {
+        let out = state
+            .runtime
+            .execute(&caller, &start, &crate::engine::NoProgress)
+            .await;
+        let _ = tx.send(out);
+    });
+    let result = rx.await.map_err(|_| {
+        ApiError::Internal(anyhow::anyhow!("tool call task ended without an outcome"))
+    })??;
+    Ok(HttpResponse::Ok().json(ToolCallResponse { id, name, result }))
+}
+
+/// Read a tool call's outcome (same caller), e.g. after a disconnect mid-walk.
+#[utoipa::path(get, path = "/v1/tool-calls/{call_id}", tag = "runtime",
+    responses((status = 200, body = ToolCallRecord), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn get_tool_call(
+    Runtime(caller): Runtime,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let rec = tool_calls::get(&state.pool, caller.org(), &caller.thread_owner(), &path)
+        .await
+        .map_err(super::error::or_not_found("tool call"))?;
+    Ok(HttpResponse::Ok().json(rec))
+}
+
+/// The `tool-output-error` text: the problem's detail, with its code.
+pub fn error_text(e: &RuntimeError) -> String {
+    format!("{}: {}", e.code_status().0, e)
+}
+
+pub fn chunk(v: Value) -> String {
+    format!("data: {v}\n\n")
+}
+
+pub fn start_chunks(call_id: &str, name: &str, input: &Value) -> [String; 3] {
+    [
+        chunk(json!({"type": "start"})),
+        chunk(json!({"type": "start-step"})),
+        chunk(
+            json!({"type": "tool-input-available", "toolCallId": call_id, "toolName": name, "input": input}),
+        ),
+    ]
+}

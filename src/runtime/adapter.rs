@@ -1,0 +1,98 @@
+//! The engine's `Upstream` and `Clock`, implemented with the real HTTP caller and tokio.
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use secrecy::SecretString;
+
+use super::call::Credential;
+use super::{BoundTool, Runtime};
+use crate::engine::{Clock, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse};
+use crate::metrics::Metrics;
+use crate::upstream::{CallError, ProviderLimiter, Target};
+
+/// One tool's upstream, with its credential and its provider's shared rate limiter.
+pub struct HttpUpstream<'a> {
+    runtime: &'a Runtime,
+    target: Target,
+    limiter: Option<Arc<ProviderLimiter>>,
+}
+
+impl<'a> HttpUpstream<'a> {
+    pub fn new(runtime: &'a Runtime, bound: &BoundTool, credential: Credential) -> Self {
+        let credential: Option<SecretString> = match credential {
+            Credential::User(s) => Some(s),
+            Credential::Org(s) => s,
+        };
+        let target = Target {
+            base_url: bound.provider.base_url.clone(),
+            method: bound.tool.method.clone(),
+            path: bound.tool.path.clone(),
+            input_schema: bound.tool.input_schema.0.clone(),
+            auth: bound.provider.auth.clone(),
+            credential,
+        };
+        let limiter = runtime
+            .rate_limits
+            .for_provider(&bound.provider.id, bound.provider.rate_limit.as_ref());
+        Self {
+            runtime,
+            target,
+            limiter,
+        }
+    }
+}
+
+fn failure(e: CallError) -> UpstreamFailure {
+    UpstreamFailure {
+        transient: e.transient(),
+        status: e.status(),
+        retry_after: e.retry_after(),
+        message: e.to_string(),
+    }
+}
+
+impl Upstream for HttpUpstream<'_> {
+    async fn call(&self, req: UpstreamRequest) -> Result<UpstreamResponse, UpstreamFailure> {
+        let metrics = &self.runtime.metrics;
+        Metrics::inc(&metrics.upstream_requests);
+        let limiter = self.limiter.as_deref();
+        let res = match &req.next_url {
+            Some(url) => self.runtime.http.call_url(&self.target, url, limiter).await,
+            None => {
+                self.runtime
+                    .http
+                    .call(&self.target, &req.args, limiter)
+                    .await
+            }
+        };
+        match res {
+            Ok(r) => Ok(UpstreamResponse {
+                status: r.status,
+                headers: r.headers,
+                body: r.body,
+            }),
+            Err(e) => {
+                Metrics::inc(&metrics.upstream_failures);
+                Err(failure(e))
+            }
+        }
+    }
+}
+
+/// Wall clock for walks: monotonic milliseconds and tokio sleeps.
+pub struct SystemClock;
+
+fn origin() -> Instant {
+    static START: OnceLock<Instant> = OnceLock::new();
+    *START.get_or_init(Instant::now)
+}
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> u64 {
+        origin().elapsed().as_millis() as u64
+    }
+    async fn sleep(&self, d: Duration) {
+        tokio::time::sleep(d).await
+    }
+}

@@ -1,0 +1,249 @@
+//! One tool call in a thread: retrieval tools read stored results (G4, G6); any other
+//! tool is checked against the restriction (G5), parsed by the engine (L3), run against
+//! its upstream with the right credential, presented (R2, F, G1) and its full result
+//! stored under a `_resultId` (G3).
+
+use secrecy::SecretString;
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::adapter::{HttpUpstream, SystemClock};
+use super::{results, BoundTool, Runtime, RuntimeError, ThreadKey};
+use crate::auth::Caller;
+use crate::crypto::{new_id, random_token};
+use crate::engine::{self, ProgressSink};
+use crate::metrics::Metrics;
+use crate::store::{providers, tool_calls};
+
+/// `POST …/tool-calls` body.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolCallInput {
+    pub name: String,
+    #[serde(default = "empty_object")]
+    #[schema(value_type = Object)]
+    pub arguments: Value,
+    /// Experiment runs never read from or write to the dataset cache.
+    #[serde(default)]
+    pub experiment: bool,
+}
+
+fn empty_object() -> Value {
+    Value::Object(Default::default())
+}
+
+/// A call that has been accepted and recorded, ready to execute.
+#[derive(Debug, Clone)]
+pub struct CallStart {
+    pub id: String,
+    pub thread: ThreadKey,
+    pub agent_id: String,
+    pub input: ToolCallInput,
+}
+
+pub const QUERY_TOOL: &str = "queryToolResult";
+pub const FETCH_TOOL: &str = "fetchToolResult";
+
+/// Which credential a call uses.
+pub enum Credential {
+    /// The runtime token's own secret for this provider.
+    User(SecretString),
+    /// The org-level secret, if one is stored.
+    Org(Option<SecretString>),
+}
+
+impl Runtime {
+    /// Checks the caller and agent, resolves the thread and records the call.
+    pub async fn start_call(
+        &self,
+        caller: &Caller,
+        agent_id: &str,
+        thread_key: &str,
+        input: ToolCallInput,
+    ) -> Result<CallStart, RuntimeError> {
+        let agent = self.agent(caller, agent_id).await?;
+        let thread = self.thread(caller, &agent.id, thread_key).await?;
+        let id = new_id("call");
+        tool_calls::start(
+            &self.pool,
+            caller.org(),
+            &tool_calls::NewCall {
+                id: &id,
+                agent_id: &agent.id,
+                thread_id: &thread.thread_id,
+                caller: &caller.thread_owner(),
+                name: &input.name,
+                arguments: &input.arguments,
+            },
+        )
+        .await?;
+        Ok(CallStart {
+            id,
+            thread,
+            agent_id: agent.id,
+            input,
+        })
+    }
+
+    /// Runs the call to its end and records the outcome (also when nobody listens any more).
+    pub async fn execute<P: ProgressSink + Sync>(
+        &self,
+        caller: &Caller,
+        start: &CallStart,
+        progress: &P,
+    ) -> Result<Value, RuntimeError> {
+        Metrics::inc(&self.metrics.tool_calls);
+        let outcome = self.dispatch(caller, start, progress).await;
+        let record = match &outcome {
+            Ok(v) => tool_calls::finish(&self.pool, caller.org(), &start.id, Ok(v)).await,
+            Err(e) => {
+                let (code, status) = e.code_status();
+                let problem =
+                    serde_json::json!({"code": code, "status": status, "detail": e.to_string()});
+                tool_calls::finish(&self.pool, caller.org(), &start.id, Err(&problem)).await
+            }
+        };
+        if let Err(e) = record {
+            tracing::error!(error = %e, call = %start.id, "could not record the tool call outcome");
+        }
+        outcome
+    }
+
+    async fn dispatch<P: ProgressSink + Sync>(
+        &self,
+        caller: &Caller,
+        start: &CallStart,
+        progress: &P,
+    ) -> Result<Value, RuntimeError> {
+        let args = &start.input.arguments;
+        match start.input.name.as_str() {
+            QUERY_TOOL | FETCH_TOOL => {
+                return self.retrieve(&start.thread, &start.input.name, args).await
+            }
+            _ => {}
+        }
+        let agent = self.agent(caller, &start.agent_id).await?;
+        let Some(bound) = agent.tool(&start.input.name) else {
+            let mut names: Vec<&str> = agent.tools.iter().map(|t| t.tool.name.as_str()).collect();
+            names.extend([QUERY_TOOL, FETCH_TOOL]);
+            return Err(RuntimeError::UnknownTool(format!(
+                "there is no tool named '{}' for this agent; available tools: {}",
+                start.input.name,
+                names.join(", ")
+            )));
+        };
+        if results::is_restricted(&self.kv, &start.thread).await? {
+            let pending = results::pending(&self.kv, &start.thread).await?;
+            return Err(RuntimeError::RetrievalRequired(format!(
+                "an earlier result was cut and has not been read: call {QUERY_TOOL} or {FETCH_TOOL} with \
+                 resultId {} before calling other tools",
+                pending.join(", ")
+            )));
+        }
+        self.run_tool(caller, start, bound, progress).await
+    }
+
+    async fn run_tool<P: ProgressSink + Sync>(
+        &self,
+        caller: &Caller,
+        start: &CallStart,
+        bound: &BoundTool,
+        progress: &P,
+    ) -> Result<Value, RuntimeError> {
+        let mut plan = engine::parse_call(
+            &bound.analysis,
+            &bound.tool.input_schema.0,
+            start.input.arguments.clone(),
+            bound.binding.loop_responses,
+            &self.limits,
+        )?;
+        plan.origin = Some(bound.provider.base_url.clone());
+        let credential = self.credential(caller, bound).await?;
+        let _slot = self.walks.acquire(caller.org())?;
+        let upstream = HttpUpstream::new(self, bound, credential);
+        let outcome = engine::run(
+            &plan,
+            &bound.analysis,
+            &upstream,
+            progress,
+            &SystemClock,
+            &self.limits,
+        )
+        .await?;
+        let result_id = format!("res_{}", random_token(32));
+        let presented = engine::present(&outcome, &plan, &result_id, &self.limits);
+        if presented.stored {
+            results::put(
+                &self.kv,
+                &start.thread,
+                &result_id,
+                &outcome.to_stored_json(),
+                presented.truncated,
+            )
+            .await?;
+        }
+        Ok(presented.value)
+    }
+
+    /// The credential for this call: the token's own for the provider, else the org's,
+    /// unless the provider requires users' own credentials.
+    async fn credential(
+        &self,
+        caller: &Caller,
+        bound: &BoundTool,
+    ) -> Result<Credential, RuntimeError> {
+        if let Caller::Runtime(r) = caller {
+            if let Some(secret) = r.credentials.get(&bound.provider.id) {
+                return Ok(Credential::User(secret.clone()));
+            }
+        }
+        if bound.provider.user_credentials_required {
+            return Err(RuntimeError::CredentialRequired(format!(
+                "provider '{}' needs the user's own credential, and this call carries none: the application \
+                 must mint a runtime token with credentials for provider {}",
+                bound.provider.name, bound.provider.id
+            )));
+        }
+        let sealed =
+            providers::credential_ciphertext(&self.pool, caller.org(), &bound.provider.id).await?;
+        let secret = match sealed {
+            None => None,
+            Some(c) => {
+                let plain = self
+                    .cipher
+                    .decrypt(&c, bound.provider.id.as_bytes())
+                    .map_err(|e| RuntimeError::Internal(e.into()))?;
+                Some(SecretString::from(
+                    String::from_utf8_lossy(&plain).into_owned(),
+                ))
+            }
+        };
+        Ok(Credential::Org(secret))
+    }
+
+    async fn retrieve(
+        &self,
+        thread: &ThreadKey,
+        name: &str,
+        args: &Value,
+    ) -> Result<Value, RuntimeError> {
+        let id = args
+            .get("resultId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                RuntimeError::Engine(engine::EngineError::InvalidArguments {
+                    detail: format!("{name} needs `resultId`: the _resultId of an earlier result in this conversation"),
+                })
+            })?
+            .to_string();
+        let stored = results::load(&self.kv, thread, &id).await?;
+        let value = if name == QUERY_TOOL {
+            engine::query_result_json(&stored, args, &self.limits)?
+        } else {
+            engine::fetch_result(&stored, args, &self.limits)?
+        };
+        results::mark_read(&self.kv, thread, &id).await?;
+        Ok(value)
+    }
+}

@@ -1,0 +1,64 @@
+//! `RuntimeError`: why a step or tool call could not be served. Details are written for
+//! the model (the runtime client hands them over verbatim) and never hold a credential.
+
+use std::time::Duration;
+
+use crate::engine::EngineError;
+use crate::store::StoreError;
+
+use super::kv::KvError;
+use super::results::ResultError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0}")]
+    Engine(#[from] EngineError),
+    #[error("{0}")]
+    UnknownTool(String),
+    #[error("{0}")]
+    RetrievalRequired(String),
+    #[error("{0}")]
+    CredentialRequired(String),
+    #[error("{0}")]
+    Result(#[from] ResultError),
+    #[error("{detail}")]
+    RateLimited {
+        detail: String,
+        retry_after: Duration,
+    },
+    #[error("{0}")]
+    Upstream(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Kv(#[from] KvError),
+    #[error("internal error")]
+    Internal(#[source] anyhow::Error),
+}
+
+impl RuntimeError {
+    /// Stable code and HTTP status of the problem document.
+    pub fn code_status(&self) -> (&'static str, u16) {
+        match self {
+            RuntimeError::NotFound(_) => ("not_found", 404),
+            RuntimeError::Forbidden(_) => ("forbidden", 403),
+            RuntimeError::Engine(e) => (e.code(), e.http_status()),
+            RuntimeError::UnknownTool(_) => ("invalid_arguments", 400),
+            RuntimeError::RetrievalRequired(_) => ("retrieval_required", 409),
+            RuntimeError::CredentialRequired(_) => ("credential_required", 409),
+            RuntimeError::Result(ResultError::Expired(_)) => ("result_expired", 410),
+            RuntimeError::Result(ResultError::NotFound(_)) => ("result_not_found", 404),
+            RuntimeError::Result(ResultError::Store(_)) | RuntimeError::Kv(_) => {
+                ("unavailable", 503)
+            }
+            RuntimeError::RateLimited { .. } => ("rate_limited", 429),
+            RuntimeError::Upstream(_) => ("upstream_failed", 502),
+            RuntimeError::Store(StoreError::NotFound) => ("not_found", 404),
+            RuntimeError::Store(_) | RuntimeError::Internal(_) => ("internal_error", 500),
+        }
+    }
+}

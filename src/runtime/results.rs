@@ -1,0 +1,131 @@
+//! Stored results (G3, G4, G6) and the thread's retrieval restriction (G5), kept in
+//! the `Kv` under keys scoped to the org and the thread: a `_resultId` from another
+//! thread or org is simply not found.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::kv::{Kv, KvError};
+use crate::store::OrgId;
+
+/// How long a stored result can be read.
+pub const RESULT_TTL: Duration = Duration::from_secs(15 * 60);
+/// How long we remember that a result existed, to say "expired" rather than "not found".
+const TOMBSTONE_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// The thread a result belongs to.
+#[derive(Debug, Clone)]
+pub struct ThreadKey {
+    pub org: OrgId,
+    pub thread_id: String,
+}
+
+impl ThreadKey {
+    fn key(&self, kind: &str, id: &str) -> String {
+        format!("lg:{}:{}:{kind}:{id}", self.org, self.thread_id)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResultError {
+    #[error("result '{0}' has expired (results are kept for 15 minutes): call the tool again")]
+    Expired(String),
+    #[error("no result '{0}' exists in this conversation: use a _resultId returned by an earlier tool call here")]
+    NotFound(String),
+    #[error(transparent)]
+    Store(#[from] KvError),
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// Cut results the agent has not read yet: id → expiry (unix ms).
+type Pending = BTreeMap<String, i64>;
+
+async fn pending_map(kv: &Kv, t: &ThreadKey) -> Result<Pending, KvError> {
+    let raw = kv.get(&t.key("pending", "")).await?;
+    let mut map: Pending = raw
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    let now = now_ms();
+    map.retain(|_, exp| *exp > now);
+    Ok(map)
+}
+
+async fn save_pending(kv: &Kv, t: &ThreadKey, map: &Pending) -> Result<(), KvError> {
+    if map.is_empty() {
+        kv.del(&t.key("pending", "")).await?;
+        return kv.del(&t.key("restricted", "")).await;
+    }
+    let json = serde_json::to_string(map).unwrap_or_default();
+    kv.set(&t.key("pending", ""), &json, RESULT_TTL).await
+}
+
+/// Keeps a result aside; a `truncated` one marks the thread until it is read.
+pub async fn put(
+    kv: &Kv,
+    t: &ThreadKey,
+    id: &str,
+    stored_json: &str,
+    truncated: bool,
+) -> Result<(), KvError> {
+    kv.set(&t.key("res", id), stored_json, RESULT_TTL).await?;
+    kv.set(&t.key("seen", id), "1", TOMBSTONE_TTL).await?;
+    kv.set(&t.key("holds", ""), "1", RESULT_TTL).await?;
+    if truncated {
+        let mut map = pending_map(kv, t).await?;
+        map.insert(id.to_string(), now_ms() + RESULT_TTL.as_millis() as i64);
+        save_pending(kv, t, &map).await?;
+    }
+    Ok(())
+}
+
+/// The stored payload (JSON text), or why it cannot be read.
+pub async fn load(kv: &Kv, t: &ThreadKey, id: &str) -> Result<String, ResultError> {
+    if let Some(v) = kv.get(&t.key("res", id)).await? {
+        return Ok(v);
+    }
+    if kv.get(&t.key("seen", id)).await?.is_some() {
+        return Err(ResultError::Expired(id.to_string()));
+    }
+    Err(ResultError::NotFound(id.to_string()))
+}
+
+/// The agent read this result: it no longer holds the thread back.
+pub async fn mark_read(kv: &Kv, t: &ThreadKey, id: &str) -> Result<(), KvError> {
+    let mut map = pending_map(kv, t).await?;
+    if map.remove(id).is_some() || map.is_empty() {
+        save_pending(kv, t, &map).await?;
+    }
+    Ok(())
+}
+
+/// Cut results still unread (expired ones no longer count).
+pub async fn pending(kv: &Kv, t: &ThreadKey) -> Result<Vec<String>, KvError> {
+    let map = pending_map(kv, t).await?;
+    if map.is_empty() {
+        // an expired mark also lifts the restriction
+        kv.del(&t.key("restricted", "")).await?;
+    }
+    Ok(map.into_keys().collect())
+}
+
+/// Records that a restricted step was handed out: from now on other tools are refused.
+pub async fn set_restricted(kv: &Kv, t: &ThreadKey) -> Result<(), KvError> {
+    kv.set(&t.key("restricted", ""), "1", RESULT_TTL).await
+}
+
+pub async fn is_restricted(kv: &Kv, t: &ThreadKey) -> Result<bool, KvError> {
+    Ok(kv.get(&t.key("restricted", "")).await?.is_some() && !pending(kv, t).await?.is_empty())
+}
+
+/// Whether the thread holds any readable stored result (then retrieval tools are offered).
+pub async fn holds_results(kv: &Kv, t: &ThreadKey) -> Result<bool, KvError> {
+    Ok(kv.get(&t.key("holds", "")).await?.is_some())
+}
+
+/// The next model step's number in this thread.
+pub async fn next_step(kv: &Kv, t: &ThreadKey) -> Result<i64, KvError> {
+    kv.incr(&t.key("step", ""), TOMBSTONE_TTL).await
+}

@@ -1,0 +1,101 @@
+//! `steps`: what the model may see and call in its next step (L2, L4, A1, G5).
+
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::{results, Runtime, RuntimeError};
+use crate::auth::Caller;
+use crate::engine::{self, ModelTool};
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ToolView {
+    pub name: String,
+    pub description: String,
+    #[schema(value_type = Object)]
+    pub input_schema: Value,
+}
+
+/// The next model step of a thread.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct StepView {
+    pub step: i64,
+    /// System messages: the loop guidance (for agents holding looping tools) and the agent's instructions.
+    pub system: Vec<String>,
+    pub tools: Vec<ToolView>,
+    /// `true` when an unread cut result limits this step to the retrieval tools.
+    pub restricted: bool,
+}
+
+/// Removes loopgate's own `x-loopgate-*` annotations: the model needs none of them.
+fn for_model(mut schema: Value) -> Value {
+    if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+        for p in props.values_mut() {
+            if let Some(o) = p.as_object_mut() {
+                o.retain(|k, _| !k.starts_with("x-loopgate-"));
+            }
+        }
+    }
+    schema
+}
+
+fn view(t: ModelTool) -> ToolView {
+    ToolView {
+        name: t.name,
+        description: t.description,
+        input_schema: for_model(t.input_schema),
+    }
+}
+
+impl Runtime {
+    pub async fn steps(
+        &self,
+        caller: &Caller,
+        agent_id: &str,
+        thread_key: &str,
+    ) -> Result<StepView, RuntimeError> {
+        let agent = self.agent(caller, agent_id).await?;
+        let thread = self.thread(caller, &agent.id, thread_key).await?;
+        let step = results::next_step(&self.kv, &thread).await?;
+        let mut system = Vec::new();
+        if agent.looping() {
+            system.push(engine::loop_guidance().to_string());
+        }
+        if !agent.instructions.trim().is_empty() {
+            system.push(agent.instructions.clone());
+        }
+        let retrieval = || engine::retrieval_tools().into_iter().map(view);
+        if !results::pending(&self.kv, &thread).await?.is_empty() {
+            results::set_restricted(&self.kv, &thread).await?;
+            return Ok(StepView {
+                step,
+                system,
+                tools: retrieval().collect(),
+                restricted: true,
+            });
+        }
+        let mut tools: Vec<ToolView> = agent
+            .tools
+            .iter()
+            .map(|b| {
+                view(engine::model_tool(
+                    &b.tool.name,
+                    &b.tool.description,
+                    &b.tool.input_schema.0,
+                    &b.analysis,
+                    b.binding.loop_responses,
+                ))
+            })
+            .collect();
+        if agent.looping() || results::holds_results(&self.kv, &thread).await? {
+            tools.extend(retrieval());
+        }
+        Ok(StepView {
+            step,
+            system,
+            tools,
+            restricted: false,
+        })
+    }
+}

@@ -1,0 +1,98 @@
+//! Tool-call records: written when a call starts and when it ends, read back by the
+//! same caller (`GET /v1/tool-calls/{id}`), so a disconnect loses nothing.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::types::Json;
+use sqlx::PgPool;
+use utoipa::ToSchema;
+
+use super::{OrgId, StoreError};
+
+#[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
+pub struct ToolCallRecord {
+    /// `call_…`
+    pub id: String,
+    pub agent_id: String,
+    pub name: String,
+    /// `running`, `succeeded` or `failed`.
+    pub status: String,
+    /// What entered the conversation, once succeeded.
+    #[schema(value_type = Option<Object>)]
+    pub result: Option<Json<Value>>,
+    /// The problem document, once failed.
+    #[schema(value_type = Option<Object>)]
+    pub error: Option<Json<Value>>,
+    pub created_at: DateTime<Utc>,
+    pub finished_at: Option<DateTime<Utc>>,
+}
+
+pub struct NewCall<'a> {
+    pub id: &'a str,
+    pub agent_id: &'a str,
+    pub thread_id: &'a str,
+    pub caller: &'a str,
+    pub name: &'a str,
+    pub arguments: &'a Value,
+}
+
+pub async fn start(pool: &PgPool, org: &OrgId, c: &NewCall<'_>) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO tool_calls (id, org_id, agent_id, thread_id, caller, name, arguments) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(c.id)
+    .bind(org.as_str())
+    .bind(c.agent_id)
+    .bind(c.thread_id)
+    .bind(c.caller)
+    .bind(c.name)
+    .bind(Json(c.arguments))
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// Records the end of a call: `Ok(result)` or `Err(problem)`.
+pub async fn finish(
+    pool: &PgPool,
+    org: &OrgId,
+    id: &str,
+    outcome: Result<&Value, &Value>,
+) -> Result<(), StoreError> {
+    let (status, result, error) = match outcome {
+        Ok(r) => ("succeeded", Some(Json(r)), None),
+        Err(e) => ("failed", None, Some(Json(e))),
+    };
+    sqlx::query(
+        "UPDATE tool_calls SET status = $3, result = $4, error = $5, finished_at = now() \
+         WHERE org_id = $1 AND id = $2",
+    )
+    .bind(org.as_str())
+    .bind(id)
+    .bind(status)
+    .bind(result)
+    .bind(error)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// The call, if it belongs to this org and caller.
+pub async fn get(
+    pool: &PgPool,
+    org: &OrgId,
+    caller: &str,
+    id: &str,
+) -> Result<ToolCallRecord, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT id, agent_id, name, status, result, error, created_at, finished_at FROM tool_calls \
+         WHERE org_id = $1 AND caller = $2 AND id = $3",
+    )
+    .bind(org.as_str())
+    .bind(caller)
+    .bind(id)
+    .fetch_one(pool)
+    .await?)
+}

@@ -1,0 +1,153 @@
+//! A tenant wired to the in-test upstream: provider, tools, an agent, tokens.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Value};
+
+use crate::helpers::{Tenant, TestApp};
+use crate::upstream_server::Upstream;
+
+pub struct Rig {
+    pub t: Tenant,
+    pub provider: String,
+    pub agent: String,
+    pub tools: HashMap<String, String>,
+}
+
+fn int(max: Option<u64>) -> Value {
+    match max {
+        Some(m) => json!({"type": "integer", "minimum": 1, "maximum": m}),
+        None => json!({"type": "integer"}),
+    }
+}
+
+/// (name, method, path, input_schema)
+pub fn tool_defs() -> Vec<(&'static str, &'static str, &'static str, Value)> {
+    vec![
+        (
+            "list_contacts",
+            "GET",
+            "/contacts",
+            json!({"type": "object", "properties": {"page": int(None), "per_page": int(Some(100))}}),
+        ),
+        (
+            "list_orders",
+            "GET",
+            "/orders",
+            json!({"type": "object", "properties": {"offset": {"type": "integer"}, "limit": int(Some(50))}}),
+        ),
+        (
+            "search_contacts",
+            "POST",
+            "/search",
+            json!({"type": "object", "properties": {"body": {"type": "object", "properties": {
+            "query": {"type": "string"}, "paging": {"type": "object", "properties": {"page": int(None), "pageSize": int(Some(25))}}}}}}),
+        ),
+        (
+            "list_inboxes",
+            "GET",
+            "/inboxes",
+            json!({"type": "object", "properties": {}}),
+        ),
+        (
+            "flaky_contacts",
+            "GET",
+            "/flaky",
+            json!({"type": "object", "properties": {"page": int(None), "per_page": int(Some(10))}}),
+        ),
+        (
+            "get_contact",
+            "GET",
+            "/contacts/{id}",
+            json!({"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}),
+        ),
+    ]
+}
+
+impl Rig {
+    /// Provider with an org credential; every tool bound with `loop_responses: looping`.
+    pub async fn new(app: &TestApp, up: &Upstream, looping: bool) -> Rig {
+        let t = app.tenant("rig").await;
+        let provider = app
+            .post(
+                "/v1/providers",
+                &t.key,
+                json!({"name": "crm", "base_url": up.base, "auth": {"type": "bearer"}, "credential": "org-secret"}),
+            )
+            .await
+            .ok(201)["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let mut tools = HashMap::new();
+        let mut bindings = Vec::new();
+        for (name, method, path, schema) in tool_defs() {
+            let r = app
+                .post(
+                    "/v1/tools",
+                    &t.key,
+                    json!({"provider_id": provider, "name": name, "description": format!("{name} of the CRM"), "method": method, "path": path, "input_schema": schema}),
+                )
+                .await;
+            let id = r.ok(201)["id"].as_str().unwrap().to_string();
+            bindings
+                .push(json!({"tool_id": id, "provider_id": provider, "loop_responses": looping}));
+            tools.insert(name.to_string(), id);
+        }
+        let agent = app
+            .post("/v1/agents", &t.key, json!({"name": "crm agent", "deployment_id": t.deployment, "instructions": "Use the CRM.", "agentTools": bindings}))
+            .await
+            .ok(201)["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        Rig {
+            t,
+            provider,
+            agent,
+            tools,
+        }
+    }
+
+    pub async fn token(&self, app: &TestApp, user: &str, extra: Value) -> String {
+        let mut body = json!({"user_id": user, "agent_id": self.agent});
+        if let Value::Object(m) = extra {
+            for (k, v) in m {
+                body[k] = v;
+            }
+        }
+        app.post("/v1/runtime-tokens", &self.t.key, body)
+            .await
+            .ok(201)["token"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    pub async fn call(
+        &self,
+        app: &TestApp,
+        token: &str,
+        thread: &str,
+        name: &str,
+        args: Value,
+    ) -> crate::helpers::Res {
+        app.post(
+            &format!("/v1/agents/{}/threads/{thread}/tool-calls", self.agent),
+            token,
+            json!({"name": name, "arguments": args}),
+        )
+        .await
+    }
+
+    pub async fn steps(&self, app: &TestApp, token: &str, thread: &str) -> Value {
+        app.post(
+            &format!("/v1/agents/{}/threads/{thread}/steps", self.agent),
+            token,
+            json!({}),
+        )
+        .await
+        .ok(200)
+        .clone()
+    }
+}
