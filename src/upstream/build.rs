@@ -1,0 +1,391 @@
+//! Turns a tool's `input_schema` and the model's arguments into the parts of one HTTP
+//! request: the URL (path template filled, query string), argument headers and body.
+//! The credential is not added here: [`super::caller`] adds it per hop.
+//!
+//! Where each argument goes: the property's `x-loopgate-in` (`path`, `query`,
+//! `header`, `body`; anything else, e.g. `cookie`, is not sent) under its
+//! `x-loopgate-name` (else its key). A hand-defined property without `x-loopgate-in`:
+//! a `{placeholder}` of the path template goes to the path, `body` to the body, every
+//! other one to the query string, whatever the method. An argument the schema does not
+//! declare is an error listing the real parameters, unless the schema declares no
+//! `properties` at all; then every argument is placed by the hand-defined rule.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+use url::Url;
+
+use super::encode::{self, QueryStyle};
+use super::CallError;
+
+/// Request headers loopgate owns (framing, routing, connection management); an
+/// argument naming one is not sent.
+const RESERVED_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "content-type",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "trailer",
+    "expect",
+    "proxy-authorization",
+    "proxy-connection",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Path,
+    Query,
+    Header,
+    Body,
+    Nowhere,
+}
+
+/// One top-level property: where it goes and how.
+struct Param<'a> {
+    wire: &'a str,
+    place: Place,
+    /// From `x-loopgate-in`; hand-defined properties follow loopgate's own defaults.
+    declared: bool,
+    style: Option<&'a str>,
+    explode: Option<bool>,
+    content_type: Option<&'a str>,
+}
+
+impl<'a> Param<'a> {
+    fn from_schema(key: &'a str, prop: &'a Value, placeholders: &[&str]) -> Self {
+        let str_of = |k: &str| prop.get(k).and_then(Value::as_str);
+        let wire = str_of("x-loopgate-name").unwrap_or(key);
+        let (place, declared) = match str_of("x-loopgate-in") {
+            Some("path") => (Place::Path, true),
+            Some("query") => (Place::Query, true),
+            Some("header") => (Place::Header, true),
+            Some("body") => (Place::Body, true),
+            Some(_) => (Place::Nowhere, true),
+            None => (default_place(wire, placeholders), false),
+        };
+        Param {
+            wire,
+            place,
+            declared,
+            style: str_of("x-loopgate-style"),
+            explode: prop.get("x-loopgate-explode").and_then(Value::as_bool),
+            content_type: str_of("x-loopgate-content-type"),
+        }
+    }
+
+    fn undeclared(key: &'a str, placeholders: &[&str]) -> Self {
+        Param {
+            wire: key,
+            place: default_place(key, placeholders),
+            declared: false,
+            style: None,
+            explode: None,
+            content_type: None,
+        }
+    }
+
+    fn query_style(&self, value: &Value) -> QueryStyle {
+        if self.content_type.is_some_and(is_json) {
+            return QueryStyle::Json;
+        }
+        match self.style {
+            Some("deepObject") => QueryStyle::DeepObject,
+            Some("spaceDelimited") => QueryStyle::SpaceDelimited,
+            Some("pipeDelimited") => QueryStyle::PipeDelimited,
+            Some(_) => QueryStyle::Form {
+                explode: self.explode.unwrap_or(true),
+            },
+            // OpenAPI's default for an imported parameter (and for a hand-defined
+            // array); JSON text for a hand-defined object, which no style describes.
+            None if self.declared || !value.is_object() => QueryStyle::Form {
+                explode: self.explode.unwrap_or(true),
+            },
+            None => QueryStyle::Json,
+        }
+    }
+}
+
+fn default_place(name: &str, placeholders: &[&str]) -> Place {
+    if placeholders.contains(&name) {
+        Place::Path
+    } else if name == "body" {
+        Place::Body
+    } else {
+        Place::Query
+    }
+}
+
+fn is_json(media: &str) -> bool {
+    let base = media
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    base == "application/json" || base.ends_with("+json")
+}
+
+/// The `{name}` placeholders of a path template, in order.
+pub(crate) fn placeholders(template: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else { break };
+        out.push(&after[..close]);
+        rest = &after[close + 1..];
+    }
+    out
+}
+
+/// A request body ready to send.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Body {
+    pub(crate) content_type: String,
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// The request as the arguments define it, before the credential.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Built {
+    pub(crate) url: Url,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) body: Option<Body>,
+}
+
+/// Parses a provider's base URL.
+pub(crate) fn base_url(base: &str) -> Result<Url, CallError> {
+    let url = Url::parse(base.trim()).map_err(|e| {
+        CallError::Misconfigured(format!("the provider's base_url is invalid: {e}"))
+    })?;
+    if url.cannot_be_a_base() {
+        return Err(CallError::Misconfigured(
+            "the provider's base_url is not an http(s) URL".into(),
+        ));
+    }
+    Ok(url)
+}
+
+pub(crate) fn build(
+    base: &str,
+    template: &str,
+    schema: &Value,
+    args: &Map<String, Value>,
+) -> Result<Built, CallError> {
+    let holes = placeholders(template);
+    let properties = schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .filter(|p| !p.is_empty());
+    let mut params: Vec<(&str, Param)> = match properties {
+        Some(props) => props
+            .iter()
+            .map(|(k, p)| (k.as_str(), Param::from_schema(k, p, &holes)))
+            .collect(),
+        None => args
+            .keys()
+            .map(|k| (k.as_str(), Param::undeclared(k, &holes)))
+            .collect(),
+    };
+    if let Some(props) = properties {
+        let unknown: Vec<&str> = args
+            .keys()
+            .filter(|k| !props.contains_key(k.as_str()))
+            .map(String::as_str)
+            .collect();
+        if !unknown.is_empty() {
+            let known: Vec<&str> = props.keys().map(String::as_str).collect();
+            return Err(CallError::InvalidArguments(format!(
+                "unknown argument{} {}; this tool's arguments are: {}",
+                if unknown.len() == 1 { "" } else { "s" },
+                backticked(&unknown),
+                backticked(&known)
+            )));
+        }
+    }
+    params.retain(|(_, p)| p.place != Place::Nowhere);
+
+    let path = fill_path(template, &holes, &params, args)?;
+    let mut url = base_url(base)?;
+    let joined = format!(
+        "{}/{}",
+        url.path().trim_end_matches('/'),
+        path.trim_start_matches('/')
+    );
+    url.set_path(&joined);
+
+    let mut query = Vec::new();
+    let mut headers = Vec::new();
+    let mut body = None;
+    for (key, param) in &params {
+        let Some(value) = args.get(*key).filter(|v| !v.is_null()) else {
+            continue;
+        };
+        match param.place {
+            Place::Query => query.extend(encode::query_pairs(
+                param.wire,
+                value,
+                param.query_style(value),
+            )),
+            Place::Header => {
+                if let Some(header) = header_value(key, param, value)? {
+                    headers.push(header);
+                }
+            }
+            Place::Body => body = Some(body_of(key, param, value)?),
+            Place::Path | Place::Nowhere => {}
+        }
+    }
+    if !query.is_empty() {
+        let mut pairs = url.query_pairs_mut();
+        for (k, v) in &query {
+            pairs.append_pair(k, v);
+        }
+    }
+    Ok(Built { url, headers, body })
+}
+
+fn backticked(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The template with every placeholder replaced by its percent-encoded value.
+fn fill_path(
+    template: &str,
+    holes: &[&str],
+    params: &[(&str, Param)],
+    args: &Map<String, Value>,
+) -> Result<String, CallError> {
+    let by_wire: HashMap<&str, (&str, &Param)> = params
+        .iter()
+        .filter(|(_, p)| p.place == Place::Path)
+        .map(|(k, p)| (p.wire, (*k, p)))
+        .collect();
+    let mut values = HashMap::new();
+    let mut missing = Vec::new();
+    for hole in holes {
+        let (key, param) = by_wire
+            .get(hole)
+            .copied()
+            .unwrap_or((hole, &UNDECLARED_PATH));
+        match args.get(key).filter(|v| !v.is_null()) {
+            Some(value) => {
+                let explode = param.explode.unwrap_or(false);
+                values.insert(
+                    *hole,
+                    encode::simple(value, explode, &encode::encode_component),
+                );
+            }
+            None => missing.push(key),
+        }
+    }
+    if !missing.is_empty() {
+        return Err(CallError::InvalidArguments(format!(
+            "missing required path parameter{} {}",
+            if missing.len() == 1 { "" } else { "s" },
+            backticked(&missing)
+        )));
+    }
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else { break };
+        out.push_str(&rest[..open]);
+        out.push_str(values.get(&after[..close]).map_or("", String::as_str));
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    // `.` and `..` survive percent-encoding as path segments (and `%2E%2E` is one too
+    // for URL parsers), so a value making one is refused rather than sent.
+    if out.split('/').any(|seg| {
+        let seg = seg.to_ascii_lowercase().replace("%2e", ".");
+        seg == "." || seg == ".."
+    }) {
+        return Err(CallError::InvalidArguments(
+            "a path parameter cannot be `.` or `..`".into(),
+        ));
+    }
+    Ok(out)
+}
+
+static UNDECLARED_PATH: Param<'static> = Param {
+    wire: "",
+    place: Place::Path,
+    declared: false,
+    style: None,
+    explode: None,
+    content_type: None,
+};
+
+fn header_value(
+    key: &str,
+    param: &Param,
+    value: &Value,
+) -> Result<Option<(String, String)>, CallError> {
+    if RESERVED_HEADERS.contains(&param.wire.to_ascii_lowercase().as_str()) {
+        return Ok(None);
+    }
+    if value.is_object() && param.content_type.is_none_or(|m| !is_json(m)) && !param.declared {
+        return Err(CallError::InvalidArguments(format!(
+            "`{key}` is a header: give a string"
+        )));
+    }
+    let text = if param.content_type.is_some_and(is_json) {
+        value.to_string()
+    } else {
+        encode::simple(value, param.explode.unwrap_or(false), &str::to_string)
+    };
+    if text.contains(['\r', '\n', '\0']) {
+        return Err(CallError::InvalidArguments(format!(
+            "`{key}` is a header and cannot contain line breaks"
+        )));
+    }
+    Ok(Some((param.wire.to_string(), text)))
+}
+
+fn body_of(key: &str, param: &Param, value: &Value) -> Result<Body, CallError> {
+    let media = param.content_type.unwrap_or("application/json");
+    let base = media
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let bytes = if base == "application/x-www-form-urlencoded" {
+        let Value::Object(map) = value else {
+            return Err(CallError::InvalidArguments(format!(
+                "`{key}` is a form body: give an object"
+            )));
+        };
+        encode::form_body(map)
+    } else if base.starts_with("multipart/") {
+        return Err(CallError::InvalidArguments(format!(
+            "`{key}` is a {base} body, which loopgate cannot send"
+        )));
+    } else if !is_json(&base) && value.is_string() {
+        // text/plain, application/xml, …: a string argument is the body itself.
+        value.as_str().unwrap_or_default().as_bytes().to_vec()
+    } else {
+        serde_json::to_vec(value)
+            .map_err(|e| CallError::InvalidArguments(format!("`{key}`: {e}")))?
+    };
+    let content_type =
+        if is_json(&base) || base == "application/x-www-form-urlencoded" || value.is_string() {
+            media.to_string()
+        } else {
+            "application/json".to_string()
+        };
+    Ok(Body {
+        content_type,
+        bytes,
+    })
+}

@@ -1,0 +1,338 @@
+//! [`Caller`]: sends one built request (or a next-page URL) through the guarded HTTP
+//! client, with the credential, rate-limit permits, manual redirects, the whole-call
+//! timeout and the response byte cap.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, CONTENT_TYPE, LOCATION};
+use reqwest::{Method, StatusCode};
+use serde_json::{Map, Value};
+use url::Url;
+
+use super::build::{self, Body};
+use super::credential::{credential, header_map, strip_query, Credential};
+use super::error::{status_retryable, Redactor};
+use super::response::{self, ReadError, ERROR_BODY_BYTES};
+use super::ssrf::{self, BlockedError, GuardedResolver};
+use super::{CallError, CallerConfig, ProviderLimiter, RawResponse, Request, Target};
+
+/// Headers never carried to another origin (besides the provider's own credential).
+const CROSS_ORIGIN_DROPPED: &[&str] = &["authorization", "cookie", "proxy-authorization"];
+
+/// The process's upstream HTTP client (and its connection pool): build one, share it.
+pub struct Caller {
+    /// `Err` when the client could not be built; every call then fails with it
+    /// (never with an unguarded client).
+    client: Result<reqwest::Client, String>,
+    cfg: CallerConfig,
+}
+
+/// One HTTP request of the redirect chain.
+struct Hop {
+    method: Method,
+    url: Url,
+    body: Option<Body>,
+}
+
+impl Caller {
+    /// Never fails: should the HTTP client not build (no TLS backend), the error is
+    /// logged and every call returns it as [`CallError::Misconfigured`]. Use
+    /// [`Caller::try_new`] to fail at start instead.
+    pub fn new(cfg: CallerConfig) -> Self {
+        let client = Self::client(&cfg);
+        if let Err(e) = &client {
+            tracing::error!(error = %e, "the upstream HTTP client could not be built");
+        }
+        Caller { client, cfg }
+    }
+
+    pub fn try_new(cfg: CallerConfig) -> Result<Self, CallError> {
+        let client = Self::client(&cfg).map_err(CallError::Misconfigured)?;
+        Ok(Caller {
+            client: Ok(client),
+            cfg,
+        })
+    }
+
+    fn client(cfg: &CallerConfig) -> Result<reqwest::Client, String> {
+        reqwest::Client::builder()
+            .dns_resolver(Arc::new(GuardedResolver {
+                allow_private: cfg.allow_private,
+            }))
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(cfg.connect_timeout)
+            .user_agent(cfg.user_agent.clone())
+            .build()
+            .map_err(|e| format!("HTTP client: {e}"))
+    }
+
+    pub fn config(&self) -> &CallerConfig {
+        &self.cfg
+    }
+
+    /// Calls the tool with `args`, within the configured timeout.
+    pub async fn call(
+        &self,
+        target: &Target,
+        args: &Map<String, Value>,
+        rate: Option<&ProviderLimiter>,
+    ) -> Result<RawResponse, CallError> {
+        self.send(target, Request::Args(args), rate, self.cfg.timeout)
+            .await
+    }
+
+    /// Requests a next-page URL (GET) on the provider's origin, with the credential.
+    pub async fn call_url(
+        &self,
+        target: &Target,
+        next_url: &str,
+        rate: Option<&ProviderLimiter>,
+    ) -> Result<RawResponse, CallError> {
+        self.send(target, Request::NextUrl(next_url), rate, self.cfg.timeout)
+            .await
+    }
+
+    /// The general form: `timeout` (capped by the configured one) bounds everything,
+    /// waiting for rate-limit permits included.
+    pub async fn send(
+        &self,
+        target: &Target,
+        request: Request<'_>,
+        rate: Option<&ProviderLimiter>,
+        timeout: Duration,
+    ) -> Result<RawResponse, CallError> {
+        let redactor = Redactor::new(target.credential.as_ref());
+        let base = build::base_url(&target.base_url)?;
+        let (hop, headers) = match request {
+            Request::Args(args) => {
+                let method =
+                    Method::from_bytes(target.method.trim().to_ascii_uppercase().as_bytes())
+                        .map_err(|_| {
+                            CallError::Misconfigured(format!(
+                                "invalid HTTP method {:?}",
+                                target.method
+                            ))
+                        })?;
+                let built =
+                    build::build(&target.base_url, &target.path, &target.input_schema, args)?;
+                let hop = Hop {
+                    method,
+                    url: built.url,
+                    body: built.body,
+                };
+                (hop, built.headers)
+            }
+            Request::NextUrl(next) => {
+                let url = base.join(next).map_err(|e| {
+                    CallError::InvalidArguments(format!("the next-page URL is invalid: {e}"))
+                })?;
+                if url.origin() != base.origin() {
+                    return Err(CallError::OffOrigin {
+                        url_origin: redactor.clean(&url.origin().ascii_serialization()),
+                        base_origin: base.origin().ascii_serialization(),
+                    });
+                }
+                let hop = Hop {
+                    method: Method::GET,
+                    url,
+                    body: None,
+                };
+                (hop, Vec::new())
+            }
+        };
+        let credential = credential(target)?;
+        let headers = header_map(&headers)?;
+        let idempotent = is_idempotent(&hop.method);
+        let sent = AtomicBool::new(false);
+        let limit = timeout.min(self.cfg.timeout);
+        let run = self.run(&base, hop, headers, &credential, rate, &redactor, &sent);
+        match tokio::time::timeout(limit, run).await {
+            Ok(result) => result,
+            Err(_) => Err(CallError::Timeout {
+                retryable: idempotent || !sent.load(Ordering::Relaxed),
+            }),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run(
+        &self,
+        base: &Url,
+        mut hop: Hop,
+        headers: HeaderMap,
+        credential: &Credential,
+        rate: Option<&ProviderLimiter>,
+        redactor: &Redactor,
+        sent: &AtomicBool,
+    ) -> Result<RawResponse, CallError> {
+        let client = self
+            .client
+            .as_ref()
+            .map_err(|e| CallError::Misconfigured(e.clone()))?;
+        let origin = base.origin();
+        let mut with_credential = true;
+        for _ in 0..=self.cfg.max_redirects {
+            ssrf::check_url(&hop.url, self.cfg.allow_private)?;
+            // Once the chain leaves the provider's origin, the credential stays behind
+            // for the rest of it, even if a later hop comes back.
+            if hop.url.origin() != origin {
+                with_credential = false;
+            }
+            let idempotent = is_idempotent(&hop.method);
+            let mut url = hop.url.clone();
+            let mut hop_headers = headers.clone();
+            match credential {
+                Credential::Query(name, value) => {
+                    strip_query(&mut url, name);
+                    if with_credential {
+                        url.query_pairs_mut().append_pair(name, value);
+                    }
+                }
+                Credential::Header(name, value) => {
+                    hop_headers.remove(name);
+                    if with_credential {
+                        hop_headers.insert(name.clone(), value.clone());
+                    }
+                }
+                Credential::None => {}
+            }
+            if !with_credential {
+                for name in CROSS_ORIGIN_DROPPED {
+                    hop_headers.remove(*name);
+                }
+            }
+            if let Some(limiter) = rate {
+                limiter.until_ready().await;
+            }
+            let mut builder = client.request(hop.method.clone(), url).headers(hop_headers);
+            if let Some(body) = &hop.body {
+                builder = builder
+                    .header(CONTENT_TYPE, body.content_type.as_str())
+                    .body(body.bytes.clone());
+            }
+            sent.store(true, Ordering::Relaxed);
+            let mut resp = builder
+                .send()
+                .await
+                .map_err(|e| transport_error(e, idempotent, redactor))?;
+            let status = resp.status();
+            if status.is_redirection() {
+                if let Some(next) = redirect_target(&hop.url, status, resp.headers()) {
+                    if status == StatusCode::SEE_OTHER
+                        || (hop.method == Method::POST && matches!(status.as_u16(), 301 | 302))
+                    {
+                        if hop.method != Method::HEAD {
+                            hop.method = Method::GET;
+                        }
+                        hop.body = None;
+                    }
+                    hop.url = next;
+                    continue;
+                }
+            }
+            if status.is_success() {
+                let headers = header_pairs(resp.headers());
+                let body = match response::read_capped(&mut resp, self.cfg.max_body_bytes).await {
+                    Ok(body) => body,
+                    Err(ReadError::TooLarge) => {
+                        return Err(CallError::TooLarge {
+                            limit: self.cfg.max_body_bytes,
+                        })
+                    }
+                    Err(ReadError::Transport(e)) => {
+                        return Err(transport_error(e, idempotent, redactor))
+                    }
+                };
+                return Ok(RawResponse {
+                    status: status.as_u16(),
+                    headers,
+                    body,
+                });
+            }
+            let retry_after = match status.as_u16() {
+                429 | 503 => resp
+                    .headers()
+                    .get(reqwest::header::RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| response::retry_after(v, chrono::Utc::now())),
+                _ => None,
+            };
+            let cap = ERROR_BODY_BYTES.min(self.cfg.max_body_bytes);
+            let body = response::read_prefix(&mut resp, cap).await;
+            return Err(CallError::Status {
+                status: status.as_u16(),
+                retry_after,
+                body_excerpt: redactor.excerpt(&body),
+                retryable: status_retryable(status.as_u16(), idempotent),
+            });
+        }
+        Err(CallError::TooManyRedirects {
+            limit: self.cfg.max_redirects,
+        })
+    }
+}
+
+/// GET, HEAD, OPTIONS, TRACE, PUT and DELETE may be repeated without changing more.
+fn is_idempotent(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE
+    )
+}
+
+/// Where a followable redirect (301, 302, 303, 307, 308 with a usable `Location`) goes.
+fn redirect_target(current: &Url, status: StatusCode, headers: &HeaderMap) -> Option<Url> {
+    if !matches!(status.as_u16(), 301 | 302 | 303 | 307 | 308) {
+        return None;
+    }
+    let location = headers.get(LOCATION)?.to_str().ok()?;
+    current.join(location).ok()
+}
+
+fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_string(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// A transport failure as a [`CallError`]; the URL (which may carry a query
+/// credential) is never part of the message.
+fn transport_error(err: reqwest::Error, idempotent: bool, redactor: &Redactor) -> CallError {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    while let Some(e) = source {
+        if let Some(blocked) = e.downcast_ref::<BlockedError>() {
+            return CallError::Blocked(redactor.clean(&blocked.0));
+        }
+        source = e.source();
+    }
+    let connect = err.is_connect();
+    if err.is_timeout() {
+        return CallError::Timeout {
+            retryable: idempotent || connect,
+        };
+    }
+    let mut parts = Vec::new();
+    let err = err.without_url();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    while let Some(e) = source {
+        let text = e.to_string();
+        if !parts.iter().any(|p: &String| p.contains(&text)) {
+            parts.push(text);
+        }
+        source = e.source();
+    }
+    CallError::Connect {
+        message: redactor.clean(&parts.join(": ")),
+        // A failed connect sent nothing; anything later may have reached the API.
+        retryable: idempotent || connect,
+    }
+}

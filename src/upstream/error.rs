@@ -1,0 +1,144 @@
+//! [`CallError`]: every way one upstream call can fail, classified for the engine
+//! (transient or not, status, `Retry-After`), and the [`Redactor`] that keeps the
+//! credential out of every message built from what the upstream or the network said.
+
+use std::time::Duration;
+
+use secrecy::{ExposeSecret, SecretString};
+
+/// Longest `body_excerpt` kept from an error response, in characters.
+pub const EXCERPT_CHARS: usize = 2_000;
+
+/// One failed upstream call. Messages are written for a model (and an operator) to
+/// read; none contains the credential (see [`Redactor`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CallError {
+    /// The arguments cannot make a request: a missing path parameter, an unknown
+    /// argument, a value that cannot be serialized where it goes.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// The tool or provider configuration cannot make a request (a bad `base_url`,
+    /// a `header`/`query` auth without a name), or the HTTP client could not be built.
+    #[error("misconfigured upstream: {0}")]
+    Misconfigured(String),
+    /// Refused by the server-side request forgery guard.
+    #[error("blocked: {0}")]
+    Blocked(String),
+    /// A next-page URL outside the provider's origin.
+    #[error("the URL {url_origin} is not on the provider's origin {base_origin}")]
+    OffOrigin {
+        url_origin: String,
+        base_origin: String,
+    },
+    /// The response body is larger than the byte budget.
+    #[error("the response is larger than {limit} bytes")]
+    TooLarge { limit: usize },
+    #[error("more than {limit} redirects")]
+    TooManyRedirects { limit: usize },
+    /// No complete response in time (waiting for a rate-limit permit included).
+    /// `retryable`: the method is idempotent, or nothing was sent yet.
+    #[error("the upstream did not answer in time")]
+    Timeout { retryable: bool },
+    /// Name resolution, connection, TLS or transfer failure. `retryable`: the
+    /// connection was never made, or the method is idempotent.
+    #[error("could not reach the upstream: {message}")]
+    Connect { message: String, retryable: bool },
+    /// A non-2xx answer (a 3xx that is not a followable redirect included).
+    #[error("the upstream answered {status}: {body_excerpt}")]
+    Status {
+        status: u16,
+        retry_after: Option<Duration>,
+        /// The start of the response body, lossy UTF-8, credential redacted.
+        body_excerpt: String,
+        /// 429 always; 408/425/500/502/503/504 for idempotent methods.
+        retryable: bool,
+    },
+}
+
+impl CallError {
+    /// Worth retrying (after [`retry_after`](Self::retry_after) when given): 429 always
+    /// (the request was refused, not processed); 408, 425, 500, 502, 503, 504, timeouts
+    /// and transfer errors only for idempotent methods (GET, HEAD, OPTIONS, PUT,
+    /// DELETE); failures to connect for every method (nothing was sent).
+    pub fn transient(&self) -> bool {
+        match self {
+            CallError::Timeout { retryable }
+            | CallError::Connect { retryable, .. }
+            | CallError::Status { retryable, .. } => *retryable,
+            _ => false,
+        }
+    }
+
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            CallError::Status { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            CallError::Status { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// Statuses worth retrying for an idempotent method.
+pub(crate) fn status_retryable(status: u16, idempotent: bool) -> bool {
+    status == 429 || (idempotent && matches!(status, 408 | 425 | 500 | 502 | 503 | 504))
+}
+
+/// Removes every form in which the credential could travel (raw, percent-encoded,
+/// form-encoded, in a `Basic`-less `Bearer` header) from a text.
+#[derive(Default)]
+pub(crate) struct Redactor {
+    needles: Vec<String>,
+}
+
+const REDACTED: &str = "[redacted]";
+
+impl Redactor {
+    pub(crate) fn new(credential: Option<&SecretString>) -> Self {
+        let mut needles = Vec::new();
+        if let Some(secret) = credential {
+            let raw = secret.expose_secret();
+            // Too short a secret would redact ordinary text; such a credential is
+            // not redacted (and not worth much).
+            if raw.len() >= 4 {
+                needles.push(raw.to_string());
+                let pct = super::encode::encode_component(raw);
+                let form: String = url::form_urlencoded::byte_serialize(raw.as_bytes()).collect();
+                for variant in [pct, form] {
+                    if !needles.contains(&variant) {
+                        needles.push(variant);
+                    }
+                }
+            }
+        }
+        // Longest first, so a longer encoded form is not half-replaced by a shorter one.
+        needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        Redactor { needles }
+    }
+
+    pub(crate) fn clean(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for needle in &self.needles {
+            if out.contains(needle.as_str()) {
+                out = out.replace(needle.as_str(), REDACTED);
+            }
+        }
+        out
+    }
+
+    /// A short, redacted excerpt of an error body. Redacted before it is cut, so a
+    /// credential straddling the cut cannot leak half of itself.
+    pub(crate) fn excerpt(&self, body: &[u8]) -> String {
+        let text = String::from_utf8_lossy(body);
+        let cleaned = self.clean(text.trim());
+        match cleaned.char_indices().nth(EXCERPT_CHARS) {
+            Some((cut, _)) => format!("{}…", &cleaned[..cut]),
+            None => cleaned,
+        }
+    }
+}

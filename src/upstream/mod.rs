@@ -1,0 +1,161 @@
+//! The upstream caller: one tool invocation to one real, safe HTTP request against a
+//! provider's API. Owns request building, credential placement, the server-side request
+//! forgery guard, redirects, timeouts, the response byte cap and per-provider rate limits.
+//! Knows nothing of threads, stored results or the engine (the runtime adapts
+//! [`RawResponse`] / [`CallError`] to the engine's `UpstreamResponse` / `UpstreamFailure`).
+//!
+//! # API
+//! - [`Caller::new`]`(`[`CallerConfig`]`)`: one per process (it holds the connection pool).
+//! - [`Caller::call`]`(&target, &args, rate)`: builds the request from the tool
+//!   ([`Target`]) and the model's arguments; [`Caller::call_url`]`(&target, next, rate)`:
+//!   GETs a next-page URL, which must be on the `base_url`'s origin (scheme, host, port)
+//!   or it is [`CallError::OffOrigin`] (a relative one is resolved against `base_url`);
+//!   the credential is applied as configured (a query credential replaces any echoed
+//!   copy). [`Caller::send`] is the general form taking a [`Request`] and a timeout
+//!   (capped by the configured one) — the engine's `UpstreamRequest` maps onto it.
+//! - Success is a 2xx [`RawResponse`] `{status, headers, body}`. Every non-2xx is
+//!   [`CallError::Status`] with a redacted body excerpt; [`CallError::transient`],
+//!   [`CallError::status`], [`CallError::retry_after`] give the engine its
+//!   `UpstreamFailure`. No retries happen here: the engine owns retry and backoff.
+//! - [`RateLimits::for_provider`] hands out the process-wide [`ProviderLimiter`] of a
+//!   provider; pass it to every call of that provider. Each HTTP request (each redirect
+//!   hop included) waits for a permit, and the wait counts against the timeout.
+//!
+//! # Request building (see `build.rs`, `encode.rs`)
+//! Each top-level property of `input_schema` goes where its `x-loopgate-in` says, under
+//! its `x-loopgate-name` (else its key). Without `x-loopgate-in` (hand-defined tools): a
+//! `{placeholder}` of the path → path, `body` → body, anything else → query string, for
+//! every method (POST/PUT/PATCH too; a JSON body is only ever the `body` argument).
+//! - Path: each value percent-encoded as one segment (all but `A-Za-z0-9-._~`, so `/`,
+//!   `?`, `#`, `%` are encoded); a value making a `.` or `..` segment is refused;
+//!   arrays comma-joined (`simple`). A missing or null path argument is
+//!   [`CallError::InvalidArguments`] naming it.
+//! - Query: scalars as their JSON text (`true`, `2.5`); arrays as repeated keys
+//!   (`form`, explode, the default), comma-joined with `x-loopgate-explode: false`, space
+//!   or pipe-joined for those styles, `a[]=x` for `deepObject`; objects spread as
+//!   `k=v` (`form`), `a[k]=v` (`deepObject`), or as JSON text for a hand-defined
+//!   property without a style or a parameter whose `x-loopgate-content-type` is JSON.
+//! - Header: scalars as text, arrays comma-joined; CR/LF refused. `Host`,
+//!   `Content-Length`, `Content-Type` and other framing headers are never taken from
+//!   arguments; the provider's credential header always wins over an argument.
+//! - Body: JSON by default; `application/x-www-form-urlencoded` form-encodes an object
+//!   with brackets (`metadata[k]=v`, `expand[]=a`, `items[0][price]=p`); another
+//!   non-JSON media type sends a string argument as is; multipart is refused.
+//! - Unknown arguments: refused with the list of real ones, unless the schema has no
+//!   `properties` at all (then placed by the hand-defined rule).
+//!
+//! # Credential
+//! `bearer` → `Authorization: Bearer …`, `header` → the header `auth.name`, `query` → the
+//! query parameter `auth.name`, `none` → nothing (a target without a credential sends
+//! none; refusing that is the runtime's `credential_required`). It is marked sensitive,
+//! never logged, absent from `Debug` ([`secrecy::SecretString`]), and every message
+//! (error bodies echoing it, transport errors) is redacted of it, raw or URL-encoded.
+//!
+//! # Server-side request forgery guard (see `ssrf.rs`)
+//! Unless `allow_private`: only `http`/`https`; non-public addresses refused after
+//! resolution by the client's own resolver, which returns only checked addresses (the
+//! address connected to is the address checked); IP-literal hosts checked before sending;
+//! no proxy. Redirects are followed here (`Policy::none` in the client): at most
+//! `max_redirects` of 301/302/303/307/308, every hop re-checked; 303 (and 301/302 after
+//! a POST) become a GET without body. A hop to another origin is followed **without**
+//! the credential (its header or query parameter is stripped, with `Authorization`,
+//! `Cookie`), and the credential is not restored if the chain comes back.
+//!
+//! # Limits
+//! The whole call (permits, redirects, body) within `timeout`; connects within
+//! `connect_timeout`; the body counted while it streams and abandoned as
+//! [`CallError::TooLarge`] past `max_body_bytes` (or at once when `Content-Length`
+//! says so); error bodies read only up to 64 KiB for their excerpt.
+
+mod build;
+mod caller;
+mod credential;
+mod encode;
+mod error;
+mod rate;
+mod response;
+mod ssrf;
+
+use std::time::Duration;
+
+use secrecy::SecretString;
+use serde_json::{Map, Value};
+
+pub use caller::Caller;
+pub use error::CallError;
+pub use rate::{ProviderLimiter, RateLimits};
+pub use ssrf::{blocked_ip, blocked_name};
+
+use crate::store::providers::ProviderAuth;
+
+/// One tool of one provider, with the credential chosen for this call (the runtime
+/// token's own for the provider, else the org's).
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub base_url: String,
+    /// Upper or lower case.
+    pub method: String,
+    /// The path template, `{name}` placeholders included.
+    pub path: String,
+    pub input_schema: Value,
+    pub auth: ProviderAuth,
+    pub credential: Option<SecretString>,
+}
+
+/// What to request: the tool with arguments, or a next-page URL the API announced.
+#[derive(Debug, Clone, Copy)]
+pub enum Request<'a> {
+    Args(&'a Map<String, Value>),
+    NextUrl(&'a str),
+}
+
+#[derive(Debug, Clone)]
+pub struct CallerConfig {
+    /// Allow loopback, private, link-local… targets (tests, on-premise installs).
+    pub allow_private: bool,
+    /// The whole call: rate-limit waits, redirects and the body included.
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+    /// The response byte cap (the engine's byte budget).
+    pub max_body_bytes: usize,
+    pub max_redirects: usize,
+    pub user_agent: String,
+}
+
+impl Default for CallerConfig {
+    fn default() -> Self {
+        CallerConfig {
+            allow_private: false,
+            timeout: Duration::from_secs(20),
+            connect_timeout: Duration::from_secs(5),
+            max_body_bytes: 24 * 1024 * 1024,
+            max_redirects: 5,
+            user_agent: concat!("loopgate/", env!("CARGO_PKG_VERSION")).to_string(),
+        }
+    }
+}
+
+/// A 2xx answer.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RawResponse {
+    pub status: u16,
+    /// Names lower case, in the order received.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod build_tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod http_tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod limits_tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod ssrf_tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod testserver;
