@@ -209,7 +209,13 @@ pub(crate) fn build(
     }
     params.retain(|(_, p)| p.place != Place::Nowhere);
 
-    let path = fill_path(template, &holes, &params, args)?;
+    let filled = fill_path(template, &holes, &params, args)?;
+    // A hand-written template may carry a fixed query (`/search?type=repo`); values
+    // are encoded, so the first `?` left is the template's own.
+    let (path, fixed_query) = match filled.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (filled.as_str(), None),
+    };
     let mut url = base_url(base)?;
     let joined = format!(
         "{}/{}",
@@ -217,6 +223,13 @@ pub(crate) fn build(
         path.trim_start_matches('/')
     );
     url.set_path(&joined);
+    if let Some(fixed) = fixed_query.filter(|q| !q.is_empty()) {
+        let query = match url.query().filter(|q| !q.is_empty()) {
+            Some(existing) => format!("{existing}&{fixed}"),
+            None => fixed.to_string(),
+        };
+        url.set_query(Some(&query));
+    }
 
     let mut query = Vec::new();
     let mut headers = Vec::new();
@@ -306,7 +319,8 @@ fn fill_path(
     out.push_str(rest);
     // `.` and `..` survive percent-encoding as path segments (and `%2E%2E` is one too
     // for URL parsers), so a value making one is refused rather than sent.
-    if out.split('/').any(|seg| {
+    let path_part = out.split('?').next().unwrap_or("");
+    if path_part.split('/').any(|seg| {
         let seg = seg.to_ascii_lowercase().replace("%2e", ".");
         seg == "." || seg == ".."
     }) {

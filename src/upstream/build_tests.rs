@@ -228,4 +228,15 @@ fn base_url_query_is_kept_and_templates_parse() {
     .unwrap();
     assert_eq!(b.url.as_str(), "https://h.example/api/x?v=1&q=a%26b");
     assert_eq!(placeholders("/a/{b}/{c}.json"), vec!["b", "c"]);
+    let fixed = build(
+        "https://h.example/api?v=1",
+        "/search/{kind}?type=repo&sort=",
+        &json!({"properties": {"kind": {}, "q": {}}}),
+        &args(json!({"kind": "a?b", "q": "x"})),
+    )
+    .unwrap();
+    assert_eq!(
+        fixed.url.as_str(),
+        "https://h.example/api/search/a%3Fb?v=1&type=repo&sort=&q=x"
+    );
 }

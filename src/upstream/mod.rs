@@ -41,6 +41,8 @@
 //! - Body: JSON by default; `application/x-www-form-urlencoded` form-encodes an object
 //!   with brackets (`metadata[k]=v`, `expand[]=a`, `items[0][price]=p`); another
 //!   non-JSON media type sends a string argument as is; multipart is refused.
+//! - A fixed query in a hand-written template (`/search?type=repo`) is kept, after
+//!   the `base_url`'s own query and before the arguments'.
 //! - Unknown arguments: refused with the list of real ones, unless the schema has no
 //!   `properties` at all (then placed by the hand-defined rule).
 //!
