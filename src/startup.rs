@@ -14,6 +14,7 @@ use crate::auth::tokens::TokenService;
 use crate::crypto::Cipher;
 use crate::engine::Limits;
 use crate::metrics::Metrics;
+use crate::runtime::clock::{SystemWallClock, WallClock};
 use crate::runtime::slots::WalkSlots;
 use crate::runtime::{Kv, Runtime};
 use crate::settings::Settings;
@@ -30,6 +31,14 @@ pub struct Application {
 impl Application {
     /// Connects to Postgres (and Redis), migrates, and binds the listener.
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        Self::build_with_clock(settings, Arc::new(SystemWallClock)).await
+    }
+
+    /// Like `build`, with the wall clock cache freshness is judged by (tests move it).
+    pub async fn build_with_clock(
+        settings: Settings,
+        clock: Arc<dyn WallClock>,
+    ) -> anyhow::Result<Self> {
         let secrets = settings.validate()?;
         let pool = store::connect(
             secrets.database_url.expose_secret(),
@@ -72,6 +81,11 @@ impl Application {
             walks: WalkSlots::new(settings.org_concurrent_walks as usize),
             limits: Limits::default(),
             metrics: metrics.clone(),
+            coalescer: Default::default(),
+            fingerprint_key: crate::crypto::sha256(
+                &[&secrets.credential_key[..], b"cache-fingerprint"].concat(),
+            ),
+            clock,
         };
         let per_second =
             NonZeroU32::new(settings.org_requests_per_second).unwrap_or(NonZeroU32::MIN);

@@ -6,6 +6,8 @@
 use actix_web::{web, HttpResponse};
 use bytes::Bytes;
 use serde_json::json;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use tokio::sync::mpsc;
 
 use super::runtime::{chunk, error_text, start_chunks};
@@ -15,13 +17,23 @@ use crate::runtime::call::CallStart;
 use crate::state::AppState;
 
 /// Forwards the engine's (already throttled) progress as `data-tool-loop-progress` chunks.
+/// Also enforces S1 here (at most one chunk per 750 ms of walk time), whatever the
+/// engine sends.
 struct ChannelProgress {
     tx: mpsc::Sender<String>,
     call_id: String,
+    last_ms: AtomicU64,
 }
+
+const PROGRESS_INTERVAL_MS: u64 = 750;
 
 impl ProgressSink for ChannelProgress {
     fn progress(&self, p: &Progress) {
+        let last = self.last_ms.load(Ordering::Relaxed);
+        if last != u64::MAX && p.elapsed_ms < last + PROGRESS_INTERVAL_MS {
+            return;
+        }
+        self.last_ms.store(p.elapsed_ms, Ordering::Relaxed);
         let c = chunk(json!({"type": "data-tool-loop-progress", "id": self.call_id, "data": p}));
         // a slow or gone client never holds the walk back
         let _ = self.tx.try_send(c);
@@ -37,6 +49,7 @@ pub fn stream_call(state: web::Data<AppState>, caller: Caller, start: CallStart)
         let sink = ChannelProgress {
             tx: tx.clone(),
             call_id: start.id.clone(),
+            last_ms: AtomicU64::new(u64::MAX),
         };
         let out = state.runtime.execute(&caller, &start, &sink).await;
         let end = match out {

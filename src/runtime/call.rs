@@ -3,17 +3,18 @@
 //! its upstream with the right credential, presented (R2, F, G1) and its full result
 //! stored under a `_resultId` (G3).
 
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::adapter::{HttpUpstream, SystemClock};
-use super::{results, BoundTool, Runtime, RuntimeError, ThreadKey};
+use super::{cache, results, BoundTool, Runtime, RuntimeError, ThreadKey};
 use crate::auth::Caller;
 use crate::crypto::{new_id, random_token};
 use crate::engine::{self, ProgressSink};
 use crate::metrics::Metrics;
+use crate::store::deployments::CacheMode;
 use crate::store::{providers, tool_calls};
 
 /// `POST …/tool-calls` body.
@@ -51,6 +52,38 @@ pub enum Credential {
     User(SecretString),
     /// The org-level secret, if one is stored.
     Org(Option<SecretString>),
+}
+
+impl Credential {
+    pub fn secret(&self) -> Option<&SecretString> {
+        match self {
+            Credential::User(s) => Some(s),
+            Credential::Org(s) => s.as_ref(),
+        }
+    }
+}
+
+/// C2, C3: whose data this is, and how long a walk of it stays fresh for this binding.
+fn cache_scope(
+    caller: &Caller,
+    credential: &Credential,
+    ttl_hours: Option<i32>,
+) -> (cache::Scope, std::time::Duration) {
+    let (scope, default_ttl) = match (caller, credential) {
+        (Caller::Runtime(r), Credential::User(_)) => (
+            match &r.cache_scope {
+                Some(s) => cache::Scope::Shared(s.clone()),
+                None => cache::Scope::User(r.user_id.clone()),
+            },
+            cache::USER_TTL,
+        ),
+        _ => (cache::Scope::Org, cache::ORG_TTL),
+    };
+    let ttl = ttl_hours
+        .filter(|h| *h > 0)
+        .map(|h| std::time::Duration::from_secs(h as u64 * 3600))
+        .unwrap_or(default_ttl);
+    (scope, ttl)
 }
 
 impl Runtime {
@@ -141,7 +174,8 @@ impl Runtime {
                 pending.join(", ")
             )));
         }
-        self.run_tool(caller, start, bound, progress).await
+        self.run_tool(caller, start, bound, agent.cache_mode, progress)
+            .await
     }
 
     async fn run_tool<P: ProgressSink + Sync>(
@@ -149,6 +183,7 @@ impl Runtime {
         caller: &Caller,
         start: &CallStart,
         bound: &BoundTool,
+        mode: CacheMode,
         progress: &P,
     ) -> Result<Value, RuntimeError> {
         let mut plan = engine::parse_call(
@@ -160,6 +195,42 @@ impl Runtime {
         )?;
         plan.origin = Some(bound.provider.base_url.clone());
         let credential = self.credential(caller, bound).await?;
+        let (scope, ttl) = cache_scope(caller, &credential, bound.binding.dataset_ttl_hours);
+        // C1, C6: only walks (reserved arguments), never experiments, never with cache off
+        let key =
+            (plan.uses_reserved && !start.input.experiment && mode != CacheMode::Off).then(|| {
+                cache::key(
+                    caller.org(),
+                    &bound.tool.id,
+                    &plan.cache_identity(),
+                    &scope,
+                    &self.fingerprint_key,
+                    credential.secret().map(|s| s.expose_secret()),
+                )
+            });
+        let lock = match (&key, mode) {
+            (Some(k), CacheMode::On) => Some(self.coalescer.lock_for(k)),
+            _ => None,
+        };
+        let _coalesced = match &lock {
+            Some(l) => Some(l.lock().await),
+            None => None,
+        };
+        if let (Some(k), false) = (&key, plan.refresh) {
+            if let Some(entry) = cache::read(&self.kv, k).await? {
+                let fresh = self.clock.now() - entry.cached_at
+                    < chrono::Duration::from_std(ttl).unwrap_or_default();
+                match (fresh, mode) {
+                    (true, CacheMode::On) => {
+                        Metrics::inc(&self.metrics.cache_hits);
+                        return self.serve_hit(start, &plan, entry, ttl).await;
+                    }
+                    (true, _) => Metrics::inc(&self.metrics.cache_shadow_hits),
+                    _ => {}
+                }
+            }
+            Metrics::inc(&self.metrics.cache_misses);
+        }
         let _slot = self.walks.acquire(caller.org())?;
         let upstream = HttpUpstream::new(self, bound, credential);
         let outcome = engine::run(
@@ -171,8 +242,36 @@ impl Runtime {
             &self.limits,
         )
         .await?;
+        let mut value = self.keep(start, &plan, &outcome).await?;
+        if let Some(k) = &key {
+            if outcome.is_complete() {
+                let entry = cache::Entry {
+                    cached_at: self.clock.now(),
+                    stored: outcome.to_stored_json(),
+                };
+                if !cache::write(&self.kv, k, &entry, ttl).await? {
+                    if let Value::Object(m) = &mut value {
+                        m.insert(
+                            "_cache".into(),
+                            serde_json::json!({"hit": false, "stored": false,
+                                "reason": format!("the walk is larger than the cache entry limit ({} bytes), so the next call walks again", cache::MAX_ENTRY_BYTES)}),
+                        );
+                    }
+                }
+            }
+        }
+        Ok(value)
+    }
+
+    /// Presents an outcome and keeps its full payload under a fresh `_resultId` (G3).
+    async fn keep(
+        &self,
+        start: &CallStart,
+        plan: &engine::CallPlan,
+        outcome: &engine::Outcome,
+    ) -> Result<Value, RuntimeError> {
         let result_id = format!("res_{}", random_token(32));
-        let presented = engine::present(&outcome, &plan, &result_id, &self.limits);
+        let presented = engine::present(outcome, plan, &result_id, &self.limits);
         if presented.stored {
             results::put(
                 &self.kv,
@@ -184,6 +283,23 @@ impl Runtime {
             .await?;
         }
         Ok(presented.value)
+    }
+
+    /// C4: a hit is presented like a walk (another `_fields`/`_filter` still applies) and labelled.
+    async fn serve_hit(
+        &self,
+        start: &CallStart,
+        plan: &engine::CallPlan,
+        entry: cache::Entry,
+        ttl: std::time::Duration,
+    ) -> Result<Value, RuntimeError> {
+        let outcome = engine::Outcome::from_stored_json(&entry.stored);
+        let mut value = self.keep(start, plan, &outcome).await?;
+        let expires = entry.cached_at + chrono::Duration::from_std(ttl).unwrap_or_default();
+        let fmt =
+            |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        engine::label_cache_hit(&mut value, &fmt(entry.cached_at), &fmt(expires));
+        Ok(value)
     }
 
     /// The credential for this call: the token's own for the provider, else the org's,

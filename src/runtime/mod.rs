@@ -4,7 +4,9 @@
 //! thread marks (`Kv`), upstream calls (rate limited, SSRF-guarded), progress.
 
 pub mod adapter;
+pub mod cache;
 pub mod call;
+pub mod clock;
 pub mod error;
 pub mod kv;
 pub mod results;
@@ -20,6 +22,7 @@ use crate::crypto::Cipher;
 use crate::engine::{self, Limits, ToolAnalysis};
 use crate::metrics::Metrics;
 use crate::store::agents::Binding;
+use crate::store::deployments::CacheMode;
 use crate::store::providers::Provider;
 use crate::store::tools::Tool;
 use crate::store::{self, OrgId, StoreError};
@@ -38,6 +41,11 @@ pub struct Runtime {
     pub walks: slots::WalkSlots,
     pub limits: Limits,
     pub metrics: Arc<Metrics>,
+    /// Dataset cache: identical walks in this process run once.
+    pub coalescer: cache::Coalescer,
+    /// Keys credential fingerprints in cache keys (derived from the credential key).
+    pub fingerprint_key: [u8; 32],
+    pub clock: Arc<dyn clock::WallClock>,
 }
 
 /// A tool as bound to an agent, with what the engine learned from its schema.
@@ -51,6 +59,8 @@ pub struct BoundTool {
 /// An agent as the runtime needs it.
 pub struct AgentView {
     pub id: String,
+    /// The cache mode of the agent's deployment (C6).
+    pub cache_mode: CacheMode,
     pub instructions: String,
     pub tools: Vec<BoundTool>,
 }
@@ -82,6 +92,7 @@ impl Runtime {
                 StoreError::NotFound => RuntimeError::NotFound("agent"),
                 other => other.into(),
             })?;
+        let deployment = store::deployments::get(&self.pool, org, &agent.deployment_id).await?;
         let mut tools = Vec::with_capacity(agent.agent_tools.len());
         for binding in agent.agent_tools {
             let tool = store::tools::get(&self.pool, org, &binding.tool_id).await?;
@@ -96,6 +107,7 @@ impl Runtime {
         }
         Ok(AgentView {
             id: agent.id,
+            cache_mode: deployment.cache,
             instructions: agent.instructions,
             tools,
         })

@@ -79,6 +79,17 @@ pub async fn spawn_app() -> TestApp {
 }
 
 pub async fn spawn_with(settings: Settings) -> TestApp {
+    spawn_with_clock(
+        settings,
+        std::sync::Arc::new(loopgate::runtime::clock::SystemWallClock),
+    )
+    .await
+}
+
+pub async fn spawn_with_clock(
+    settings: Settings,
+    clock: std::sync::Arc<dyn loopgate::runtime::clock::WallClock>,
+) -> TestApp {
     let database_url = {
         use secrecy::ExposeSecret;
         settings
@@ -87,7 +98,9 @@ pub async fn spawn_with(settings: Settings) -> TestApp {
             .map(|s| s.expose_secret().to_string())
             .unwrap_or_default()
     };
-    let app = Application::build(settings).await.expect("build app");
+    let app = Application::build_with_clock(settings, clock)
+        .await
+        .expect("build app");
     let address = format!("http://127.0.0.1:{}", app.port());
     tokio::spawn(app.run_until_stopped());
     TestApp {

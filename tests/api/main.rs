@@ -9,6 +9,7 @@ mod upstream_server;
 
 mod admin;
 mod agents;
+mod cache;
 mod errors;
 mod isolation;
 mod openapi_doc;

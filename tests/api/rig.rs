@@ -41,7 +41,7 @@ pub fn tool_defs() -> Vec<(&'static str, &'static str, &'static str, Value)> {
             "POST",
             "/search",
             json!({"type": "object", "properties": {"body": {"type": "object", "properties": {
-            "query": {"type": "string"}, "paging": {"type": "object", "properties": {"page": int(None), "pageSize": int(Some(25))}}}}}}),
+            "query": {"type": "string"}, "page": int(None), "pageSize": int(Some(25))}}}}),
         ),
         (
             "list_inboxes",

@@ -124,23 +124,15 @@ async fn provider_rate_limit_is_never_exceeded() {
     .await
     .ok(201);
     let token = rig.token(&app, "u1", json!({})).await;
-    // two walks at once share the provider's budget
-    let (a, b) = tokio::join!(
-        rig.call(
-            &app,
+    // two walks at once share the provider's budget (experiments: no cache coalesces them)
+    let run = |thread: &'static str| {
+        app.post(
+            &format!("/v1/agents/{}/threads/{thread}/tool-calls", rig.agent),
             &token,
-            "a",
-            "limited_contacts",
-            json!({"_all_pages": true})
-        ),
-        rig.call(
-            &app,
-            &token,
-            "b",
-            "limited_contacts",
-            json!({"_all_pages": true})
-        ),
-    );
+            json!({"name": "limited_contacts", "arguments": {"_all_pages": true}, "experiment": true}),
+        )
+    };
+    let (a, b) = tokio::join!(run("a"), run("b"));
     for r in [a, b] {
         let res = r.ok(200)["result"].clone();
         assert_eq!(res["_itemCount"], 60, "{res}");
