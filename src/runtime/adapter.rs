@@ -9,7 +9,7 @@ use super::call::Credential;
 use super::{BoundTool, Runtime};
 use crate::engine::{Clock, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse};
 use crate::metrics::Metrics;
-use crate::upstream::{CallError, ProviderLimiter, Target};
+use crate::upstream::{CallError, ProviderLimiter, Request, Target};
 
 /// One tool's upstream, with its credential and its provider's shared rate limiter.
 pub struct HttpUpstream<'a> {
@@ -57,15 +57,16 @@ impl Upstream for HttpUpstream<'_> {
         let metrics = &self.runtime.metrics;
         Metrics::inc(&metrics.upstream_requests);
         let limiter = self.limiter.as_deref();
-        let res = match &req.next_url {
-            Some(url) => self.runtime.http.call_url(&self.target, url, limiter).await,
-            None => {
-                self.runtime
-                    .http
-                    .call(&self.target, &req.args, limiter)
-                    .await
-            }
+        let request = match &req.next_url {
+            // next links go through the caller's origin check and credential rules
+            Some(url) => Request::NextUrl(url),
+            None => Request::Args(&req.args),
         };
+        let res = self
+            .runtime
+            .http
+            .send(&self.target, request, limiter, req.timeout)
+            .await;
         match res {
             Ok(r) => Ok(UpstreamResponse {
                 status: r.status,

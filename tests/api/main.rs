@@ -19,5 +19,6 @@ mod providers;
 mod runtime_ai_client;
 mod runtime_guard;
 mod runtime_limits;
+mod runtime_resilience;
 mod runtime_tokens;
 mod runtime_walks;

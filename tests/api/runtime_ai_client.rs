@@ -90,8 +90,8 @@ async fn the_ai_sdk_client_reads_the_stream() {
         .clone();
     for w in progress.windows(2) {
         assert_eq!(w[0]["id"], call_id);
-        let gap = w[1]["data"]["elapsedMs"].as_u64().unwrap()
-            - w[0]["data"]["elapsedMs"].as_u64().unwrap();
+        let gap = w[1]["data"]["elapsedMs"].as_i64().unwrap()
+            - w[0]["data"]["elapsedMs"].as_i64().unwrap();
         assert!(gap >= 750, "progress chunks {gap} ms apart: {progress:?}");
     }
     // the SDK assembled one assistant message with the tool part's output

@@ -125,14 +125,14 @@ async fn provider_rate_limit_is_never_exceeded() {
     .ok(201);
     let token = rig.token(&app, "u1", json!({})).await;
     // two walks at once share the provider's budget (experiments: no cache coalesces them)
-    let run = |thread: &'static str| {
-        app.post(
-            &format!("/v1/agents/{}/threads/{thread}/tool-calls", rig.agent),
-            &token,
-            json!({"name": "limited_contacts", "arguments": {"_all_pages": true}, "experiment": true}),
-        )
-    };
-    let (a, b) = tokio::join!(run("a"), run("b"));
+    let path_a = format!("/v1/agents/{}/threads/a/tool-calls", rig.agent);
+    let path_b = format!("/v1/agents/{}/threads/b/tool-calls", rig.agent);
+    let body =
+        json!({"name": "limited_contacts", "arguments": {"_all_pages": true}, "experiment": true});
+    let (a, b) = tokio::join!(
+        app.post(&path_a, &token, body.clone()),
+        app.post(&path_b, &token, body.clone())
+    );
     for r in [a, b] {
         let res = r.ok(200)["result"].clone();
         assert_eq!(res["_itemCount"], 60, "{res}");

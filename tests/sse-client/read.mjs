@@ -21,7 +21,7 @@ const stream = parseJsonEventStream({ stream: res.body, schema: uiMessageChunkSc
   new TransformStream({
     transform(parsed, controller) {
       if (!parsed.success) throw parsed.error;
-      chunks.push(parsed.value);
+      chunks.push(structuredClone(parsed.value)); // the reader updates data parts in place
       controller.enqueue(parsed.value);
     },
   }),

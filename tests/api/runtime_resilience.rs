@@ -1,0 +1,140 @@
+//! A client that leaves mid-walk loses nothing; a bound on concurrent walks per org;
+//! the in-process store when Redis is not configured.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+
+use crate::helpers::{fresh_database, spawn_with, test_settings, TestApp};
+use crate::rig::Rig;
+use crate::upstream_server;
+
+/// Binds a slow (2 requests/s) looping tool over `/limited` to the rig's agent.
+async fn slow_tool(app: &TestApp, rig: &Rig, base: &str) {
+    let p = app
+        .post("/v1/providers", &rig.t.key, json!({"name": "slow", "base_url": base, "auth": {"type": "none"}, "rate_limit": {"requests_per_second": 2, "burst": 1}}))
+        .await
+        .ok(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let tool = app
+        .post("/v1/tools", &rig.t.key, json!({"provider_id": p, "name": "slow_contacts", "method": "GET", "path": "/limited",
+              "input_schema": {"type": "object", "properties": {"page": {"type": "integer"}, "per_page": {"type": "integer", "maximum": 10}}}}))
+        .await
+        .ok(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    app.post(
+        &format!("/v1/agents/{}/tools", rig.agent),
+        &rig.t.key,
+        json!({"tool_id": tool, "provider_id": p, "loop_responses": true}),
+    )
+    .await
+    .ok(201);
+}
+
+#[tokio::test]
+async fn a_client_that_disconnects_mid_walk_loses_nothing_and_walks_are_bounded_per_org() {
+    let mut s = test_settings(fresh_database().await);
+    s.org_concurrent_walks = 1;
+    let app = spawn_with(s).await;
+    let up = upstream_server::start().await;
+    let rig = Rig::new(&app, &up, true).await;
+    slow_tool(&app, &rig, &up.base).await;
+    let token = rig.token(&app, "u1", json!({})).await;
+
+    let res = app
+        .client
+        .post(format!(
+            "{}/v1/agents/{}/threads/d/tool-calls",
+            app.address, rig.agent
+        ))
+        .bearer_auth(&token)
+        .header("accept", "text/event-stream")
+        .json(&json!({"name": "slow_contacts", "arguments": {"_all_pages": true}}))
+        .send()
+        .await
+        .unwrap();
+    let mut body = res.bytes_stream();
+    let mut seen = String::new();
+    let call_id = loop {
+        let chunk = body.next().await.expect("stream open").unwrap();
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+        if let Some(line) = seen
+            .split("\n\n")
+            .find(|e| e.contains("tool-input-available"))
+        {
+            let v: Value = serde_json::from_str(&line["data: ".len()..]).unwrap();
+            break v["toolCallId"].as_str().unwrap().to_string();
+        }
+    };
+    drop(body); // the client leaves mid-walk
+
+    // while that walk runs, the org's single walk slot is taken
+    let busy = rig
+        .call(
+            &app,
+            &token,
+            "other",
+            "list_orders",
+            json!({"_all_pages": true}),
+        )
+        .await;
+    busy.problem(429, "rate_limited");
+    assert!(busy.headers.get("retry-after").is_some());
+
+    let mut record = Value::Null;
+    for _ in 0..100 {
+        let r = app.get(&format!("/v1/tool-calls/{call_id}"), &token).await;
+        record = r.ok(200).clone();
+        if record["status"] != "running" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(record["status"], "succeeded", "{record}");
+    assert_eq!(record["result"]["_itemCount"], 60);
+    assert_eq!(record["result"]["_pagingComplete"], true);
+    assert_eq!(up.count("/limited"), 7, "the walk went on to the end");
+    // and the slot is free again
+    rig.call(&app, &token, "other", "list_orders", json!({}))
+        .await
+        .ok(200);
+}
+
+#[tokio::test]
+async fn stored_results_without_redis_use_the_in_process_store() {
+    let mut s = test_settings(fresh_database().await);
+    s.redis_url = None;
+    let app = spawn_with(s).await;
+    let up = upstream_server::start().await;
+    let rig = Rig::new(&app, &up, false).await;
+    let token = rig.token(&app, "u1", json!({})).await;
+    let r = rig
+        .call(&app, &token, "th", "list_inboxes", json!({}))
+        .await;
+    let rid = r.ok(200)["result"]["_resultId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(rig.steps(&app, &token, "th").await["restricted"], true);
+    let q = rig
+        .call(
+            &app,
+            &token,
+            "th",
+            "queryToolResult",
+            json!({"resultId": rid, "offset": 3200, "limit": 50}),
+        )
+        .await;
+    let qr = q.ok(200)["result"].clone();
+    assert_eq!(qr["items"].as_array().unwrap().len(), 19);
+    assert_eq!(qr["total"], 3219);
+    assert_eq!(qr["has_more"], false);
+    assert_eq!(rig.steps(&app, &token, "th").await["restricted"], false);
+    let ready = app.call(reqwest::Method::GET, "/readyz", None, None).await;
+    assert_eq!(ready.ok(200)["status"], "ready");
+}
