@@ -151,6 +151,44 @@ async fn another_orgs_objects_are_not_found_everywhere() {
     app.get(&format!("/v1/orgs/{}/api-keys", a.org), &b.key)
         .await
         .problem(403, "forbidden");
+    // runtime surface: another org's agent and calls are not found
+    app.post(
+        &format!("/v1/agents/{agent}/threads/t/steps"),
+        &b.key,
+        json!({}),
+    )
+    .await
+    .problem(404, "not_found");
+    let r = app
+        .post(
+            &format!("/v1/agents/{agent}/threads/t/tool-calls"),
+            &b.key,
+            json!({"name": "list_contacts", "arguments": {}}),
+        )
+        .await;
+    r.problem(404, "not_found");
+    let b_token = app
+        .post("/v1/runtime-tokens", &b.key, json!({"user_id": "u"}))
+        .await
+        .ok(201)["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    app.post(
+        &format!("/v1/agents/{agent}/threads/t/steps"),
+        &b_token,
+        json!({}),
+    )
+    .await
+    .problem(404, "not_found");
+    let call = app
+        .post(
+            &format!("/v1/agents/{agent}/threads/t/tool-calls"),
+            &a.key,
+            json!({"name": "queryToolResult", "arguments": {"resultId": "res_x"}}),
+        )
+        .await;
+    call.problem(404, "result_not_found");
     // a's objects survived every probe
     app.get(&format!("/v1/agents/{agent}"), &a.key)
         .await

@@ -55,7 +55,7 @@ fn seen(s: &S, req: &HttpRequest) {
 
 pub fn contact(i: usize) -> Value {
     json!({"id": i, "name": format!("Contact {i}"), "email": format!("c{i}@example.com"),
-           "company": {"name": format!("Co {}", i % 7), "size": i % 500}, "tags": if i % 2 == 0 { json!(["vip"]) } else { json!(["lead", "cold"]) }})
+           "company": {"name": format!("Co {}", i % 7), "size": i % 500}, "tags": if i.is_multiple_of(2) { json!(["vip"]) } else { json!(["lead", "cold"]) }})
 }
 
 pub fn inbox(i: usize) -> Value {
