@@ -9,8 +9,8 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use loopgate::engine::{
-    analyze, parse_call, present, run, Clock, Limits, NoProgress, Upstream, UpstreamFailure,
-    UpstreamRequest, UpstreamResponse,
+    analyze, parse_call, present, present_json, run, Clock, Limits, NoProgress, Upstream,
+    UpstreamFailure, UpstreamRequest, UpstreamResponse,
 };
 use serde_json::{json, Value};
 use std::future::Future;
@@ -34,14 +34,14 @@ fn block_on<F: Future>(fut: F) -> F::Output {
 fn inbox(i: usize) -> Value {
     let h = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     json!({
-        "inbox_id": format!("inb_{:012x}{i:05}", h >> 16),
-        "pod_id": format!("pod_{:08x}", h >> 40),
-        "email": format!("task-{i:05}-{:04x}@agents.ex.com", h & 0xffff),
+        "inbox_id": format!("inb_{:010x}{i:05}", h >> 24),
+        "pod_id": format!("pod_{:06x}", h >> 40),
+        "email": format!("t{i:05}{:04x}@agents.ex.com", h & 0xffff),
         "display_name": format!("Runner {i:05}"),
-        "client_id": if i % 3 == 0 { Value::Null } else { json!(format!("cli_{:06x}", h >> 44)) },
+        "client_id": if i.is_multiple_of(3) { Value::Null } else { json!(format!("cli_{:06x}", h >> 44)) },
         "created_at": format!("2025-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", 1 + i % 12, 1 + i % 28, i % 24, i % 60, (i * 7) % 60, i % 1000),
         "updated_at": format!("2025-{:02}-{:02}T{:02}:{:02}:{:02}.000Z", 1 + (i + 3) % 12, 1 + (i + 5) % 28, (i + 1) % 24, (i + 2) % 60, (i * 3) % 60),
-        "labels": if i % 2 == 0 { json!(["task", "auto"]) } else { json!(["manual"]) },
+        "labels": if i.is_multiple_of(2) { json!(["task", "auto"]) } else { json!(["manual"]) },
     })
 }
 
@@ -88,6 +88,13 @@ impl Clock for Still {
     }
 }
 
+fn cases_value_args() -> Value {
+    json!({
+        "_filter": [{"field": "display_name", "op": "contains", "value": "7"}],
+        "_fields": ["inbox_id", "email", "labels"]
+    })
+}
+
 fn transform(c: &mut Criterion) {
     let bytes = reference();
     let schema = json!({"type": "object", "properties": {"limit": {"type": "integer"}}});
@@ -128,10 +135,29 @@ fn transform(c: &mut Criterion) {
                     &limits,
                 ));
                 let outcome = outcome.unwrap_or_else(|e| panic!("{e}"));
-                black_box(present(&outcome, &plan, "res_bench", &limits))
+                black_box(present_json(&outcome, &plan, "res_bench", &limits))
             })
         });
     }
+    // The same filter + projection, returning a serde_json::Value instead of text.
+    let plan = match parse_call(&analysis, &schema, cases_value_args(), true, &limits) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    };
+    g.bench_function("filter_fields_guard_as_value", |b| {
+        b.iter(|| {
+            let outcome = block_on(run(
+                &plan,
+                &analysis,
+                &upstream,
+                &NoProgress,
+                &Still,
+                &limits,
+            ));
+            let outcome = outcome.unwrap_or_else(|e| panic!("{e}"));
+            black_box(present(&outcome, &plan, "res_bench", &limits))
+        })
+    });
     g.bench_function("parse_serde_json_value", |b| {
         b.iter(|| black_box(serde_json::from_slice::<Value>(&bytes).map(|v| v.is_object())))
     });
@@ -194,7 +220,7 @@ fn walk(c: &mut Criterion) {
                 &limits,
             ));
             let o = o.unwrap_or_else(|e| panic!("{e}"));
-            black_box(present(&o, &plan, "res_bench", &limits))
+            black_box(present_json(&o, &plan, "res_bench", &limits))
         })
     });
     g.finish();

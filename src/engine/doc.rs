@@ -1,12 +1,15 @@
-//! The document model: how upstream bytes become rows. This is the only module that knows
-//! the JSON library doing the heavy lifting (sonic-rs, lazily), so it can change without
-//! touching behaviour. Rows are kept as their JSON text ([`Item`]): most rows of a large
-//! response are counted, filtered on one or two keys, or stored, and never need a tree.
+//! The document model: how upstream bytes become a page of rows. With `item`, this is the
+//! only code that knows the JSON library doing the heavy lifting (sonic-rs, lazily), so it
+//! can change without touching behaviour. Rows are kept as their JSON text ([`Item`]):
+//! most rows of a large response are counted, filtered on one or two keys, or stored, and
+//! never need a tree.
 //!
 //! G2 lives here too: finding the item array without configuration.
 
+use crate::engine::item::{validated_entries, value_of, Item};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// Envelope keys that hold the rows, in order of preference (G2).
 pub const ENVELOPE_KEYS: &[&str] = &[
@@ -27,106 +30,6 @@ pub const ENVELOPE_KEYS: &[&str] = &[
     "collection",
     "content",
 ];
-
-/// One row as valid JSON text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item(Box<str>);
-
-impl Item {
-    /// Wraps text already validated as one JSON value.
-    pub(crate) fn from_raw(raw: &str) -> Self {
-        Self(raw.into())
-    }
-
-    pub fn from_value(v: &Value) -> Self {
-        Self(
-            serde_json::to_string(v)
-                .unwrap_or_else(|_| "null".into())
-                .into(),
-        )
-    }
-
-    pub fn raw(&self) -> &str {
-        &self.0
-    }
-
-    /// Length of the text in bytes (>= its length in chars).
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    pub fn is_object(&self) -> bool {
-        self.0.starts_with('{')
-    }
-
-    pub fn to_value(&self) -> Value {
-        value_of(&self.0)
-    }
-
-    /// The item reduced to the named top-level keys (objects), or the whole item parsed
-    /// (anything else). Paths starting with those keys resolve on it as on the full item.
-    pub fn view(&self, keys: &[&str]) -> Value {
-        if !self.is_object() {
-            return self.to_value();
-        }
-        let mut out = Map::new();
-        for kv in sonic_rs::to_object_iter(&*self.0) {
-            let Ok((k, v)) = kv else { break };
-            if keys.contains(&k.as_ref()) && !out.contains_key(k.as_ref()) {
-                out.insert(k.into_owned(), value_of(v.as_raw_str()));
-                if out.len() == keys.len() {
-                    break;
-                }
-            }
-        }
-        Value::Object(out)
-    }
-
-    /// Top-level keys of an object item, in order.
-    pub fn top_keys(&self) -> Vec<String> {
-        if !self.is_object() {
-            return Vec::new();
-        }
-        sonic_rs::to_object_iter(&*self.0)
-            .map_while(Result::ok)
-            .map(|(k, _)| k.into_owned())
-            .collect()
-    }
-
-    pub fn has_key(&self, key: &str) -> bool {
-        self.is_object()
-            && sonic_rs::to_object_iter(&*self.0)
-                .map_while(Result::ok)
-                .any(|(k, _)| k == key)
-    }
-
-    /// E1: the item with `key: value` appended, unless it already has `key` (the API's
-    /// own field wins) or is not an object.
-    pub fn tagged(&self, key: &str, value: &Value) -> Self {
-        if !self.is_object() || self.has_key(key) {
-            return self.clone();
-        }
-        let body = self.0.trim_end();
-        let Some(open) = body.strip_suffix('}') else {
-            return self.clone();
-        };
-        let sep = if open.trim_end() == "{" { "" } else { "," };
-        let k = serde_json::to_string(key).unwrap_or_default();
-        let v = serde_json::to_string(value).unwrap_or_else(|_| "null".into());
-        Self(format!("{open}{sep}{k}:{v}}}").into())
-    }
-}
-
-/// Parses one JSON text known to be valid (or returns null).
-pub(crate) fn value_of(raw: &str) -> Value {
-    sonic_rs::from_str(raw)
-        .or_else(|_| serde_json::from_str(raw))
-        .unwrap_or(Value::Null)
-}
 
 /// Where the rows sit in a payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,7 +67,7 @@ impl Page {
                 json: true,
             };
         }
-        match parse_json(trimmed) {
+        match parse_json(&Arc::from(trimmed)) {
             Some(page) => page,
             None => Self::text(text.to_owned()),
         }
@@ -173,7 +76,7 @@ impl Page {
     /// Reads a payload already in memory (stored results, cache hits).
     pub fn from_value(v: &Value) -> Self {
         let s = serde_json::to_string(v).unwrap_or_default();
-        parse_json(&s).unwrap_or_else(|| Self::text(s))
+        parse_json(&Arc::from(s.as_str())).unwrap_or_else(|| Self::text(s))
     }
 
     fn text(t: String) -> Self {
@@ -200,33 +103,13 @@ impl Page {
         }
     }
 
-    /// Like [`Page::assemble`], straight to compact JSON text without parsing the rows.
+    /// Like [`Page::assemble`], straight to JSON text without parsing the rows.
     pub fn assemble_json(frame: &Value, slot: Option<&Slot>, items: &[Item]) -> String {
-        let rows = || {
-            let mut s = String::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 2);
-            s.push('[');
-            for (n, i) in items.iter().enumerate() {
-                if n > 0 {
-                    s.push(',');
-                }
-                s.push_str(i.raw());
-            }
-            s.push(']');
-            s
-        };
         match slot {
             None => serde_json::to_string(frame).unwrap_or_default(),
-            Some(Slot::Root) => rows(),
-            Some(Slot::Key(path)) => {
-                // A marker no real payload contains stands for the rows, then is replaced.
-                const MARK: &str = "\u{1}loopgate:rows\u{1}";
-                let mut f = frame.clone();
-                if let Some(t) = pointer_mut(&mut f, path) {
-                    *t = Value::String(MARK.into());
-                }
-                let s = serde_json::to_string(&f).unwrap_or_default();
-                let quoted = serde_json::to_string(MARK).unwrap_or_default();
-                s.replacen(&quoted, &rows(), 1)
+            Some(s) => {
+                let len = items.iter().map(|i| i.len() + 1).sum();
+                crate::engine::rows::assemble_text(frame, s, items.iter().map(Item::raw), len)
             }
         }
     }
@@ -243,6 +126,7 @@ struct Entry<'a> {
     raw: Cow<'a, str>,
 }
 
+/// Entries of an object, validating every byte of it (strict skipping).
 fn entries(raw: &str) -> Option<Vec<Entry<'_>>> {
     let mut out = Vec::new();
     for kv in sonic_rs::to_object_iter(raw) {
@@ -255,9 +139,24 @@ fn entries(raw: &str) -> Option<Vec<Entry<'_>>> {
     Some(out)
 }
 
-fn parse_json(text: &str) -> Option<Page> {
+/// Entries of an object already validated by [`entries`] on an enclosing object.
+fn entries_of_validated(raw: &str) -> Vec<Entry<'_>> {
+    validated_entries(raw)
+        .map(|(key, raw)| Entry {
+            key: key.into_owned(),
+            raw: Cow::Borrowed(raw),
+        })
+        .collect()
+}
+
+/// One validating pass over the whole text: the top level is iterated strictly, so the
+/// rows (inside it) can then be split without checking them again.
+fn parse_json(buf: &Arc<str>) -> Option<Page> {
+    let text: &str = buf;
     if text.starts_with('[') {
-        let items = rows_of(text)?;
+        let items = sonic_rs::to_array_iter(text)
+            .map(|v| v.ok().map(|v| Item::slice(buf, v.as_raw_cow())))
+            .collect::<Option<Vec<_>>>()?;
         return Some(Page {
             frame: Value::Array(Vec::new()),
             slot: Some(Slot::Root),
@@ -290,13 +189,13 @@ fn parse_json(text: &str) -> Option<Page> {
         if e.key != path[0] {
             frame.insert(e.key.clone(), value_of(&e.raw));
         } else if path.len() == 1 {
-            items = rows_of(&e.raw)?;
+            items = Item::split_validated(buf, &e.raw);
             frame.insert(e.key.clone(), Value::Array(Vec::new()));
         } else {
             let mut inner = Map::new();
-            for c in entries(&e.raw)? {
+            for c in entries_of_validated(&e.raw) {
                 if c.key == path[1] {
-                    items = rows_of(&c.raw)?;
+                    items = Item::split_validated(buf, &c.raw);
                     inner.insert(c.key, Value::Array(Vec::new()));
                 } else {
                     inner.insert(c.key, value_of(&c.raw));
@@ -313,12 +212,6 @@ fn parse_json(text: &str) -> Option<Page> {
     })
 }
 
-fn rows_of(raw: &str) -> Option<Vec<Item>> {
-    sonic_rs::to_array_iter(raw)
-        .map(|v| v.ok().map(|v| Item::from_raw(v.as_raw_str())))
-        .collect()
-}
-
 /// G2: an envelope key at the top level, then one level down, else the largest array
 /// within two levels — when it holds records (objects or arrays) or carries at least half
 /// of the payload, so a single record with a short list of tags is not taken for rows.
@@ -332,7 +225,7 @@ fn choose_slot(top: &[Entry<'_>], total: usize) -> Option<Vec<String>> {
     let nested: Vec<(&Entry<'_>, Vec<Entry<'_>>)> = top
         .iter()
         .filter(|e| e.raw.starts_with('{'))
-        .filter_map(|e| Some((e, entries(&e.raw)?)))
+        .map(|e| (e, entries_of_validated(&e.raw)))
         .collect();
     for name in ENVELOPE_KEYS {
         for (parent, children) in &nested {
@@ -364,11 +257,10 @@ fn holds_records(top: &[Entry<'_>], path: &[String]) -> bool {
     let raw = top.iter().find(|e| e.key == path[0]).map(|e| e.raw.clone());
     let raw = match (raw, path.get(1)) {
         (Some(r), None) => Some(r.into_owned()),
-        (Some(r), Some(k)) => entries(&r).and_then(|cs| {
-            cs.into_iter()
-                .find(|c| c.key == *k)
-                .map(|c| c.raw.into_owned())
-        }),
+        (Some(r), Some(k)) => entries_of_validated(&r)
+            .into_iter()
+            .find(|c| c.key == *k)
+            .map(|c| c.raw.into_owned()),
         (None, _) => None,
     };
     raw.is_some_and(|r| matches!(r[1..].trim_start().as_bytes().first(), Some(b'{' | b'[')))
@@ -447,25 +339,5 @@ mod tests {
         assert_eq!(serde_json::from_str::<Value>(&json).ok(), Some(v.clone()));
         let vals = p.items.iter().map(Item::to_value).collect();
         assert_eq!(Page::assemble(&p.frame, p.slot.as_ref(), vals), v);
-    }
-
-    #[test]
-    fn e1_tagging_never_overwrites() {
-        let i = Item::from_raw(r#"{"a":1}"#);
-        assert_eq!(i.tagged("k", &json!("v")).raw(), r#"{"a":1,"k":"v"}"#);
-        assert_eq!(
-            Item::from_raw("{}").tagged("k", &json!(2)).raw(),
-            r#"{"k":2}"#
-        );
-        let own = Item::from_raw(r#"{"k":"api"}"#);
-        assert_eq!(own.tagged("k", &json!("v")), own);
-        assert_eq!(Item::from_raw("3").tagged("k", &json!(1)).raw(), "3");
-    }
-
-    #[test]
-    fn view_keeps_only_named_keys() {
-        let i = Item::from_raw(r#"{"a":{"b":1},"c":[1,2],"d":"x"}"#);
-        assert_eq!(i.view(&["a", "d"]), json!({"a": {"b": 1}, "d": "x"}));
-        assert_eq!(i.top_keys(), ["a", "c", "d"]);
     }
 }

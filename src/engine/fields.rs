@@ -5,20 +5,29 @@
 
 use crate::engine::error::EngineError;
 use crate::engine::path::Path;
+use crate::engine::raw;
 use serde_json::{json, Map, Value};
 
 /// A parsed `_fields` list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Projection {
     paths: Vec<Path>,
-    tree: Vec<(String, Node)>,
+    tree: Vec<Child>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Child {
+    key: String,
+    /// The key as a JSON string literal, written once for every row.
+    quoted: String,
+    node: Node,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 enum Node {
     /// Keep the whole value.
     Leaf,
-    Branch(Vec<(String, Node)>),
+    Branch(Vec<Child>),
 }
 
 impl Projection {
@@ -64,7 +73,17 @@ impl Projection {
 
     /// Top-level keys an item must provide for the projection.
     pub fn heads(&self) -> Vec<&str> {
-        self.tree.iter().map(|(k, _)| k.as_str()).collect()
+        self.tree.iter().map(|c| c.key.as_str()).collect()
+    }
+
+    /// [`Projection::apply`] on a row's raw text, written as JSON to `out` without
+    /// building a tree. Leaf values are copied as they were received.
+    pub fn write_raw(&self, row: &str, out: &mut String) {
+        if raw::is_object(row) || raw::is_array(row) {
+            write_branch(row, &self.tree, out);
+        } else {
+            out.push_str(row.trim());
+        }
     }
 
     /// F1/F4: the item cut down to the paths. Scalars are returned as they are: there is
@@ -82,11 +101,11 @@ impl Projection {
     }
 }
 
-fn insert(tree: &mut Vec<(String, Node)>, segs: &[String]) {
+fn insert(tree: &mut Vec<Child>, segs: &[String]) {
     let Some((first, rest)) = segs.split_first() else {
         return;
     };
-    let pos = match tree.iter().position(|(k, _)| k == first) {
+    let pos = match tree.iter().position(|c| c.key == *first) {
         Some(i) => i,
         None => {
             let node = if rest.is_empty() {
@@ -94,11 +113,16 @@ fn insert(tree: &mut Vec<(String, Node)>, segs: &[String]) {
             } else {
                 Node::Branch(Vec::new())
             };
-            tree.push((first.clone(), node));
+            let quoted = serde_json::to_string(first).unwrap_or_else(|_| "\"\"".into());
+            tree.push(Child {
+                key: first.clone(),
+                quoted,
+                node,
+            });
             tree.len() - 1
         }
     };
-    match (&mut tree[pos].1, rest.is_empty()) {
+    match (&mut tree[pos].node, rest.is_empty()) {
         // A shorter path already keeps the whole value.
         (Node::Leaf, _) => {}
         (node @ Node::Branch(_), true) => *node = Node::Leaf,
@@ -106,22 +130,81 @@ fn insert(tree: &mut Vec<(String, Node)>, segs: &[String]) {
     }
 }
 
-fn apply_branch(v: &Value, children: &[(String, Node)]) -> Value {
+fn apply_branch(v: &Value, children: &[Child]) -> Value {
     match v {
         Value::Object(m) => {
             let mut out = Map::with_capacity(children.len());
-            for (k, node) in children {
-                let got = match (m.get(k), node) {
+            for c in children {
+                let got = match (m.get(&c.key), &c.node) {
                     (None, _) => Value::Null,
                     (Some(x), Node::Leaf) => x.clone(),
-                    (Some(x), Node::Branch(c)) => apply_branch(x, c),
+                    (Some(x), Node::Branch(b)) => apply_branch(x, b),
                 };
-                out.insert(k.clone(), got);
+                out.insert(c.key.clone(), got);
             }
             Value::Object(out)
         }
         Value::Array(a) => Value::Array(a.iter().map(|e| apply_branch(e, children)).collect()),
         _ => Value::Null,
+    }
+}
+
+fn write_branch(row: &str, children: &[Child], out: &mut String) {
+    if raw::is_object(row) {
+        // One pass over the row finds every wanted key (on the stack for the usual few).
+        let mut small = [None; 8];
+        let mut large;
+        let found: &mut [Option<&str>] = if children.len() <= small.len() {
+            &mut small[..children.len()]
+        } else {
+            large = vec![None; children.len()];
+            &mut large
+        };
+        let mut missing = children.len();
+        for (k, v) in raw::entries(row) {
+            let plain = !k.contains('\\');
+            let hit = children.iter().position(|c| {
+                if plain {
+                    k == c.key
+                } else {
+                    raw::key_is(k, &c.key)
+                }
+            });
+            if let Some(i) = hit {
+                if found[i].is_none() {
+                    found[i] = Some(v);
+                    missing -= 1;
+                    if missing == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+        out.push('{');
+        for (n, (c, f)) in children.iter().zip(found.iter()).enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            out.push_str(&c.quoted);
+            out.push(':');
+            match (*f, &c.node) {
+                (None, _) => out.push_str("null"),
+                (Some(v), Node::Leaf) => out.push_str(v),
+                (Some(v), Node::Branch(b)) => write_branch(v, b, out),
+            }
+        }
+        out.push('}');
+    } else if raw::is_array(row) {
+        out.push('[');
+        for (n, e) in raw::elements(row).enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            write_branch(e, children, out);
+        }
+        out.push(']');
+    } else {
+        out.push_str("null");
     }
 }
 
@@ -167,6 +250,32 @@ impl MatchLog {
         }
         if self.sample.is_none() {
             self.sample = Some(shallow(full()));
+        }
+    }
+
+    /// Like [`MatchLog::record`], reading the row's raw text.
+    pub fn record_raw(&mut self, p: &Projection, row: &str) {
+        let mut reached = Vec::new();
+        for (slot, path) in self.reached.iter_mut().zip(&p.paths) {
+            if !*slot {
+                reached.clear();
+                raw::resolve(row, path.segments(), &mut reached);
+                *slot = !reached.is_empty();
+            }
+        }
+        if self.reached.iter().all(|r| *r) {
+            return;
+        }
+        if self.keys.len() < MAX_KEYS {
+            for (k, _) in raw::entries(row) {
+                let k = raw::key_string(k);
+                if self.keys.len() < MAX_KEYS && !self.keys.contains(&k) {
+                    self.keys.push(k);
+                }
+            }
+        }
+        if self.sample.is_none() {
+            self.sample = Some(shallow(raw::leaf(row)));
         }
     }
 

@@ -116,12 +116,41 @@ impl Clause {
         self.matches_reached(&self.field.resolve(item))
     }
 
+    /// [`Clause::matches`] on a row's raw text: only the values the path reaches are read.
+    pub fn matches_raw(&self, row: &str) -> bool {
+        // The common case, a scalar at the top level, without collecting anything.
+        if let [key] = self.field.segments() {
+            if crate::engine::raw::is_object(row) {
+                match crate::engine::raw::get(row, key) {
+                    None => return self.matches_reached(&[]),
+                    Some(v) if !v.starts_with(['[', '{']) => {
+                        return self.matches_reached(&[&crate::engine::raw::leaf(v)]);
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        let mut reached = Vec::new();
+        crate::engine::raw::resolve(row, self.field.segments(), &mut reached);
+        let values: Vec<Value> = reached.into_iter().map(crate::engine::raw::leaf).collect();
+        let refs: Vec<&Value> = values.iter().collect();
+        self.matches_reached(&refs)
+    }
+
     /// Whether the clause holds given every value its path reached in one item.
     pub fn matches_reached(&self, reached: &[&Value]) -> bool {
+        if reached.iter().all(|v| !v.is_array()) {
+            return self.test(reached, reached);
+        }
         let mut leaves = Vec::with_capacity(reached.len());
         for v in reached {
             flatten(v, &mut leaves);
         }
+        self.test(reached, &leaves)
+    }
+
+    /// The op over the values reached (`reached`) and their array elements (`leaves`).
+    fn test(&self, reached: &[&Value], leaves: &[&Value]) -> bool {
         match self.op {
             Op::Exists => {
                 let present = leaves.iter().any(|v| !v.is_null());

@@ -19,7 +19,8 @@
 //!               pages, bytes }
 //!     Outcome::is_complete(), to_stored(), to_stored_json(), from_stored(v),
 //!     from_stored_json(s), payload()                                       G3, C1, W2
-//! present(&outcome, &plan, result_id, &limits) -> Presented {value, truncated, stored}
+//! present_json(&outcome, &plan, result_id, &limits) -> PresentedJson {json, truncated, stored}
+//! present(..) -> Presented {value, truncated, stored}   (same, parsed)
 //!                                                                          R2, F, G1–G3, P7
 //! query_result(&stored, &args, &limits) / query_result_json(&str, ..)      G4
 //! fetch_result(stored_text, &args, &limits)                               G4
@@ -48,12 +49,14 @@ pub mod fetch;
 pub mod fields;
 pub mod filter;
 pub mod guard;
+pub mod item;
 pub mod limits;
 pub mod origin;
 pub mod outcome;
 pub mod path;
 pub mod plan;
 pub mod present;
+pub mod raw;
 pub mod retrieval;
 pub mod rows;
 pub mod signals;
@@ -75,14 +78,15 @@ mod tests_walk;
 
 pub use analysis::{analyze, Param, ToolAnalysis};
 pub use cache::label_cache_hit;
-pub use doc::{Item, Slot};
+pub use doc::Slot;
 pub use error::EngineError;
 pub use fields::Projection;
 pub use filter::{Clause, Op};
+pub use item::Item;
 pub use limits::Limits;
 pub use outcome::{Outcome, StopReason, Verdict};
 pub use plan::{parse_call, CallPlan, ForEach, ForEachError};
-pub use present::{present, Presented};
+pub use present::{present, present_json, Presented, PresentedJson};
 pub use retrieval::{fetch_result, query_result, query_result_json};
 pub use tools::{loop_guidance, model_tool, retrieval_tools, ModelTool};
 pub use upstream::{

@@ -1,7 +1,8 @@
 //! P4: what a walk produced — every row, unprojected and unfiltered, with an honest
 //! verdict — and its stored form (G3, C1: what `_resultId` and the dataset cache keep).
 
-use crate::engine::doc::{Item, Page, Slot};
+use crate::engine::doc::{Page, Slot};
+use crate::engine::item::Item;
 use crate::engine::plan::ForEachError;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};

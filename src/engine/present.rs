@@ -1,25 +1,53 @@
 //! What enters the conversation (API.md "Result shapes"). R2 order: `_filter`, then
 //! `_fields`, then the size guard (G1). Envelope calls always carry `_resultId`; plain
 //! calls keep the tool's own shape and gain `_truncated`/`_resultId` only when cut (G3).
+//!
+//! The result is written as JSON text: rows are copied (or projected) from the upstream's
+//! text, never parsed into a tree, and the guard measures exactly what is written.
 
-use crate::engine::doc::{Page, Slot};
+use crate::engine::doc::Slot;
 use crate::engine::guard::{byte_budget, json_len, rows_that_fit, text_prefix};
 use crate::engine::limits::Limits;
 use crate::engine::outcome::Outcome;
 use crate::engine::plan::CallPlan;
-use crate::engine::rows::{shape, Row};
+use crate::engine::rows::{assemble_text, shape, Row};
 use serde_json::{json, Map, Value};
 
+/// The result as JSON text — the fast path; embed it with `serde_json::value::RawValue`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PresentedJson {
+    pub json: String,
+    /// Cut by the guard: the runtime marks the thread restricted (G5).
+    pub truncated: bool,
+    /// `result_id` appears in the result: the runtime must store `outcome.to_stored_json()`.
+    pub stored: bool,
+}
+
+/// The result as a value (parsed from [`PresentedJson`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Presented {
     pub value: Value,
-    /// Cut by the guard: the runtime marks the thread restricted (G5).
     pub truncated: bool,
-    /// `result_id` appears in `value`: the runtime must store `outcome.to_stored_json()`.
     pub stored: bool,
 }
 
 pub fn present(outcome: &Outcome, plan: &CallPlan, result_id: &str, limits: &Limits) -> Presented {
+    let p = present_json(outcome, plan, result_id, limits);
+    Presented {
+        value: sonic_rs::from_str(&p.json)
+            .or_else(|_| serde_json::from_str(&p.json))
+            .unwrap_or(Value::Null),
+        truncated: p.truncated,
+        stored: p.stored,
+    }
+}
+
+pub fn present_json(
+    outcome: &Outcome,
+    plan: &CallPlan,
+    result_id: &str,
+    limits: &Limits,
+) -> PresentedJson {
     let budget = byte_budget(limits.token_budget);
     if outcome.envelope {
         envelope(outcome, plan, result_id, budget)
@@ -36,56 +64,41 @@ fn cut_note(shown: usize, total: usize, result_id: &str) -> String {
     )
 }
 
-/// Builds the final value from a frame whose row slot is `[]`, fitting as many rows as
-/// the budget allows. `meta(shown)` gives the frame for a given number of shown rows
-/// (`None`: not cut). Returns None when not even the frame fits.
+/// Writes the frame with as many leading rows as the budget allows. `meta(shown)` gives
+/// the frame (its row slot `[]`) for a number of shown rows, `None` when nothing is cut.
+/// Returns None when not even the frame fits.
 fn fit(
     rows: &[Row<'_>],
     slot: &Slot,
     budget: usize,
     meta: &dyn Fn(Option<usize>) -> Value,
-) -> Option<(Value, usize)> {
+) -> Option<(String, usize)> {
     let n = rows.len();
     let lens = || rows.iter().map(Row::len);
-    let all = json_len(&meta(None)) + lens().sum::<usize>() + n.saturating_sub(1);
-    // Sized with the largest numbers a cut frame can carry, so it only shrinks.
-    let base_cut = json_len(&meta(Some(n)));
-    let mut k = if all <= budget {
-        n
-    } else if base_cut > budget {
-        return None;
+    let frame = meta(None);
+    let all = json_len(&frame) + lens().sum::<usize>() + n.saturating_sub(1);
+    let (frame, k) = if all <= budget {
+        (frame, n)
     } else {
-        rows_that_fit(lens(), budget - base_cut)
-    };
-    let mut shown: Vec<Value> = rows[..k].iter().map(Row::to_value).collect();
-    // Raw rows were sized as received; their compact form is usually shorter, but a
-    // re-serialised number can grow (`1e2` → `100.0`), so the exact sizes decide.
-    let exact: Vec<usize> = rows[..k]
-        .iter()
-        .zip(&shown)
-        .map(|(r, v)| match r {
-            Row::Built(_, l) => *l,
-            Row::Raw(_) => json_len(v),
-        })
-        .collect();
-    loop {
-        let frame = meta((k < n).then_some(k));
-        let need = json_len(&frame) + exact[..k].iter().sum::<usize>() + k.saturating_sub(1);
-        if need <= budget {
-            shown.truncate(k);
-            return Some((Page::assemble(&frame, Some(slot), shown), k));
-        }
-        if k == 0 {
+        // Sized with the largest numbers a cut frame carries, so the real one only shrinks.
+        let base_cut = json_len(&meta(Some(n)));
+        if base_cut > budget {
             return None;
         }
-        k = (k - 1).min(rows_that_fit(
-            exact[..k].iter().copied(),
-            budget.saturating_sub(base_cut),
-        ));
-    }
+        let k = rows_that_fit(lens(), budget - base_cut);
+        (meta(Some(k)), k)
+    };
+    let shown = &rows[..k];
+    let text = assemble_text(
+        &frame,
+        slot,
+        shown.iter().map(Row::text),
+        lens().take(k).sum(),
+    );
+    (text.len() <= budget).then_some((text, k))
 }
 
-fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> Presented {
+fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> PresentedJson {
     let (rows, unmatched) = shape(&outcome.items, &plan.filter, plan.fields.as_ref());
     let n = rows.len();
     let v = &outcome.verdict;
@@ -140,15 +153,15 @@ fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) 
     let slot = Slot::Key(vec!["items".into()]);
     let fitted = fit(&rows, &slot, budget, &|s| build(s, false))
         .or_else(|| fit(&rows, &slot, budget, &|s| build(s, true)));
-    let (value, k) = fitted.unwrap_or_else(|| (build(Some(0), true), 0));
-    Presented {
-        value,
+    let (json, k) = fitted.unwrap_or_else(|| (build(Some(0), true).to_string(), 0));
+    PresentedJson {
+        json,
         truncated: k < n,
         stored: true,
     }
 }
 
-fn plain(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> Presented {
+fn plain(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> PresentedJson {
     let v = &outcome.verdict;
     // P7: a single page of a paginated tool says when the API reports more.
     let mut extras = Map::new();
@@ -159,70 +172,72 @@ fn plain(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> 
         }
         extras.insert("_note".into(), json!(v.note));
     }
-    match (&outcome.slot, outcome.json) {
-        (Some(slot), true) => {
-            let rows: Vec<Row<'_>> = outcome.items.iter().map(Row::Raw).collect();
-            let n = rows.len();
-            let (frame, slot) = match slot {
-                Slot::Root => (json!({"items": []}), Slot::Key(vec!["items".into()])),
-                s => (outcome.frame.clone(), s.clone()),
+    let Some(slot) = outcome.slot.as_ref().filter(|_| outcome.json) else {
+        let mut value = outcome.frame.clone();
+        if let Value::Object(m) = &mut value {
+            m.extend(extras);
+        }
+        if json_len(&value) <= budget {
+            return PresentedJson {
+                json: value.to_string(),
+                truncated: false,
+                stored: false,
             };
-            let wrap_root = matches!(outcome.slot, Some(Slot::Root));
-            let meta = |shown: Option<usize>| {
-                let mut f = frame.clone();
-                if let Value::Object(m) = &mut f {
-                    for (k, x) in &extras {
-                        m.insert(k.clone(), x.clone());
-                    }
-                    if let Some(k) = shown {
-                        m.insert("_truncated".into(), json!(true));
-                        m.insert("_resultId".into(), json!(result_id));
-                        m.insert("_itemsShown".into(), json!(k));
-                        m.insert("_itemsTotal".into(), json!(n));
-                        let mut note = cut_note(k, n, result_id);
-                        if let Some(Value::String(p7)) = extras.get("_note") {
-                            note = format!("{p7} {note}");
-                        }
-                        m.insert("_note".into(), json!(note));
-                    }
-                }
-                f
+        }
+        return text_cut(outcome, result_id, budget);
+    };
+    let rows: Vec<Row<'_>> = outcome.items.iter().map(Row::Raw).collect();
+    let n = rows.len();
+    let root = *slot == Slot::Root;
+    if root && extras.is_empty() {
+        // The tool's own top-level array, when it fits whole.
+        let len = rows.iter().map(Row::len).sum::<usize>() + n + 1;
+        if len <= budget {
+            let text = assemble_text(&Value::Null, &Slot::Root, rows.iter().map(Row::text), len);
+            return PresentedJson {
+                json: text,
+                truncated: false,
+                stored: false,
             };
-            match fit(&rows, &slot, budget, &meta) {
-                Some((mut value, k)) => {
-                    if wrap_root && k == n && extras.is_empty() {
-                        // Not cut and nothing to add: the tool's own top-level array.
-                        value = value.get_mut("items").map(Value::take).unwrap_or(value);
-                    }
-                    Presented {
-                        value,
-                        truncated: k < n,
-                        stored: k < n,
-                    }
+        }
+    }
+    let (frame, slot) = if root {
+        (json!({"items": []}), Slot::Key(vec!["items".into()]))
+    } else {
+        (outcome.frame.clone(), slot.clone())
+    };
+    let meta = |shown: Option<usize>| {
+        let mut f = frame.clone();
+        if let Value::Object(m) = &mut f {
+            for (k, x) in &extras {
+                m.insert(k.clone(), x.clone());
+            }
+            if let Some(k) = shown {
+                m.insert("_truncated".into(), json!(true));
+                m.insert("_resultId".into(), json!(result_id));
+                m.insert("_itemsShown".into(), json!(k));
+                m.insert("_itemsTotal".into(), json!(n));
+                let mut note = cut_note(k, n, result_id);
+                if let Some(Value::String(p7)) = extras.get("_note") {
+                    note = format!("{p7} {note}");
                 }
-                None => text_cut(outcome, result_id, budget),
+                m.insert("_note".into(), json!(note));
             }
         }
-        _ => {
-            let mut value = outcome.frame.clone();
-            if let Value::Object(m) = &mut value {
-                m.extend(extras);
-            }
-            if json_len(&value) <= budget {
-                Presented {
-                    value,
-                    truncated: false,
-                    stored: false,
-                }
-            } else {
-                text_cut(outcome, result_id, budget)
-            }
-        }
+        f
+    };
+    match fit(&rows, &slot, budget, &meta) {
+        Some((json, k)) => PresentedJson {
+            json,
+            truncated: k < n,
+            stored: k < n,
+        },
+        None => text_cut(outcome, result_id, budget),
     }
 }
 
 /// G1/G2 with no usable rows: the first part of the stored text, then `fetchToolResult`.
-fn text_cut(outcome: &Outcome, result_id: &str, budget: usize) -> Presented {
+fn text_cut(outcome: &Outcome, result_id: &str, budget: usize) -> PresentedJson {
     let text = match &outcome.frame {
         Value::String(s) if outcome.slot.is_none() => s.clone(),
         _ => outcome.to_stored_json(),
@@ -244,8 +259,8 @@ fn text_cut(outcome: &Outcome, result_id: &str, budget: usize) -> Presented {
     let (prefix, shown) = text_prefix(&text, 0, total, budget.saturating_sub(base));
     let mut value = meta(shown);
     value["text"] = Value::String(prefix);
-    Presented {
-        value,
+    PresentedJson {
+        json: value.to_string(),
         truncated: true,
         stored: true,
     }

@@ -1,54 +1,46 @@
 //! R2 and F applied to stored rows: `_filter` first (on the full rows, so a clause may name
-//! a field that is not projected), then `_fields`. Rows are read only as far as the
-//! clauses and paths need: their top-level keys named by a clause or a path.
+//! a field that is not projected), then `_fields`. Rows are read as raw text, only as far
+//! as the clauses and paths need, and projected rows are written straight to JSON text.
 
-use crate::engine::doc::Item;
 use crate::engine::fields::{MatchLog, Projection};
 use crate::engine::filter::Clause;
-use crate::engine::guard::json_len;
+use crate::engine::item::{value_of, Item};
 use serde_json::Value;
 
-/// A row ready to be shown: untouched text, or a projected value with its length.
+/// A row ready to be shown: untouched text, or projected text.
 #[derive(Debug, Clone)]
 pub enum Row<'a> {
     Raw(&'a Item),
-    Built(Value, usize),
+    Built(String),
 }
 
 impl Row<'_> {
-    /// Compact JSON length (for raw text, its length as received: never less).
-    pub fn len(&self) -> usize {
+    /// The row's JSON text, exactly as it will be written.
+    pub fn text(&self) -> &str {
         match self {
-            Row::Raw(i) => i.len(),
-            Row::Built(_, l) => *l,
+            Row::Raw(i) => i.raw(),
+            Row::Built(s) => s,
         }
+    }
+
+    pub fn len(&self) -> usize {
+        self.text().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.text().is_empty()
     }
 
     pub fn to_value(&self) -> Value {
-        match self {
-            Row::Raw(i) => i.to_value(),
-            Row::Built(v, _) => v.clone(),
-        }
+        value_of(self.text())
     }
 }
 
 /// Rows satisfying every clause, in order.
 pub fn filtered<'a>(items: &'a [Item], filter: &[Clause]) -> Vec<&'a Item> {
-    if filter.is_empty() {
-        return items.iter().collect();
-    }
-    let mut heads: Vec<&str> = filter.iter().map(|c| c.field.head()).collect();
-    heads.dedup();
     items
         .iter()
-        .filter(|i| {
-            let view = i.view(&heads);
-            filter.iter().all(|c| c.matches(&view))
-        })
+        .filter(|i| filter.iter().all(|c| c.matches_raw(i.raw())))
         .collect()
 }
 
@@ -56,23 +48,20 @@ pub fn filtered<'a>(items: &'a [Item], filter: &[Clause]) -> Vec<&'a Item> {
 pub fn projected<'a>(
     items: Vec<&'a Item>,
     fields: Option<&Projection>,
-    log: Option<&mut MatchLog>,
+    mut log: Option<&mut MatchLog>,
 ) -> Vec<Row<'a>> {
     let Some(p) = fields else {
         return items.into_iter().map(Row::Raw).collect();
     };
-    let heads = p.heads();
-    let mut log = log;
     items
         .into_iter()
         .map(|i| {
-            let view = i.view(&heads);
             if let Some(l) = log.as_deref_mut() {
-                l.record(p, &view, || i.top_keys(), || i.to_value());
+                l.record_raw(p, i.raw());
             }
-            let v = p.apply(&view);
-            let len = json_len(&v);
-            Row::Built(v, len)
+            let mut s = String::with_capacity(64);
+            p.write_raw(i.raw(), &mut s);
+            Row::Built(s)
         })
         .collect()
 }
@@ -91,6 +80,42 @@ pub fn shape<'a>(
             let mut log = MatchLog::new(p);
             let rows = projected(kept, Some(p), Some(&mut log));
             (rows, log.unmatched(p))
+        }
+    }
+}
+
+/// Writes `frame` as JSON with `rows` as the array at `slot` (which holds `[]` in `frame`).
+pub fn assemble_text<'r>(
+    frame: &Value,
+    slot: &crate::engine::doc::Slot,
+    rows: impl Iterator<Item = &'r str>,
+    rows_len: usize,
+) -> String {
+    use crate::engine::doc::Slot;
+    let mut array = String::with_capacity(rows_len + 2);
+    array.push('[');
+    for (n, r) in rows.enumerate() {
+        if n > 0 {
+            array.push(',');
+        }
+        array.push_str(r);
+    }
+    array.push(']');
+    match slot {
+        Slot::Root => array,
+        Slot::Key(path) => {
+            // A marker no real payload contains stands for the rows, then is replaced.
+            const MARK: &str = "\u{1}loopgate:rows\u{1}";
+            let mut f = frame.clone();
+            let target = path
+                .iter()
+                .try_fold(&mut f, |cur, k| cur.as_object_mut()?.get_mut(k));
+            if let Some(t) = target {
+                *t = Value::String(MARK.into());
+            }
+            let s = serde_json::to_string(&f).unwrap_or_default();
+            let quoted = serde_json::to_string(MARK).unwrap_or_default();
+            s.replacen(&quoted, &array, 1)
         }
     }
 }

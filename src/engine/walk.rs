@@ -4,9 +4,10 @@
 //! them.
 
 use crate::engine::analysis::{Param, ToolAnalysis};
-use crate::engine::doc::{Item, Page};
+use crate::engine::doc::Page;
 use crate::engine::error::EngineError;
 use crate::engine::fetch::{fetch, Budget, Failed};
+use crate::engine::item::Item;
 use crate::engine::limits::Limits;
 use crate::engine::origin;
 use crate::engine::outcome::{Outcome, StopReason};
@@ -235,6 +236,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
             _ => Style::Single,
         };
     }
+    let walking = !matches!(style, Style::Single);
     let mut col = Collection::new(value.cloned());
     let mut next_url: Option<String> = None;
     let mut seen_cursors: HashSet<String> = HashSet::new();
@@ -263,7 +265,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
         }
         let n = page.items.len();
         let fingerprint = fingerprint(&page.items);
-        if n > 0 && !seen_pages.insert(fingerprint) {
+        if n > 0 && walking && !seen_pages.insert(fingerprint) {
             // Some APIs answer every page past the end with the last page again.
             col.stop = StopReason::Loop;
             col.repeat_of_previous = previous_page == Some(fingerprint);
@@ -390,9 +392,13 @@ fn end_of_numbered(
         || (size.is_some_and(|s| (n as u64) < s) && !more)
 }
 
+/// Identifies a page by its size and a sample of its rows (first, last and every 16th):
+/// enough to recognise a page served twice, without hashing every byte of every page.
 fn fingerprint(items: &[Item]) -> u64 {
     let mut h = DefaultHasher::new();
-    for i in items {
+    items.len().hash(&mut h);
+    items.iter().map(Item::len).sum::<usize>().hash(&mut h);
+    for i in items.iter().step_by(16).chain(items.last()) {
         i.raw().hash(&mut h);
     }
     h.finish()
