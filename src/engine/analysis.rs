@@ -42,6 +42,12 @@ pub const CURSOR_NAMES: &[&str] = &[
     "nextToken",
     "next_token",
     "next_cursor",
+    "$skiptoken",
+    "skipToken",
+    "pagination_token",
+    "paginationToken",
+    "page[cursor]",
+    "marker",
 ];
 
 /// Where a parameter lives in the tool's arguments.

@@ -68,6 +68,8 @@ pub mod walk;
 #[cfg(test)]
 mod testkit;
 #[cfg(test)]
+mod tests_cursor;
+#[cfg(test)]
 mod tests_fanout;
 #[cfg(test)]
 mod tests_present;

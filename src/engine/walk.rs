@@ -274,6 +274,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
         }
         previous_page = Some(fingerprint);
         let items = std::mem::take(&mut page.items);
+        let page_last_id = items.last().and_then(last_id);
         if ctx.first.is_none() {
             ctx.first = Some(page);
         }
@@ -325,6 +326,12 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
                 set_arg(&mut args, &p.name, p.in_body, json!(*at));
             }
             Style::Cursor(p) => {
+                // An explicit "no more", or an empty page nobody claims is followed by more,
+                // ends the walk even if a cursor came along (some APIs always send one).
+                if sig.has_more == Some(false) || (n == 0 && sig.has_more != Some(true)) {
+                    col.finish_end(col.total.is_some_and(|t| (fetched as u64) < t));
+                    break;
+                }
                 let next = if let Some(url) = &sig.next_url {
                     match origin::follow(url, plan.origin.as_deref()) {
                         Some(abs) => Some((abs, true)),
@@ -338,7 +345,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
                 } else if let Some(t) = &sig.next_token {
                     Some((t.clone(), false))
                 } else if sig.has_more == Some(true) && LAST_ID_CURSORS.contains(&p.name.as_str()) {
-                    ctx.items.last().and_then(last_id).map(|id| (id, false))
+                    page_last_id.clone().map(|id| (id, false))
                 } else {
                     None
                 };
