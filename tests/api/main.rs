@@ -3,6 +3,7 @@
 //! Postgres (a fresh database per test) and, when `REDIS_URL` is set, a real Redis.
 //! Run through `scripts/test`, which brings both up.
 
+mod cursor_servers;
 mod helpers;
 mod rig;
 mod upstream_server;
@@ -10,6 +11,7 @@ mod upstream_server;
 mod admin;
 mod agents;
 mod cache;
+mod cursor_walks;
 mod errors;
 mod isolation;
 mod openapi_doc;
