@@ -6,7 +6,7 @@
 //!
 //! G2 lives here too: finding the item array without configuration.
 
-use crate::engine::item::{validated_entries, value_of, Item};
+use crate::engine::item::{validated_entries, value_of, Buf, Item};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -54,12 +54,16 @@ pub struct Page {
 impl Page {
     /// Reads a response body. Never fails: a body that is not JSON is kept as text.
     pub fn parse(bytes: &[u8]) -> Self {
-        let text = match std::str::from_utf8(bytes) {
+        Self::parse_owned(bytes.to_vec())
+    }
+
+    /// [`Page::parse`] taking the body, so its bytes become the rows' buffer uncopied.
+    pub fn parse_owned(bytes: Vec<u8>) -> Self {
+        let text = match String::from_utf8(bytes) {
             Ok(t) => t,
-            Err(_) => return Self::text(String::from_utf8_lossy(bytes).into_owned()),
+            Err(e) => return Self::text(String::from_utf8_lossy(e.as_bytes()).into_owned()),
         };
-        let trimmed = text.trim();
-        if trimmed.is_empty() {
+        if text.trim().is_empty() {
             return Self {
                 frame: Value::Null,
                 slot: None,
@@ -67,16 +71,16 @@ impl Page {
                 json: true,
             };
         }
-        match parse_json(&Arc::from(trimmed)) {
+        let buf: Buf = Arc::new(text);
+        match parse_json(&buf, buf.trim()) {
             Some(page) => page,
-            None => Self::text(text.to_owned()),
+            None => Self::text(buf.as_str().to_owned()),
         }
     }
 
     /// Reads a payload already in memory (stored results, cache hits).
     pub fn from_value(v: &Value) -> Self {
-        let s = serde_json::to_string(v).unwrap_or_default();
-        parse_json(&Arc::from(s.as_str())).unwrap_or_else(|| Self::text(s))
+        Self::parse_owned(serde_json::to_vec(v).unwrap_or_default())
     }
 
     fn text(t: String) -> Self {
@@ -151,8 +155,7 @@ fn entries_of_validated(raw: &str) -> Vec<Entry<'_>> {
 
 /// One validating pass over the whole text: the top level is iterated strictly, so the
 /// rows (inside it) can then be split without checking them again.
-fn parse_json(buf: &Arc<str>) -> Option<Page> {
-    let text: &str = buf;
+fn parse_json(buf: &Buf, text: &str) -> Option<Page> {
     if text.starts_with('[') {
         let items = sonic_rs::to_array_iter(text)
             .map(|v| v.ok().map(|v| Item::slice(buf, v.as_raw_cow())))

@@ -124,6 +124,9 @@ impl Clause {
                 match crate::engine::raw::get(row, key) {
                     None => return self.matches_reached(&[]),
                     Some(v) if !v.starts_with(['[', '{']) => {
+                        if let Some(hit) = self.on_plain_string(v) {
+                            return hit;
+                        }
                         return self.matches_reached(&[&crate::engine::raw::leaf(v)]);
                     }
                     Some(_) => {}
@@ -135,6 +138,24 @@ impl Clause {
         let values: Vec<Value> = reached.into_iter().map(crate::engine::raw::leaf).collect();
         let refs: Vec<&Value> = values.iter().collect();
         self.matches_reached(&refs)
+    }
+
+    /// String comparisons straight on a raw string without escapes (no allocation);
+    /// None when the fast path does not apply.
+    fn on_plain_string(&self, raw: &str) -> Option<bool> {
+        let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+        if inner.contains('\\') {
+            return None;
+        }
+        let Value::String(want) = &self.value else {
+            return None;
+        };
+        match self.op {
+            Op::Eq => Some(inner == want),
+            Op::Neq => Some(inner != want),
+            Op::Contains => Some(inner.contains(want.as_str())),
+            _ => None,
+        }
     }
 
     /// Whether the clause holds given every value its path reached in one item.

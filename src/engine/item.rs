@@ -7,13 +7,16 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
+/// The text a page's rows are slices of.
+pub(crate) type Buf = Arc<String>;
+
 /// A row: valid JSON text, a slice of a shared buffer.
 ///
 /// Invariant: the text was validated by a strict sonic-rs pass (`Page::parse`) or written
 /// by serde_json. [`validated_entries`] relies on it.
 #[derive(Clone)]
 pub struct Item {
-    buf: Arc<str>,
+    buf: Buf,
     range: Range<usize>,
 }
 
@@ -35,13 +38,13 @@ impl Item {
     fn owned(s: String) -> Self {
         let range = 0..s.len();
         Self {
-            buf: Arc::from(s),
+            buf: Arc::new(s),
             range,
         }
     }
 
     /// A row whose text lies inside `buf` (as sonic-rs hands it back), without copying.
-    pub(crate) fn slice(buf: &Arc<str>, raw: Cow<'_, str>) -> Self {
+    pub(crate) fn slice(buf: &Buf, raw: Cow<'_, str>) -> Self {
         let base = buf.as_ptr() as usize;
         let at = raw.as_ptr() as usize;
         match at.checked_sub(base) {
@@ -56,7 +59,7 @@ impl Item {
     }
 
     /// Splits an array already validated as part of `buf` into rows.
-    pub(crate) fn split_validated(buf: &Arc<str>, array: &str) -> Vec<Item> {
+    pub(crate) fn split_validated(buf: &Buf, array: &str) -> Vec<Item> {
         // SAFETY: `array` is a slice of text a strict sonic-rs pass has validated (see
         // `Page::parse`), which is the precondition of the unchecked iterator.
         let iter = unsafe { sonic_rs::to_array_iter_unchecked(array) };
@@ -232,7 +235,7 @@ mod tests {
 
     #[test]
     fn rows_share_the_page_buffer() {
-        let buf: Arc<str> = Arc::from("[{\"a\":1},{\"b\":2}]");
+        let buf: Buf = Arc::new("[{\"a\":1},{\"b\":2}]".to_owned());
         let rows = Item::split_validated(&buf, &buf);
         assert_eq!(
             rows.iter().map(Item::raw).collect::<Vec<_>>(),

@@ -20,6 +20,15 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 /// End (exclusive) of the string literal opening at `i`.
 fn string_end(b: &[u8], i: usize) -> usize {
     let mut j = i + 1;
+    // Most strings in rows are short: a plain loop beats setting up a vector search.
+    let short = (j + 24).min(b.len());
+    while j < short {
+        match b[j] {
+            b'"' => return j + 1,
+            b'\\' => break,
+            _ => j += 1,
+        }
+    }
     while let Some(off) = b
         .get(j..)
         .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))

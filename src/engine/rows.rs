@@ -53,14 +53,17 @@ pub fn projected<'a>(
     let Some(p) = fields else {
         return items.into_iter().map(Row::Raw).collect();
     };
+    // Sized from the previous row, so a row is written with one allocation.
+    let mut guess = 64;
     items
         .into_iter()
         .map(|i| {
             if let Some(l) = log.as_deref_mut() {
                 l.record_raw(p, i.raw());
             }
-            let mut s = String::with_capacity(64);
+            let mut s = String::with_capacity(guess);
             p.write_raw(i.raw(), &mut s);
+            guess = s.len() + 32;
             Row::Built(s)
         })
         .collect()

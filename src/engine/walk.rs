@@ -258,7 +258,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
             }
         };
         col.pages += 1;
-        let mut page = Page::parse(&resp.body);
+        let mut page = Page::parse_owned(resp.body);
         let sig = signals::read(&page.frame, &resp.headers);
         if col.pages == 1 {
             col.total = sig.total;
