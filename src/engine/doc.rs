@@ -8,7 +8,6 @@
 
 use crate::engine::item::{validated_entries, value_of, Buf, Item};
 use serde_json::{Map, Value};
-use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Envelope keys that hold the rows, in order of preference (G2).
@@ -127,48 +126,34 @@ fn pointer_mut<'v>(v: &'v mut Value, path: &[String]) -> Option<&'v mut Value> {
 /// One top-level (or second-level) entry seen lazily.
 struct Entry<'a> {
     key: String,
-    raw: Cow<'a, str>,
+    raw: &'a str,
 }
 
-/// Entries of an object, validating every byte of it (strict skipping).
-fn entries(raw: &str) -> Option<Vec<Entry<'_>>> {
-    let mut out = Vec::new();
-    for kv in sonic_rs::to_object_iter(raw) {
-        let (k, v) = kv.ok()?;
-        out.push(Entry {
-            key: k.into_owned(),
-            raw: v.as_raw_cow(),
-        });
-    }
-    Some(out)
-}
-
-/// Entries of an object already validated by [`entries`] on an enclosing object.
-fn entries_of_validated(raw: &str) -> Vec<Entry<'_>> {
+/// Entries of an object within the validated text.
+fn entries(raw: &str) -> Vec<Entry<'_>> {
     validated_entries(raw)
         .map(|(key, raw)| Entry {
             key: key.into_owned(),
-            raw: Cow::Borrowed(raw),
+            raw,
         })
         .collect()
 }
 
-/// One validating pass over the whole text: the top level is iterated strictly, so the
-/// rows (inside it) can then be split without checking them again.
+/// One validating pass over the whole text (sonic-rs's DOM parser is its fastest
+/// validating pass; the tree is dropped at once), then the top level and the rows are
+/// split without checking again.
 fn parse_json(buf: &Buf, text: &str) -> Option<Page> {
+    sonic_rs::from_str::<sonic_rs::Value>(text).ok()?;
     if text.starts_with('[') {
-        let items = sonic_rs::to_array_iter(text)
-            .map(|v| v.ok().map(|v| Item::slice(buf, v.as_raw_cow())))
-            .collect::<Option<Vec<_>>>()?;
         return Some(Page {
             frame: Value::Array(Vec::new()),
             slot: Some(Slot::Root),
-            items,
+            items: Item::split_validated(buf, text),
             json: true,
         });
     }
     if !text.starts_with('{') {
-        let v: Value = sonic_rs::from_str(text).ok()?;
+        let v: Value = value_of(text);
         return Some(Page {
             frame: v,
             slot: None,
@@ -176,7 +161,7 @@ fn parse_json(buf: &Buf, text: &str) -> Option<Page> {
             json: true,
         });
     }
-    let top = entries(text)?;
+    let top = entries(text);
     let path = choose_slot(&top, text.len());
     let Some(path) = path else {
         return Some(Page {
@@ -190,18 +175,18 @@ fn parse_json(buf: &Buf, text: &str) -> Option<Page> {
     let mut frame = Map::new();
     for e in &top {
         if e.key != path[0] {
-            frame.insert(e.key.clone(), value_of(&e.raw));
+            frame.insert(e.key.clone(), value_of(e.raw));
         } else if path.len() == 1 {
-            items = Item::split_validated(buf, &e.raw);
+            items = Item::split_validated(buf, e.raw);
             frame.insert(e.key.clone(), Value::Array(Vec::new()));
         } else {
             let mut inner = Map::new();
-            for c in entries_of_validated(&e.raw) {
+            for c in entries(e.raw) {
                 if c.key == path[1] {
-                    items = Item::split_validated(buf, &c.raw);
+                    items = Item::split_validated(buf, c.raw);
                     inner.insert(c.key, Value::Array(Vec::new()));
                 } else {
-                    inner.insert(c.key, value_of(&c.raw));
+                    inner.insert(c.key, value_of(c.raw));
                 }
             }
             frame.insert(e.key.clone(), Value::Object(inner));
@@ -221,18 +206,18 @@ fn parse_json(buf: &Buf, text: &str) -> Option<Page> {
 fn choose_slot(top: &[Entry<'_>], total: usize) -> Option<Vec<String>> {
     let is_arr = |raw: &str| raw.starts_with('[');
     for name in ENVELOPE_KEYS {
-        if top.iter().any(|e| e.key == *name && is_arr(&e.raw)) {
+        if top.iter().any(|e| e.key == *name && is_arr(e.raw)) {
             return Some(vec![(*name).to_owned()]);
         }
     }
     let nested: Vec<(&Entry<'_>, Vec<Entry<'_>>)> = top
         .iter()
         .filter(|e| e.raw.starts_with('{'))
-        .map(|e| (e, entries_of_validated(&e.raw)))
+        .map(|e| (e, entries(e.raw)))
         .collect();
     for name in ENVELOPE_KEYS {
         for (parent, children) in &nested {
-            if children.iter().any(|c| c.key == *name && is_arr(&c.raw)) {
+            if children.iter().any(|c| c.key == *name && is_arr(c.raw)) {
                 return Some(vec![parent.key.clone(), (*name).to_owned()]);
             }
         }
@@ -243,11 +228,11 @@ fn choose_slot(top: &[Entry<'_>], total: usize) -> Option<Vec<String>> {
             best = Some((len, path));
         }
     };
-    for e in top.iter().filter(|e| is_arr(&e.raw)) {
+    for e in top.iter().filter(|e| is_arr(e.raw)) {
         consider(e.raw.len(), vec![e.key.clone()]);
     }
     for (parent, children) in &nested {
-        for c in children.iter().filter(|c| is_arr(&c.raw)) {
+        for c in children.iter().filter(|c| is_arr(c.raw)) {
             consider(c.raw.len(), vec![parent.key.clone(), c.key.clone()]);
         }
     }
@@ -257,16 +242,14 @@ fn choose_slot(top: &[Entry<'_>], total: usize) -> Option<Vec<String>> {
 
 /// Whether the array at `path` starts with an object or array (a list of records).
 fn holds_records(top: &[Entry<'_>], path: &[String]) -> bool {
-    let raw = top.iter().find(|e| e.key == path[0]).map(|e| e.raw.clone());
+    let raw = top.iter().find(|e| e.key == path[0]).map(|e| e.raw);
     let raw = match (raw, path.get(1)) {
-        (Some(r), None) => Some(r.into_owned()),
-        (Some(r), Some(k)) => entries_of_validated(&r)
-            .into_iter()
-            .find(|c| c.key == *k)
-            .map(|c| c.raw.into_owned()),
+        (Some(r), None) => Some(r),
+        (Some(r), Some(k)) => entries(r).into_iter().find(|c| c.key == *k).map(|c| c.raw),
         (None, _) => None,
     };
-    raw.is_some_and(|r| matches!(r[1..].trim_start().as_bytes().first(), Some(b'{' | b'[')))
+    raw.and_then(|r| r.get(1..))
+        .is_some_and(|r| matches!(r.trim_start().as_bytes().first(), Some(b'{' | b'[')))
 }
 
 #[cfg(test)]
@@ -324,6 +307,21 @@ mod tests {
         let v = json!({"id": 1, "name": "a long enough name to dominate", "tags": []});
         assert_eq!(slot(v), None);
         assert_eq!(slot(json!("text")), None);
+    }
+
+    #[test]
+    fn invalid_json_anywhere_is_text_never_rows() {
+        for bad in [
+            r#"{"data":[{"a":1},{"b":]}"#,
+            r#"{"data":[{"a":1},{"b":"\x"}]}"#,
+            r#"[{"a":1},{"a":2}"#,
+            r#"{"data":[1,2]} trailing"#,
+            "{\"data\":[\"\u{1}\"]}",
+        ] {
+            let p = Page::parse(bad.as_bytes());
+            assert!(!p.json && p.items.is_empty(), "{bad}");
+            assert_eq!(p.frame, json!(bad));
+        }
     }
 
     #[test]
