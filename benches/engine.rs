@@ -1,11 +1,19 @@
 //! Engine benchmarks (issue 3):
-//! (a) the transform on the reference payload — 3,219 inbox-like rows, ~794 KB of JSON,
-//!     starting from the raw bytes an upstream delivers: size guard alone, and
-//!     filter + projection + guard;
-//! (b) a 65-page walk over an in-memory upstream (per-page overhead).
+//! (a) the transform on the reference payload — 3,219 inbox-like rows, ~794 KB of compact
+//!     JSON, starting from the raw bytes an upstream delivers (`run` + `present_json`):
+//!     the size guard alone, `_fields` + guard, and `_filter` + `_fields` + guard;
+//! (b) a 65-page walk (50 rows a page, `{data, total}`) over an in-memory upstream.
 //!
 //! The payload is generated deterministically and written to
-//! `target/engine-bench/reference.json` so the same transform can be timed with `jq`.
+//! `target/engine-bench/reference.json`, so the same transform can be timed with jq:
+//!
+//! ```text
+//! F=target/engine-bench/reference.json
+//! time (for i in $(seq 50); do jq -c '.inboxes[:300]' $F >/dev/null; done)
+//! time (for i in $(seq 50); do jq -c '[.inboxes[] | select(.display_name | contains("7"))
+//!                                      | {inbox_id, email, labels}]' $F >/dev/null; done)
+//! time (for i in $(seq 50); do jq -n 1 >/dev/null; done)     # jq's own start-up
+//! ```
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use loopgate::engine::{
@@ -63,7 +71,13 @@ impl Upstream for Fixed {
         &self,
         req: UpstreamRequest,
     ) -> impl Future<Output = Result<UpstreamResponse, UpstreamFailure>> + Send {
-        let page = req.args.get("page").and_then(Value::as_u64).unwrap_or(1) as usize;
+        // Page numbers, or cursors that are the next page's number.
+        let page = req
+            .args
+            .get("page")
+            .and_then(Value::as_u64)
+            .or_else(|| req.args.get("cursor")?.as_str()?.parse().ok())
+            .unwrap_or(1) as usize;
         let body = self
             .0
             .get(page - 1)
@@ -208,6 +222,52 @@ fn walk(c: &mut Criterion) {
             assert_eq!(o.items.len(), 3_226);
             black_box(o)
         })
+    });
+    // The same rows behind an agent-style cursor API: {data, cursor, has_more, total}.
+    let cursor_pages: Vec<Vec<u8>> = (0..65)
+        .map(|p| {
+            let rows: Vec<Value> = (p * 50..(p * 50 + 50).min(3_226)).map(inbox).collect();
+            let more = p < 64;
+            let mut body = json!({"data": rows, "has_more": more,
+                                  "cursor": if more { json!((p + 2).to_string()) } else { Value::Null }});
+            if p == 0 {
+                body["total"] = json!(3_226);
+            }
+            serde_json::to_vec(&body).unwrap_or_default()
+        })
+        .collect();
+    let one_page = cursor_pages[1].clone();
+    let cursor_schema = json!({"type": "object", "properties": {
+        "limit": {"type": "integer", "maximum": 50}, "cursor": {"type": "string"}}});
+    let cursor_analysis = analyze(&cursor_schema);
+    let cursor_plan = match parse_call(
+        &cursor_analysis,
+        &cursor_schema,
+        json!({"_all_pages": true}),
+        true,
+        &limits,
+    ) {
+        Ok(p) => p,
+        Err(e) => panic!("{e}"),
+    };
+    let cursor_upstream = Fixed(cursor_pages);
+    g.bench_function("cursor_run", |b| {
+        b.iter(|| {
+            let o = block_on(run(
+                &cursor_plan,
+                &cursor_analysis,
+                &cursor_upstream,
+                &NoProgress,
+                &Still,
+                &limits,
+            ));
+            let o = o.unwrap_or_else(|e| panic!("{e}"));
+            assert!(o.items.len() == 3_226 && o.verdict.paging_complete);
+            black_box(o)
+        })
+    });
+    g.bench_function("parse_one_page", |b| {
+        b.iter(|| black_box(loopgate::engine::doc::Page::parse(&one_page).items.len()))
     });
     g.bench_function("run_and_present", |b| {
         b.iter(|| {
