@@ -77,6 +77,11 @@ fn e5_fan_out_and_all_pages_share_one_budget() {
     assert_eq!(o.items.len(), 25 + 25 + 10);
     assert_eq!(o.verdict.stopped_by, Some(StopReason::Requests));
     assert!(
+        o.for_each_errors.is_empty(),
+        "a bound is not a failed value: {:?}",
+        o.for_each_errors
+    );
+    assert!(
         o.verdict
             .note
             .contains("1 `_for_each` values were not fetched")

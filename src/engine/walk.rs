@@ -97,6 +97,13 @@ pub async fn run<U: Upstream, P: ProgressSink, C: Clock>(
                 unfetched.extend(value);
                 continue;
             }
+        }
+        // A budget that ran out mid-walk is a bound (named in the verdict), not an error.
+        if let Some(f) = col
+            .failure
+            .as_ref()
+            .filter(|f| f.stop == StopReason::UpstreamError)
+        {
             let error = if col.pages == 0 {
                 f.message.clone()
             } else {
