@@ -521,3 +521,69 @@ fn body_parameters_are_walked_in_the_body() {
             .unwrap_or_default()
     );
 }
+
+#[test]
+fn p7_a_full_page_without_signals_is_unproven_not_more() {
+    let clock = FakeClock::default();
+    let api = page_api(&clock, 500, 1000, |r, _| json!({"data": r}));
+    let schema = page_schema(None);
+    let a = analyze(&schema);
+    let limits = Limits::default();
+    let plan = parse_call(&a, &schema, json!({"per_page": 20}), true, &limits)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let o = block_on(run(&plan, &a, &api, &NoProgress, &clock, &limits))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(!o.verdict.paging_complete && !o.verdict.likely_more_rows);
+    assert!(o.verdict.note.contains("may exist"), "{}", o.verdict.note);
+    let p = present(&o, &plan, "r", &limits);
+    assert!(
+        p.value.get("_likelyMoreRows").is_none(),
+        "P7 speaks only when the API reports more"
+    );
+    // A short page proves the end.
+    let plan = parse_call(
+        &a,
+        &schema,
+        json!({"per_page": 20, "page": 25}),
+        true,
+        &limits,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = block_on(run(&plan, &a, &api, &NoProgress, &clock, &limits))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.items.len(), 20);
+    let plan = parse_call(
+        &a,
+        &schema,
+        json!({"per_page": 30, "page": 17, "_fields": ["id"]}),
+        true,
+        &limits,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let o = block_on(run(&plan, &a, &api, &NoProgress, &clock, &limits))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.items.len(), 20);
+    assert!(
+        !o.verdict.paging_complete,
+        "the last page alone is not every row: {}",
+        o.verdict.note
+    );
+    // A first page shorter than asked for is the whole set.
+    let clock = FakeClock::default();
+    let api = page_api(&clock, 12, 1000, |r, _| json!({"data": r}));
+    let args = json!({"per_page": 30, "page": 1, "_fields": ["id"]});
+    let plan = parse_call(&a, &schema, args, true, &limits).unwrap_or_else(|e| panic!("{e}"));
+    let o = block_on(run(&plan, &a, &api, &NoProgress, &clock, &limits))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.items.len(), 12);
+    assert!(
+        o.verdict.paging_complete && o.is_complete(),
+        "{}",
+        o.verdict.note
+    );
+    assert!(
+        o.verdict.note.contains("holds every row"),
+        "{}",
+        o.verdict.note
+    );
+}

@@ -244,6 +244,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
         };
     }
     let walking = !matches!(style, Style::Single);
+    let from_start = starts_at_first_page(analysis, &plan.upstream_args);
     let mut col = Collection::new(value.cloned());
     let mut next_url: Option<String> = None;
     let mut seen_cursors: HashSet<String> = HashSet::new();
@@ -305,12 +306,15 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
         let more = sig.says_more(fetched) || col.total.is_some_and(|t| (fetched as u64) < t);
         match &mut style {
             Style::Single => {
-                let full = size.is_some_and(|s| n as u64 >= s);
+                // P7: "more rows" only when the API says so; a merely full page leaves
+                // the set unproven (not complete) without claiming more.
                 col.single = true;
-                col.likely_more = more || (full && sig.has_more != Some(false));
-                col.known_end = sig.has_more == Some(false)
-                    || col.total.is_some_and(|t| fetched as u64 >= t)
-                    || size.is_some_and(|s| (n as u64) < s);
+                col.likely_more = more;
+                // Only a call from the first page can prove it saw every row.
+                col.known_end = from_start
+                    && (sig.has_more == Some(false)
+                        || col.total.is_some_and(|t| fetched as u64 >= t)
+                        || size.is_some_and(|s| (n as u64) < s));
                 col.stop = StopReason::End;
                 break;
             }
@@ -388,6 +392,28 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
         }
     }
     col
+}
+
+/// Whether the arguments ask for the first page: no page number past the first, no offset,
+/// no cursor.
+fn starts_at_first_page(a: &ToolAnalysis, args: &Map<String, Value>) -> bool {
+    let unset = |p: &Option<Param>, first: &dyn Fn(&Param, &Value) -> bool| match p {
+        Some(p) => match get_arg(args, p) {
+            None | Some(Value::Null) => true,
+            Some(v) => first(p, v),
+        },
+        None => true,
+    };
+    unset(&a.page_number, &|p, v| {
+        let start = p
+            .default
+            .as_ref()
+            .and_then(Value::as_i64)
+            .or(p.minimum)
+            .unwrap_or(1);
+        v.as_i64().or_else(|| v.as_str()?.parse().ok()) == Some(start)
+    }) && unset(&a.offset, &|_, v| as_u64(v) == Some(0))
+        && unset(&a.cursor, &|_, v| v.as_str().is_some_and(str::is_empty))
 }
 
 /// P2 for page-number and offset walks: an empty page, an explicit "no more", the
