@@ -117,15 +117,18 @@ pub fn analyze(input_schema: &Value) -> ToolAnalysis {
     if let Some(body) = input_schema.get("properties").and_then(|p| p.get("body")) {
         collect(body, true, &mut params);
     }
+    // OData's `$top`/`$skip`/`$skiptoken` arrive as `top`/`skip`/`skiptoken` from importers
+    // that drop the `$`, so a leading `$` never decides a match.
+    let same = |p: &Param, n: &str| p.name.trim_start_matches('$') == n.trim_start_matches('$');
     let find = |names: &[&str]| {
         // Top-level parameters win over body fields with the same name.
         names
             .iter()
-            .find_map(|n| params.iter().find(|p| p.name == *n && !p.in_body))
+            .find_map(|n| params.iter().find(|p| same(p, n) && !p.in_body))
             .or_else(|| {
                 names
                     .iter()
-                    .find_map(|n| params.iter().find(|p| p.name == *n))
+                    .find_map(|n| params.iter().find(|p| same(p, n)))
             })
             .cloned()
     };
@@ -222,6 +225,19 @@ mod tests {
             }}
         })));
         assert!(!a.paginated());
+    }
+
+    #[test]
+    fn p1_odata_names_without_dollar() {
+        let a = analyze(&schema(
+            json!({"top": {"type": "integer"}, "skip": {"type": "integer"}}),
+        ));
+        assert!(a.page_walkable());
+        assert_eq!(a.page_size.map(|p| p.name), Some("top".to_owned()));
+        let a = analyze(&schema(
+            json!({"top": {"type": "integer"}, "skiptoken": {"type": "string"}}),
+        ));
+        assert!(a.cursor_walkable());
     }
 
     #[test]

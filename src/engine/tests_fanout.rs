@@ -155,3 +155,46 @@ fn s1_progress_is_throttled_and_names_the_value() {
         assert!(wire.get(k).is_some(), "{k}");
     }
 }
+
+#[test]
+fn e1_fan_out_over_a_get_one_endpoint_gives_one_row_per_value() {
+    let clock = FakeClock::default();
+    let api = FakeApi::new(&clock, |req, _| match arg_u64(req, "owner_id") {
+        Some(404) => status(404, "no such owner"),
+        Some(o) => ok(json!({"id": o, "name": format!("owner {o}")})),
+        None => status(400, "missing"),
+    });
+    let args =
+        json!({"_for_each": {"key": "owner_id", "values": [1, 2, 404]}, "_fields": ["name"]});
+    let o = walk(&page_schema(None), args, &api, &clock, &Limits::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let rows: Vec<Value> = o.items.iter().map(Item::to_value).collect();
+    assert_eq!(
+        rows,
+        [
+            json!({"id": 1, "name": "owner 1", "owner_id": 1}),
+            json!({"id": 2, "name": "owner 2", "owner_id": 2})
+        ]
+    );
+    assert_eq!(o.for_each_errors.len(), 1);
+    // A text body is one (string) row rather than nothing.
+    let api = FakeApi::new(&clock, |_, _| {
+        Ok(UpstreamResponse {
+            status: 200,
+            headers: vec![],
+            body: b"plain text".to_vec(),
+        })
+    });
+    let o = walk(
+        &page_schema(None),
+        json!({"_fields": ["x"]}),
+        &api,
+        &clock,
+        &Limits::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        o.items.iter().map(Item::to_value).collect::<Vec<_>>(),
+        [json!("plain text")]
+    );
+}

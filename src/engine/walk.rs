@@ -271,6 +271,11 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
         if col.pages == 1 {
             col.total = sig.total;
         }
+        if page.slot.is_none() && plan.uses_reserved && !page.frame.is_null() {
+            // A single record (no list in it, or a text body) is one row of the envelope,
+            // e.g. a `_for_each` over the ids of a get-one endpoint.
+            page.items.push(Item::from_value(&page.frame));
+        }
         let n = page.items.len();
         let fingerprint = fingerprint(&page.items);
         if n > 0 && walking && !seen_pages.insert(fingerprint) {
