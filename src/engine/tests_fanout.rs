@@ -38,6 +38,11 @@ fn e1_e4_fan_out_tags_rows_and_reports_failures() {
     assert!(o.for_each_errors[1].error.contains("owner 2 not found"));
     assert!(!o.is_complete());
     assert!(o.verdict.note.contains("2 of 4"), "{}", o.verdict.note);
+    assert!(
+        o.verdict.note.contains("request for 2 failed"),
+        "{}",
+        o.verdict.note
+    );
 }
 
 #[test]

@@ -236,10 +236,16 @@ fn headline(
                     None => f.message.clone(),
                 })
                 .unwrap_or_default();
-            format!(
-                "A page request failed{} ({why}); the rows fetched before it are kept but the set is incomplete.",
-                at_value(c)
-            )
+            match c {
+                Some(c) if c.pages == 0 => format!(
+                    "The request for {} failed ({why}), so its rows are missing; the rows of the other values are here.",
+                    c.value.as_ref().map_or_else(|| "this call".to_owned(), Value::to_string)
+                ),
+                _ => format!(
+                    "A page request failed{} ({why}); the rows fetched before it are kept but the set is incomplete.",
+                    at_value(c)
+                ),
+            }
         }
     }
 }
