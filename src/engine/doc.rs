@@ -1,13 +1,18 @@
-//! The document model: how upstream bytes become a page of rows. With `item`, this is the
-//! only code that knows the JSON library doing the heavy lifting (sonic-rs, lazily), so it
-//! can change without touching behaviour. Rows are kept as their JSON text ([`Item`]):
-//! most rows of a large response are counted, filtered on one or two keys, or stored, and
-//! never need a tree.
+//! The document model: how upstream bytes become a page of rows. With `item` and `raw`,
+//! this is the only code that knows how JSON is read (one serde_json validating pass that
+//! keeps rows as borrowed text), so that can change without touching behaviour. Rows are
+//! kept as their JSON text ([`Item`]): most rows of a large response are counted, filtered
+//! on one or two keys, or stored, and never need a tree.
 //!
 //! G2 lives here too: finding the item array without configuration.
 
-use crate::engine::item::{validated_entries, value_of, Buf, Item};
+use crate::engine::item::{value_of, Buf, Item};
+use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Envelope keys that hold the rows, in order of preference (G2).
@@ -123,49 +128,146 @@ fn pointer_mut<'v>(v: &'v mut Value, path: &[String]) -> Option<&'v mut Value> {
         .try_fold(v, |cur, k| cur.as_object_mut()?.get_mut(k))
 }
 
-/// One top-level (or second-level) entry seen lazily.
-struct Entry<'a> {
-    key: String,
-    raw: &'a str,
+/// What the single validating pass keeps of a value within two levels of the top: arrays
+/// split into their elements' text (candidate rows), objects at the top level opened one
+/// more level, everything else parsed (it belongs to the frame).
+enum Cap<'a> {
+    Arr(Vec<&'a RawValue>),
+    Obj(Vec<(String, Cap<'a>)>),
+    Val(Value),
 }
 
-/// Entries of an object within the validated text.
-fn entries(raw: &str) -> Vec<Entry<'_>> {
-    validated_entries(raw)
-        .map(|(key, raw)| Entry {
-            key: key.into_owned(),
-            raw,
-        })
-        .collect()
+impl Cap<'_> {
+    /// Bytes of an array's elements (with separators): its size for "largest array".
+    fn array_bytes(&self) -> Option<usize> {
+        match self {
+            Cap::Arr(a) => Some(a.iter().map(|r| r.get().len() + 1).sum::<usize>() + 1),
+            _ => None,
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Cap::Arr(a) => Value::Array(a.iter().map(|r| value_of(r.get())).collect()),
+            Cap::Obj(entries) => Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, c)| (k, c.into_value()))
+                    .collect(),
+            ),
+            Cap::Val(v) => v,
+        }
+    }
 }
 
-/// One validating pass over the whole text (sonic-rs's DOM parser is its fastest
-/// validating pass; the tree is dropped at once), then the top level and the rows are
-/// split without checking again.
+/// Reads one value at `depth` (0 = the payload) into a [`Cap`].
+struct Capture(u8);
+
+impl<'de> DeserializeSeed<'de> for Capture {
+    type Value = Cap<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cap<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Capture {
+    type Value = Cap<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Cap<'de>, A::Error> {
+        if self.0 > 2 {
+            return Value::deserialize(SeqAccessDeserializer::new(seq)).map(Cap::Val);
+        }
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(16));
+        while let Some(raw) = seq.next_element::<&'de RawValue>()? {
+            out.push(raw);
+        }
+        Ok(Cap::Arr(out))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cap<'de>, A::Error> {
+        if self.0 > 1 {
+            return Value::deserialize(MapAccessDeserializer::new(map)).map(Cap::Val);
+        }
+        let mut out = Vec::new();
+        while let Some(k) = map.next_key::<String>()? {
+            out.push((k, map.next_value_seed(Capture(self.0 + 1))?));
+        }
+        Ok(Cap::Obj(out))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Cap<'de>, E> {
+        Ok(Cap::Val(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Cap<'de>, E> {
+        Ok(Cap::Val(Value::from(v)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Cap<'de>, E> {
+        Ok(Cap::Val(Value::from(v)))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Cap<'de>, E> {
+        Ok(Cap::Val(Value::from(v)))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Cap<'de>, E> {
+        Ok(Cap::Val(Value::String(v.to_owned())))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Cap<'de>, E> {
+        Ok(Cap::Val(Value::String(v)))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Cap<'de>, E> {
+        Ok(Cap::Val(Value::Null))
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Cap<'de>, E> {
+        Ok(Cap::Val(Value::Null))
+    }
+}
+
+/// The one pass over a response: serde_json validates every byte (its recursion limit
+/// refuses hostile nesting instead of overflowing the stack) and, on the way, splits
+/// every array within two levels into its elements' text, so the rows are never scanned
+/// a second time.
 fn parse_json(buf: &Buf, text: &str) -> Option<Page> {
-    sonic_rs::from_str::<sonic_rs::Value>(text).ok()?;
-    if text.starts_with('[') {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let cap = Capture(0).deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    let rows = |a: Vec<&RawValue>| -> Vec<Item> {
+        a.into_iter()
+            .map(|r| Item::slice(buf, Cow::Borrowed(r.get())))
+            .collect()
+    };
+    let top = match cap {
+        Cap::Arr(a) => {
+            return Some(Page {
+                frame: Value::Array(Vec::new()),
+                slot: Some(Slot::Root),
+                items: rows(a),
+                json: true,
+            })
+        }
+        Cap::Val(v) => {
+            return Some(Page {
+                frame: v,
+                slot: None,
+                items: Vec::new(),
+                json: true,
+            })
+        }
+        Cap::Obj(top) => top,
+    };
+    let Some(path) = choose_slot(&top, text.len()) else {
         return Some(Page {
-            frame: Value::Array(Vec::new()),
-            slot: Some(Slot::Root),
-            items: Item::split_validated(buf, text),
-            json: true,
-        });
-    }
-    if !text.starts_with('{') {
-        let v: Value = value_of(text);
-        return Some(Page {
-            frame: v,
-            slot: None,
-            items: Vec::new(),
-            json: true,
-        });
-    }
-    let top = entries(text);
-    let path = choose_slot(&top, text.len());
-    let Some(path) = path else {
-        return Some(Page {
-            frame: value_of(text),
+            frame: Cap::Obj(top).into_value(),
             slot: None,
             items: Vec::new(),
             json: true,
@@ -173,24 +275,27 @@ fn parse_json(buf: &Buf, text: &str) -> Option<Page> {
     };
     let mut items = Vec::new();
     let mut frame = Map::new();
-    for e in &top {
-        if e.key != path[0] {
-            frame.insert(e.key.clone(), value_of(e.raw));
-        } else if path.len() == 1 {
-            items = Item::split_validated(buf, e.raw);
-            frame.insert(e.key.clone(), Value::Array(Vec::new()));
-        } else {
-            let mut inner = Map::new();
-            for c in entries(e.raw) {
-                if c.key == path[1] {
-                    items = Item::split_validated(buf, c.raw);
-                    inner.insert(c.key, Value::Array(Vec::new()));
-                } else {
-                    inner.insert(c.key, value_of(c.raw));
-                }
+    for (key, cap) in top {
+        let value = match cap {
+            Cap::Arr(a) if key == path[0] && path.len() == 1 => {
+                items = rows(a);
+                Value::Array(Vec::new())
             }
-            frame.insert(e.key.clone(), Value::Object(inner));
-        }
+            Cap::Obj(children) if key == path[0] => Value::Object(
+                children
+                    .into_iter()
+                    .map(|(k, c)| match c {
+                        Cap::Arr(a) if path.get(1) == Some(&k) => {
+                            items = rows(a);
+                            (k, Value::Array(Vec::new()))
+                        }
+                        other => (k, other.into_value()),
+                    })
+                    .collect(),
+            ),
+            other => other.into_value(),
+        };
+        frame.insert(key, value);
     }
     Some(Page {
         frame: Value::Object(frame),
@@ -203,53 +308,55 @@ fn parse_json(buf: &Buf, text: &str) -> Option<Page> {
 /// G2: an envelope key at the top level, then one level down, else the largest array
 /// within two levels — when it holds records (objects or arrays) or carries at least half
 /// of the payload, so a single record with a short list of tags is not taken for rows.
-fn choose_slot(top: &[Entry<'_>], total: usize) -> Option<Vec<String>> {
-    let is_arr = |raw: &str| raw.starts_with('[');
+fn choose_slot(top: &[(String, Cap<'_>)], total: usize) -> Option<Vec<String>> {
+    let is_arr = |c: &Cap<'_>| matches!(c, Cap::Arr(_));
     for name in ENVELOPE_KEYS {
-        if top.iter().any(|e| e.key == *name && is_arr(e.raw)) {
+        if top.iter().any(|(k, c)| k == name && is_arr(c)) {
             return Some(vec![(*name).to_owned()]);
         }
     }
-    let nested: Vec<(&Entry<'_>, Vec<Entry<'_>>)> = top
+    let nested: Vec<(&String, &Vec<(String, Cap<'_>)>)> = top
         .iter()
-        .filter(|e| e.raw.starts_with('{'))
-        .map(|e| (e, entries(e.raw)))
+        .filter_map(|(k, c)| match c {
+            Cap::Obj(children) => Some((k, children)),
+            _ => None,
+        })
         .collect();
     for name in ENVELOPE_KEYS {
         for (parent, children) in &nested {
-            if children.iter().any(|c| c.key == *name && is_arr(c.raw)) {
-                return Some(vec![parent.key.clone(), (*name).to_owned()]);
+            if children.iter().any(|(k, c)| k == name && is_arr(c)) {
+                return Some(vec![(*parent).clone(), (*name).to_owned()]);
             }
         }
     }
-    let mut best: Option<(usize, Vec<String>)> = None;
-    let mut consider = |len: usize, path: Vec<String>| {
-        if best.as_ref().is_none_or(|(l, _)| len > *l) {
-            best = Some((len, path));
+    let mut best: Option<(usize, Vec<String>, &Cap<'_>)> = None;
+    let candidates = top
+        .iter()
+        .map(|(k, c)| (vec![k.clone()], c))
+        .chain(nested.iter().flat_map(|(p, children)| {
+            children
+                .iter()
+                .map(|(k, c)| (vec![(*p).clone(), k.clone()], c))
+        }));
+    for (path, c) in candidates {
+        if let Some(len) = c.array_bytes() {
+            if best.as_ref().is_none_or(|(l, _, _)| len > *l) {
+                best = Some((len, path, c));
+            }
         }
-    };
-    for e in top.iter().filter(|e| is_arr(e.raw)) {
-        consider(e.raw.len(), vec![e.key.clone()]);
     }
-    for (parent, children) in &nested {
-        for c in children.iter().filter(|c| is_arr(c.raw)) {
-            consider(c.raw.len(), vec![parent.key.clone(), c.key.clone()]);
-        }
-    }
-    best.filter(|(len, p)| *len * 2 >= total || holds_records(top, p))
-        .map(|(_, p)| p)
+    best.filter(|(len, _, c)| *len * 2 >= total || holds_records(c))
+        .map(|(_, p, _)| p)
 }
 
-/// Whether the array at `path` starts with an object or array (a list of records).
-fn holds_records(top: &[Entry<'_>], path: &[String]) -> bool {
-    let raw = top.iter().find(|e| e.key == path[0]).map(|e| e.raw);
-    let raw = match (raw, path.get(1)) {
-        (Some(r), None) => Some(r),
-        (Some(r), Some(k)) => entries(r).into_iter().find(|c| c.key == *k).map(|c| c.raw),
-        (None, _) => None,
-    };
-    raw.and_then(|r| r.get(1..))
-        .is_some_and(|r| matches!(r.trim_start().as_bytes().first(), Some(b'{' | b'[')))
+/// Whether an array starts with an object or array (a list of records).
+fn holds_records(c: &Cap<'_>) -> bool {
+    match c {
+        Cap::Arr(a) => a
+            .first()
+            .is_some_and(|r| r.get().trim_start().starts_with(['{', '['])),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -322,6 +429,22 @@ mod tests {
             assert!(!p.json && p.items.is_empty(), "{bad}");
             assert_eq!(p.frame, json!(bad));
         }
+    }
+
+    #[test]
+    fn deeply_nested_payloads_do_not_overflow_the_stack() {
+        let deep = format!(
+            "{{\"data\":[{}1{}],\"x\":{}2{}}}",
+            "[".repeat(200_000),
+            "]".repeat(200_000),
+            "[".repeat(200_000),
+            "]".repeat(200_000)
+        );
+        let p = Page::parse(deep.as_bytes());
+        // Whatever the reading, it returns: rows (unparsed) or text.
+        assert!(p.items.len() <= 1);
+        let rows: Vec<Value> = p.items.iter().map(Item::to_value).collect();
+        assert!(rows.len() <= 1);
     }
 
     #[test]

@@ -80,7 +80,7 @@ impl Projection {
     /// building a tree. Leaf values are copied as they were received.
     pub fn write_raw(&self, row: &str, out: &mut String) {
         if raw::is_object(row) || raw::is_array(row) {
-            write_branch(row, &self.tree, out);
+            write_branch(row, &self.tree, out, 0);
         } else {
             out.push_str(row.trim());
         }
@@ -149,8 +149,10 @@ fn apply_branch(v: &Value, children: &[Child]) -> Value {
     }
 }
 
-fn write_branch(row: &str, children: &[Child], out: &mut String) {
-    if raw::is_object(row) {
+fn write_branch(row: &str, children: &[Child], out: &mut String, depth: usize) {
+    if depth >= raw::MAX_DEPTH {
+        out.push_str("null");
+    } else if raw::is_object(row) {
         // One pass over the row finds every wanted key (on the stack for the usual few).
         let mut small = [None; 8];
         let mut large;
@@ -190,7 +192,7 @@ fn write_branch(row: &str, children: &[Child], out: &mut String) {
             match (*f, &c.node) {
                 (None, _) => out.push_str("null"),
                 (Some(v), Node::Leaf) => out.push_str(v),
-                (Some(v), Node::Branch(b)) => write_branch(v, b, out),
+                (Some(v), Node::Branch(b)) => write_branch(v, b, out, depth + 1),
             }
         }
         out.push('}');
@@ -200,7 +202,7 @@ fn write_branch(row: &str, children: &[Child], out: &mut String) {
             if n > 0 {
                 out.push(',');
             }
-            write_branch(e, children, out);
+            write_branch(e, children, out, depth + 1);
         }
         out.push(']');
     } else {

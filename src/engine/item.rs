@@ -12,8 +12,8 @@ pub(crate) type Buf = Arc<String>;
 
 /// A row: valid JSON text, a slice of a shared buffer.
 ///
-/// Invariant: the text was validated by a strict sonic-rs pass (`Page::parse`) or written
-/// by serde_json. [`validated_entries`] relies on it.
+/// Invariant: the text is valid JSON — validated by `Page::parse` or written by
+/// serde_json. The raw scanner that reads it relies on that.
 #[derive(Clone)]
 pub struct Item {
     buf: Buf,
@@ -43,7 +43,7 @@ impl Item {
         }
     }
 
-    /// A row whose text lies inside `buf` (as sonic-rs hands it back), without copying.
+    /// A row whose text lies inside `buf` (as the parser hands it back), without copying.
     pub(crate) fn slice(buf: &Buf, raw: Cow<'_, str>) -> Self {
         let base = buf.as_ptr() as usize;
         let at = raw.as_ptr() as usize;
@@ -56,16 +56,6 @@ impl Item {
             }
             _ => Self::owned(raw.into_owned()),
         }
-    }
-
-    /// Splits an array already validated as part of `buf` into rows.
-    pub(crate) fn split_validated(buf: &Buf, array: &str) -> Vec<Item> {
-        // SAFETY: `array` is a slice of text a strict sonic-rs pass has validated (see
-        // `Page::parse`), which is the precondition of the unchecked iterator.
-        let iter = unsafe { sonic_rs::to_array_iter_unchecked(array) };
-        iter.filter_map(Result::ok)
-            .map(|v| Item::slice(buf, v.as_raw_cow()))
-            .collect()
     }
 
     #[cfg(test)]
@@ -149,19 +139,15 @@ impl Item {
     }
 }
 
-/// Key/raw-value pairs of a JSON object known to be valid (an [`Item`]'s text or a part
-/// of a page already validated).
+/// Key/raw-value pairs of a JSON object known to be valid (an [`Item`]'s text).
 pub(crate) fn validated_entries(raw: &str) -> impl Iterator<Item = (Cow<'_, str>, &str)> {
-    // SAFETY: callers only pass text validated by a strict sonic-rs pass or produced by
-    // serde_json, which is the unchecked iterator's precondition.
-    let iter = unsafe { sonic_rs::to_object_iter_unchecked(raw) };
-    iter.map_while(Result::ok).map(|(k, v)| {
-        let raw_value: &str = match v.as_raw_cow() {
-            Cow::Borrowed(s) => s,
-            // Never happens for &str input; an owned slice cannot outlive this closure.
-            Cow::Owned(_) => "null",
+    crate::engine::raw::entries(raw).map(|(k, v)| {
+        let key = if k.contains('\\') {
+            Cow::Owned(crate::engine::raw::key_string(k))
+        } else {
+            Cow::Borrowed(k)
         };
-        (k, raw_value)
+        (key, v)
     })
 }
 
@@ -182,9 +168,9 @@ pub(crate) fn value_of(raw: &str) -> Value {
         }
         _ => {}
     }
-    sonic_rs::from_str(raw)
-        .or_else(|_| serde_json::from_str(raw))
-        .unwrap_or(Value::Null)
+    // serde_json's recursion limit turns hostile nesting into an error, never a stack
+    // overflow.
+    serde_json::from_str(raw).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]
@@ -235,12 +221,12 @@ mod tests {
 
     #[test]
     fn rows_share_the_page_buffer() {
-        let buf: Buf = Arc::new("[{\"a\":1},{\"b\":2}]".to_owned());
-        let rows = Item::split_validated(&buf, &buf);
+        let page = crate::engine::doc::Page::parse(b"[{\"a\":1}, {\"b\":2}]");
+        let rows = &page.items;
         assert_eq!(
             rows.iter().map(Item::raw).collect::<Vec<_>>(),
             ["{\"a\":1}", "{\"b\":2}"]
         );
-        assert!(rows.iter().all(|r| Arc::ptr_eq(&r.buf, &buf)));
+        assert!(Arc::ptr_eq(&rows[0].buf, &rows[1].buf));
     }
 }

@@ -34,9 +34,7 @@ pub struct Presented {
 pub fn present(outcome: &Outcome, plan: &CallPlan, result_id: &str, limits: &Limits) -> Presented {
     let p = present_json(outcome, plan, result_id, limits);
     Presented {
-        value: sonic_rs::from_str(&p.json)
-            .or_else(|_| serde_json::from_str(&p.json))
-            .unwrap_or(Value::Null),
+        value: serde_json::from_str(&p.json).unwrap_or(Value::Null),
         truncated: p.truncated,
         stored: p.stored,
     }

@@ -57,7 +57,7 @@ fn value_end(b: &[u8], i: usize) -> usize {
                     }
                     b'{' | b'[' => depth += 1,
                     b'}' | b']' => {
-                        depth -= 1;
+                        depth = depth.saturating_sub(1);
                         if depth == 0 {
                             return j + 1;
                         }
@@ -121,6 +121,11 @@ impl<'a> Iterator for Entries<'a> {
         }
         i = skip_ws(b, i + 1);
         let end = value_end(b, i);
+        if end <= i {
+            // Only reachable on text that is not JSON: stop rather than spin.
+            self.done = true;
+            return None;
+        }
         let value = self.s.get(i..end)?;
         self.i = end;
         Some((key, value))
@@ -161,6 +166,10 @@ impl<'a> Iterator for Elements<'a> {
             return None;
         }
         let end = value_end(b, i);
+        if end <= i {
+            self.done = true;
+            return None;
+        }
         self.i = end;
         self.s.get(i..end)
     }
@@ -197,17 +206,28 @@ pub fn is_array(s: &str) -> bool {
 
 /// Every raw value a dot-path reaches, mapping over arrays between segments (F1, R1).
 pub fn resolve<'a>(s: &'a str, segs: &[String], out: &mut Vec<&'a str>) {
+    resolve_at(s, segs, out, 0);
+}
+
+/// How deep lists nested in lists are followed: far beyond real payloads, and it keeps
+/// the stack bounded whatever the upstream sends.
+pub const MAX_DEPTH: usize = 128;
+
+fn resolve_at<'a>(s: &'a str, segs: &[String], out: &mut Vec<&'a str>, depth: usize) {
     let Some((first, rest)) = segs.split_first() else {
         out.push(s);
         return;
     };
+    if depth >= MAX_DEPTH {
+        return;
+    }
     if is_object(s) {
         if let Some((_, v)) = entries(s).find(|(k, _)| key_is(k, first)) {
-            resolve(v, rest, out);
+            resolve_at(v, rest, out, depth + 1);
         }
     } else if is_array(s) {
         for e in elements(s) {
-            resolve(e, segs, out);
+            resolve_at(e, segs, out, depth + 1);
         }
     }
 }
@@ -240,6 +260,26 @@ mod tests {
         assert_eq!(elements("[]").count(), 0);
         assert_eq!(entries("{}").count(), 0);
         assert_eq!(entries("[1]").count(), 0);
+    }
+
+    proptest::proptest! {
+        /// Given text that is not valid JSON (a caller bug), the scanner still never
+        /// panics nor loops forever: it only reads.
+        #[test]
+        fn garbage_never_panics(s in "[\\[\\]{}\",:a\\\\ 0-9é]{0,40}") {
+            let _ = entries(&s).take(100).count();
+            let _ = elements(&s).take(100).count();
+            let mut out = Vec::new();
+            resolve(&s, &["a".into(), "b".into()], &mut out);
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_bounded() {
+        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(100_000), "]".repeat(100_000));
+        let mut out = Vec::new();
+        resolve(&deep, &["a".into(), "b".into()], &mut out);
+        assert!(out.is_empty());
     }
 
     #[test]
