@@ -34,7 +34,9 @@ pub struct Presented {
 pub fn present(outcome: &Outcome, plan: &CallPlan, result_id: &str, limits: &Limits) -> Presented {
     let p = present_json(outcome, plan, result_id, limits);
     Presented {
-        value: serde_json::from_str(&p.json).unwrap_or(Value::Null),
+        // Only rows nested past serde_json's recursion limit fail here; the model then
+        // gets the same JSON as a string rather than nothing.
+        value: serde_json::from_str(&p.json).unwrap_or_else(|_| Value::String(p.json.clone())),
         truncated: p.truncated,
         stored: p.stored,
     }
