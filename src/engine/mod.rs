@@ -36,6 +36,11 @@
 //! 4. `run`; store `to_stored_json()` when `presented.stored`, under the id passed to
 //!    `present`; cache it when `uses_reserved && is_complete()`.
 //! 5. `presented.truncated` marks the thread (G5).
+//! 6. The `Upstream` builds a request from `args`, or, when `next_url` is set (cursor
+//!    walks), requests exactly that URL (already checked to be on `plan.origin`) with the
+//!    credential applied as usual. It may return HTTP errors as responses: 408/425/429/5xx
+//!    are retried (honouring a `Retry-After` in seconds), other statuses fail the page.
+//!    It should not wait longer than `UpstreamRequest::timeout`.
 //!
 //! # Size rule (G1)
 //! Tokens = compact JSON bytes / 3, rounded up (see [`guard`]); `present` leaves
