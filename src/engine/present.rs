@@ -103,7 +103,9 @@ fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) 
     let n = rows.len();
     let v = &outcome.verdict;
     let errors = serde_json::to_value(&outcome.for_each_errors).unwrap_or(Value::Null);
-    let build = |shown: Option<usize>, lean: bool| {
+    // `lean` drops the sample row and shortens the error list; `bare` keeps only counts
+    // (in the note), for budgets too small for anything else.
+    let build = |shown: Option<usize>, lean: bool, bare: bool| {
         let mut m = Map::new();
         m.insert("items".into(), json!([]));
         m.insert("_itemCount".into(), json!(n));
@@ -132,7 +134,7 @@ fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) 
             m.insert("_truncated".into(), json!(true));
             m.insert("_itemsShown".into(), json!(k));
         }
-        if let Some(u) = &unmatched {
+        if let Some(u) = unmatched.as_ref().filter(|_| !bare) {
             let mut u = u.clone();
             if lean {
                 if let Some(o) = u.as_object_mut() {
@@ -141,9 +143,24 @@ fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) 
             }
             m.insert("_unmatchedFields".into(), u);
         }
-        if !outcome.for_each_errors.is_empty() {
+        if !outcome.for_each_errors.is_empty() && !bare {
             let e = match (&errors, lean) {
-                (Value::Array(a), true) => Value::Array(a.iter().take(10).cloned().collect()),
+                // Lean: the first few, each message shortened; the note has the count.
+                (Value::Array(a), true) => Value::Array(
+                    a.iter()
+                        .take(5)
+                        .map(|e| {
+                            let mut e = e.clone();
+                            if let Some(Value::String(msg)) = e.get_mut("error") {
+                                if msg.chars().count() > 160 {
+                                    *msg =
+                                        format!("{}…", msg.chars().take(160).collect::<String>());
+                                }
+                            }
+                            e
+                        })
+                        .collect(),
+                ),
                 (e, _) => e.clone(),
             };
             m.insert("_forEachErrors".into(), e);
@@ -151,9 +168,10 @@ fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) 
         Value::Object(m)
     };
     let slot = Slot::Key(vec!["items".into()]);
-    let fitted = fit(&rows, &slot, budget, &|s| build(s, false))
-        .or_else(|| fit(&rows, &slot, budget, &|s| build(s, true)));
-    let (json, k) = fitted.unwrap_or_else(|| (build(Some(0), true).to_string(), 0));
+    let fitted = fit(&rows, &slot, budget, &|s| build(s, false, false))
+        .or_else(|| fit(&rows, &slot, budget, &|s| build(s, true, false)))
+        .or_else(|| fit(&rows, &slot, budget, &|s| build(s, true, true)));
+    let (json, k) = fitted.unwrap_or_else(|| (build(Some(0), true, true).to_string(), 0));
     PresentedJson {
         json,
         truncated: k < n,

@@ -225,3 +225,39 @@ fn non_json_bodies_are_text() {
     .unwrap_or_default();
     assert_eq!(r["text"], json!("words"));
 }
+
+#[test]
+fn g1_even_a_crowded_envelope_fits_the_budget() {
+    // Forty failing values with long messages, a sample row and a cut: still within budget.
+    let clock = FakeClock::default();
+    let api = FakeApi::new(&clock, |req, _| {
+        match req.args.get("q").and_then(Value::as_str) {
+            Some("ok") => ok(json!({"data": inboxes(400)})),
+            _ => status(500, &"e".repeat(2_000)),
+        }
+    });
+    let schema = no_params();
+    let a = analyze(&schema);
+    let limits = Limits {
+        token_budget: 1_000,
+        retries: 0,
+        ..Limits::default()
+    };
+    let mut values: Vec<Value> = (0..40).map(|i| json!(format!("bad{i}"))).collect();
+    values.push(json!("ok"));
+    let args =
+        json!({"_for_each": {"key": "q", "values": values}, "_fields": ["inbox_id", "nope"]});
+    let plan = parse_call(&a, &schema, args, true, &limits).unwrap_or_else(|e| panic!("{e}"));
+    let o = block_on(run(&plan, &a, &api, &NoProgress, &clock, &limits))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.for_each_errors.len(), 40);
+    let p = present_json(&o, &plan, "res_x", &limits);
+    assert!(
+        p.json.len() <= guard::byte_budget(1_000),
+        "{} bytes",
+        p.json.len()
+    );
+    let v: Value = serde_json::from_str(&p.json).unwrap_or_default();
+    assert_eq!(v["_resultId"], json!("res_x"));
+    assert!(p.truncated && p.stored);
+}

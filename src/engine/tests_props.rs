@@ -187,3 +187,33 @@ proptest! {
         prop_assert!(o.verdict.paging_complete, "{}", o.verdict.note);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The envelope (reserved arguments) obeys the same guard: within budget, rows whole
+    /// and in order.
+    #[test]
+    fn envelope_guard_never_splits_nor_exceeds(items in prop::collection::vec(item(), 0..60), budget in 150usize..2_000, project in any::<bool>()) {
+        let body = json!({"data": items});
+        let clock = FakeClock::default();
+        let api = FakeApi::new(&clock, move |_, _| ok(body.clone()));
+        let schema = json!({});
+        let a = analyze(&schema);
+        let limits = Limits { token_budget: budget, ..Limits::default() };
+        let args = if project { json!({"_fields": ["a", "b.c"]}) } else { json!({"_refresh": true}) };
+        let plan = parse_call(&a, &schema, args, true, &limits).unwrap_or_else(|e| panic!("{e}"));
+        let o = block_on(run(&plan, &a, &api, &NoProgress, &clock, &limits)).unwrap_or_else(|e| panic!("{e}"));
+        let p = present_json(&o, &plan, "res_p", &limits);
+        prop_assert!(p.json.len() <= guard::byte_budget(budget));
+        let v: Value = serde_json::from_str(&p.json).unwrap_or_default();
+        let shown = v["items"].as_array().cloned().unwrap_or_default();
+        let expected: Vec<Value> = items.iter().take(shown.len()).map(|i| match &plan.fields {
+            Some(f) => f.apply(i),
+            None => i.clone(),
+        }).collect();
+        prop_assert_eq!(shown.len(), v["_itemsShown"].as_u64().map_or(items.len(), |n| n as usize));
+        prop_assert_eq!(shown, expected);
+        prop_assert_eq!(v["_itemCount"].as_u64(), Some(items.len() as u64));
+    }
+}
