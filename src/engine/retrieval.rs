@@ -89,12 +89,17 @@ fn query_outcome(outcome: &Outcome, args: &Value, limits: &Limits) -> Result<Val
             return Ok(v);
         }
     }
+    // Cut on the rows' exact text sizes first, so only the rows shown are parsed; the
+    // parsed values are then re-measured (a number can re-serialise longer).
     let base = json_len(&build(Vec::new(), Some(rows.len()))) + 20;
-    let mut values: Vec<Value> = rows.iter().map(Row::to_value).collect();
-    let lens: Vec<usize> = values.iter().map(json_len).collect();
-    let k = rows_that_fit(lens, budget.saturating_sub(base));
-    values.truncate(k);
-    Ok(build(values, Some(rows.len())))
+    let k = rows_that_fit(rows.iter().map(Row::len), budget.saturating_sub(base));
+    let mut values: Vec<Value> = rows[..k].iter().map(Row::to_value).collect();
+    let mut v = build(values.clone(), Some(rows.len()));
+    while json_len(&v) > budget && !values.is_empty() {
+        values.pop();
+        v = build(values.clone(), Some(rows.len()));
+    }
+    Ok(v)
 }
 
 /// `fetchToolResult {resultId, offset, length}` over the stored text. Offsets and lengths
