@@ -24,6 +24,13 @@ pg_bin() {
   echo "$d"
 }
 
+# First free TCP port on 127.0.0.1 from $1 on (a port held by another program is skipped).
+free_port() {
+  local p=$1
+  while (echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
+  echo "$p"
+}
+
 as_pg() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
@@ -42,10 +49,18 @@ start_postgres() {
   if [ ! -f "$pgdata/PG_VERSION" ]; then
     as_pg "$bin/initdb" -D "$pgdata" --auth=trust --username=postgres --no-sync >/dev/null
   fi
-  if ! as_pg "$bin/pg_ctl" -D "$pgdata" status >/dev/null 2>&1; then
-    as_pg "$bin/pg_ctl" -D "$pgdata" -l "$pgdata/server.log" -w \
+  if as_pg "$bin/pg_ctl" -D "$pgdata" status >/dev/null 2>&1; then
+    # already running: its port is line 4 of postmaster.pid
+    PG_PORT=$(sed -n 4p "$pgdata/postmaster.pid")
+  else
+    PG_PORT=$(free_port "$PG_PORT")
+    if ! as_pg "$bin/pg_ctl" -D "$pgdata" -l "$pgdata/server.log" -w \
       -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400" \
-      start >/dev/null
+      start >/dev/null; then
+      echo "PostgreSQL did not start; its log:" >&2
+      tail -n 20 "$pgdata/server.log" >&2
+      exit 1
+    fi
   fi
   as_pg "$bin/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -tAc "SELECT 1 FROM pg_database WHERE datname='loopgate'" | grep -q 1 \
     || as_pg "$bin/createdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres loopgate
@@ -63,10 +78,14 @@ start_redis() {
     echo "redis-server not available: using the in-process store" >&2
     return 0
   fi
-  if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
+  if [ -f "$DATA/redis.port" ] && redis-cli -p "$(cat "$DATA/redis.port")" ping >/dev/null 2>&1; then
+    REDIS_PORT=$(cat "$DATA/redis.port")
+  else
+    REDIS_PORT=$(free_port "$REDIS_PORT")
     redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
       --daemonize yes --logfile "$DATA/redis.log" --dir "$DATA" >/dev/null
     for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    echo "$REDIS_PORT" >"$DATA/redis.port"
   fi
   export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 }
