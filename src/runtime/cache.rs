@@ -83,6 +83,35 @@ pub async fn write(kv: &Kv, key: &str, entry: &Entry, ttl: Duration) -> Result<b
     Ok(true)
 }
 
+/// How long one replica may hold the walk of a key before others walk anyway
+/// (the engine's wall-clock bound plus margin).
+pub const WALK_LEASE: Duration = Duration::from_secs(75);
+
+/// Claims the walk of `key` across replicas; `false` when another replica is walking it.
+pub async fn claim(kv: &Kv, key: &str) -> Result<bool, KvError> {
+    kv.set_nx(&format!("{key}:walking"), "1", WALK_LEASE).await
+}
+
+pub async fn release(kv: &Kv, key: &str) -> Result<(), KvError> {
+    kv.del(&format!("{key}:walking")).await
+}
+
+/// Waits for another replica's walk of `key`: its entry, or `None` once the claim is gone
+/// (that walk was not cacheable, or failed) or the lease ran out.
+pub async fn await_peer(kv: &Kv, key: &str) -> Result<Option<Entry>, KvError> {
+    let deadline = tokio::time::Instant::now() + WALK_LEASE;
+    while tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if let Some(e) = read(kv, key).await? {
+            return Ok(Some(e));
+        }
+        if kv.get(&format!("{key}:walking")).await?.is_none() {
+            return Ok(None);
+        }
+    }
+    Ok(None)
+}
+
 /// Per-key locks so identical walks in this process run once.
 #[derive(Default)]
 pub struct Coalescer {

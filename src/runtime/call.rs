@@ -216,21 +216,61 @@ impl Runtime {
             Some(l) => Some(l.lock().await),
             None => None,
         };
+        let fresh = |e: &cache::Entry| {
+            self.clock.now() - e.cached_at < chrono::Duration::from_std(ttl).unwrap_or_default()
+        };
         if let (Some(k), false) = (&key, plan.refresh) {
-            if let Some(entry) = cache::read(&self.kv, k).await? {
-                let fresh = self.clock.now() - entry.cached_at
-                    < chrono::Duration::from_std(ttl).unwrap_or_default();
-                match (fresh, mode) {
-                    (true, CacheMode::On) => {
-                        Metrics::inc(&self.metrics.cache_hits);
-                        return self.serve_hit(start, &plan, entry, ttl).await;
-                    }
-                    (true, _) => Metrics::inc(&self.metrics.cache_shadow_hits),
-                    _ => {}
+            if let Some(entry) = cache::read(&self.kv, k).await?.filter(|e| fresh(e)) {
+                if mode == CacheMode::On {
+                    Metrics::inc(&self.metrics.cache_hits);
+                    return self.serve_hit(start, &plan, entry, ttl).await;
                 }
+                Metrics::inc(&self.metrics.cache_shadow_hits);
             }
             Metrics::inc(&self.metrics.cache_misses);
         }
+        // another replica walking the same key: wait for its entry rather than walk twice
+        let mut claimed = false;
+        if let (Some(k), CacheMode::On) = (&key, mode) {
+            claimed = cache::claim(&self.kv, k).await?;
+            if !claimed && !plan.refresh {
+                if let Some(entry) = cache::await_peer(&self.kv, k).await?.filter(|e| fresh(e)) {
+                    Metrics::inc(&self.metrics.cache_hits);
+                    return self.serve_hit(start, &plan, entry, ttl).await;
+                }
+            }
+        }
+        let walked = self
+            .walk_and_cache(
+                caller,
+                start,
+                bound,
+                &plan,
+                credential,
+                key.as_deref(),
+                ttl,
+                progress,
+            )
+            .await;
+        if let (true, Some(k)) = (claimed, &key) {
+            cache::release(&self.kv, k).await?;
+        }
+        walked
+    }
+
+    /// Walks upstream, keeps the result, and caches a complete walk under `key`.
+    #[allow(clippy::too_many_arguments)]
+    async fn walk_and_cache<P: ProgressSink + Sync>(
+        &self,
+        caller: &Caller,
+        start: &CallStart,
+        bound: &BoundTool,
+        plan: &engine::CallPlan,
+        credential: Credential,
+        key: Option<&str>,
+        ttl: std::time::Duration,
+        progress: &P,
+    ) -> Result<Value, RuntimeError> {
         let _slot = self.walks.acquire(caller.org())?;
         let upstream = HttpUpstream::new(self, bound, credential);
         let outcome = engine::run(

@@ -109,6 +109,37 @@ impl Kv {
         }
     }
 
+    /// Sets `key` only if it does not exist; `true` when this call set it.
+    pub async fn set_nx(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, KvError> {
+        match self {
+            Kv::Redis(pool) => {
+                let mut c = pool.get().await.map_err(redis_err)?;
+                let reply: redis::Value = redis::cmd("SET")
+                    .arg(key)
+                    .arg(value)
+                    .arg("NX")
+                    .arg("PX")
+                    .arg(ttl.as_millis().max(1) as u64)
+                    .query_async(&mut c)
+                    .await
+                    .map_err(redis_err)?;
+                // `OK` when set, nil when the key already existed
+                Ok(matches!(reply, redis::Value::Okay)
+                    || matches!(&reply, redis::Value::SimpleString(s) if s == "OK"))
+            }
+            Kv::Memory(m) => {
+                let mut m = m.lock().map_err(|_| KvError(anyhow::anyhow!("poisoned")))?;
+                let now = Instant::now();
+                if m.entries.get(key).is_some_and(|(exp, _)| *exp > now) {
+                    return Ok(false);
+                }
+                m.entries
+                    .insert(key.to_string(), (now + ttl, value.to_string()));
+                Ok(true)
+            }
+        }
+    }
+
     /// Atomically increments a counter, setting its TTL; returns the new value.
     pub async fn incr(&self, key: &str, ttl: Duration) -> Result<i64, KvError> {
         match self {

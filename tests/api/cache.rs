@@ -255,3 +255,38 @@ async fn identical_parallel_walks_are_coalesced_and_partial_fan_outs_not_cached(
     );
     assert_eq!(up.count("/contacts/9999"), 2);
 }
+
+#[tokio::test]
+async fn two_replicas_share_entries_and_coalesce_walks_through_redis() {
+    assert!(
+        std::env::var("REDIS_URL").is_ok(),
+        "this test needs the shared Redis that scripts/test starts"
+    );
+    let db = fresh_database().await;
+    let one = crate::helpers::spawn_with(test_settings(db.clone())).await;
+    let two = crate::helpers::spawn_with(test_settings(db)).await;
+    let up = upstream_server::start().await;
+    let rig = Rig::new(&one, &up, true).await;
+    // a walk slow enough (2 requests/s, 7 requests) that both replicas are asked during it
+    crate::runtime_resilience::slow_tool(&one, &rig, &up.base).await;
+    let token = rig.token(&one, "u1", json!({})).await;
+    let body = json!({"name": "slow_contacts", "arguments": {"_all_pages": true}});
+    let path = format!("/v1/agents/{}/threads/r/tool-calls", rig.agent);
+    let (a, b) = tokio::join!(
+        one.post(&path, &token, body.clone()),
+        two.post(&path, &token, body.clone())
+    );
+    assert_eq!(a.ok(200)["result"]["_itemCount"], 60);
+    assert_eq!(b.ok(200)["result"]["_itemCount"], 60);
+    assert_eq!(up.count("/limited"), 7, "two replicas, one walk upstream");
+    // and a stored result made on one replica is readable from the other
+    let rid = a.body["result"]["_resultId"].as_str().unwrap();
+    let q = two
+        .post(
+            &path,
+            &token,
+            json!({"name": "queryToolResult", "arguments": {"resultId": rid, "limit": 1}}),
+        )
+        .await;
+    assert_eq!(q.ok(200)["result"]["total"], 60);
+}

@@ -11,7 +11,7 @@ use crate::rig::Rig;
 use crate::upstream_server;
 
 /// Binds a slow (2 requests/s) looping tool over `/limited` to the rig's agent.
-async fn slow_tool(app: &TestApp, rig: &Rig, base: &str) {
+pub async fn slow_tool(app: &TestApp, rig: &Rig, base: &str) {
     let p = app
         .post("/v1/providers", &rig.t.key, json!({"name": "slow", "base_url": base, "auth": {"type": "none"}, "rate_limit": {"requests_per_second": 2, "burst": 1}}))
         .await
