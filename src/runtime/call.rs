@@ -274,7 +274,7 @@ impl Runtime {
         let _slot = self.walks.acquire(caller.org())?;
         let upstream = HttpUpstream::new(self, bound, credential);
         let outcome = engine::run(
-            &plan,
+            plan,
             &bound.analysis,
             &upstream,
             progress,
@@ -282,8 +282,8 @@ impl Runtime {
             &self.limits,
         )
         .await?;
-        let mut value = self.keep(start, &plan, &outcome).await?;
-        if let Some(k) = &key {
+        let mut value = self.keep(start, plan, &outcome).await?;
+        if let Some(k) = key {
             if outcome.is_complete() {
                 let entry = cache::Entry {
                     cached_at: self.clock.now(),
