@@ -11,6 +11,8 @@ mod upstream_server;
 mod admin;
 mod agents;
 mod cache;
+mod cursor_hostile;
+mod cursor_rig;
 mod cursor_walks;
 mod errors;
 mod isolation;
