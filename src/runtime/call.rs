@@ -3,12 +3,12 @@
 //! its upstream with the right credential, presented (R2, F, G1) and its full result
 //! stored under a `_resultId` (G3).
 
-use secrecy::{ExposeSecret, SecretString};
+use secrecy::SecretString;
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::adapter::{HttpUpstream, SystemClock};
+use super::fetch::CacheUse;
 use super::{cache, results, BoundTool, Runtime, RuntimeError, ThreadKey};
 use crate::auth::Caller;
 use crate::crypto::{new_id, random_token};
@@ -64,7 +64,7 @@ impl Credential {
 }
 
 /// C2, C3: whose data this is, and how long a walk of it stays fresh for this binding.
-fn cache_scope(
+pub(crate) fn cache_scope(
     caller: &Caller,
     credential: &Credential,
     ttl_hours: Option<i32>,
@@ -194,110 +194,27 @@ impl Runtime {
             &self.limits,
         )?;
         plan.origin = Some(bound.provider.base_url.clone());
-        let credential = self.credential(caller, bound).await?;
-        let (scope, ttl) = cache_scope(caller, &credential, bound.binding.dataset_ttl_hours);
-        // C1, C6: only walks (reserved arguments), never experiments, never with cache off
-        let key =
-            (plan.uses_reserved && !start.input.experiment && mode != CacheMode::Off).then(|| {
-                cache::key(
-                    caller.org(),
-                    &bound.tool.id,
-                    &plan.cache_identity(),
-                    &scope,
-                    &self.fingerprint_key,
-                    credential.secret().map(|s| s.expose_secret()),
-                )
-            });
-        let lock = match (&key, mode) {
-            (Some(k), CacheMode::On) => Some(self.coalescer.lock_for(k)),
-            _ => None,
+        let cache = CacheUse {
+            mode,
+            experiment: start.input.experiment,
+            ttl: None,
         };
-        let _coalesced = match &lock {
-            Some(l) => Some(l.lock().await),
-            None => None,
-        };
-        let fresh = |e: &cache::Entry| {
-            self.clock.now() - e.cached_at < chrono::Duration::from_std(ttl).unwrap_or_default()
-        };
-        if let (Some(k), false) = (&key, plan.refresh) {
-            if let Some(entry) = cache::read(&self.kv, k).await?.filter(|e| fresh(e)) {
-                if mode == CacheMode::On {
-                    Metrics::inc(&self.metrics.cache_hits);
-                    return self.serve_hit(start, &plan, entry, ttl).await;
-                }
-                Metrics::inc(&self.metrics.cache_shadow_hits);
-            }
-            Metrics::inc(&self.metrics.cache_misses);
+        let fetched = self.fetch(caller, bound, &plan, cache, progress).await?;
+        let mut value = self.keep(start, &plan, &fetched.outcome).await?;
+        if let Some((cached_at, expires)) = fetched.hit {
+            // C4: a hit is presented like a walk (another `_fields`/`_filter` still applies) and labelled
+            let fmt = |t: chrono::DateTime<chrono::Utc>| {
+                t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            };
+            engine::label_cache_hit(&mut value, &fmt(cached_at), &fmt(expires));
         }
-        // another replica walking the same key: wait for its entry rather than walk twice
-        let mut claimed = false;
-        if let (Some(k), CacheMode::On) = (&key, mode) {
-            claimed = cache::claim(&self.kv, k).await?;
-            if !claimed && !plan.refresh {
-                if let Some(entry) = cache::await_peer(&self.kv, k).await?.filter(|e| fresh(e)) {
-                    Metrics::inc(&self.metrics.cache_hits);
-                    return self.serve_hit(start, &plan, entry, ttl).await;
-                }
-            }
-        }
-        let walked = self
-            .walk_and_cache(
-                caller,
-                start,
-                bound,
-                &plan,
-                credential,
-                key.as_deref(),
-                ttl,
-                progress,
-            )
-            .await;
-        if let (true, Some(k)) = (claimed, &key) {
-            cache::release(&self.kv, k).await?;
-        }
-        walked
-    }
-
-    /// Walks upstream, keeps the result, and caches a complete walk under `key`.
-    #[allow(clippy::too_many_arguments)]
-    async fn walk_and_cache<P: ProgressSink + Sync>(
-        &self,
-        caller: &Caller,
-        start: &CallStart,
-        bound: &BoundTool,
-        plan: &engine::CallPlan,
-        credential: Credential,
-        key: Option<&str>,
-        ttl: std::time::Duration,
-        progress: &P,
-    ) -> Result<Value, RuntimeError> {
-        let _slot = self.walks.acquire(caller.org())?;
-        let upstream = HttpUpstream::new(self, bound, credential);
-        let outcome = engine::run(
-            plan,
-            &bound.analysis,
-            &upstream,
-            progress,
-            &SystemClock,
-            &self.limits,
-        )
-        .await?;
-        let mut value = self.keep(start, plan, &outcome).await?;
-        if let Some(k) = key {
-            if outcome.is_complete() {
-                let entry = cache::Entry {
-                    cached_at: self.clock.now(),
-                    stored: outcome.to_stored_json(),
-                };
-                if !cache::write(&self.kv, k, &entry, ttl).await? {
-                    if let Value::Object(m) = &mut value {
-                        m.insert(
-                            "_cache".into(),
-                            serde_json::json!({"hit": false, "stored": false,
-                                "reason": format!("the walk is larger than the cache entry limit ({} bytes), so the next call walks again", cache::MAX_ENTRY_BYTES)}),
-                        );
-                    }
-                }
+        if fetched.too_large {
+            if let Value::Object(m) = &mut value {
+                m.insert(
+                    "_cache".into(),
+                    serde_json::json!({"hit": false, "stored": false,
+                        "reason": format!("the walk is larger than the cache entry limit ({} bytes), so the next call walks again", cache::MAX_ENTRY_BYTES)}),
+                );
             }
         }
         Ok(value)
@@ -325,26 +242,9 @@ impl Runtime {
         Ok(presented.value)
     }
 
-    /// C4: a hit is presented like a walk (another `_fields`/`_filter` still applies) and labelled.
-    async fn serve_hit(
-        &self,
-        start: &CallStart,
-        plan: &engine::CallPlan,
-        entry: cache::Entry,
-        ttl: std::time::Duration,
-    ) -> Result<Value, RuntimeError> {
-        let outcome = engine::Outcome::from_stored_json(&entry.stored);
-        let mut value = self.keep(start, plan, &outcome).await?;
-        let expires = entry.cached_at + chrono::Duration::from_std(ttl).unwrap_or_default();
-        let fmt =
-            |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
-        engine::label_cache_hit(&mut value, &fmt(entry.cached_at), &fmt(expires));
-        Ok(value)
-    }
-
     /// The credential for this call: the token's own for the provider, else the org's,
     /// unless the provider requires users' own credentials.
-    async fn credential(
+    pub(crate) async fn credential(
         &self,
         caller: &Caller,
         bound: &BoundTool,

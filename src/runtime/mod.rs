@@ -4,10 +4,12 @@
 //! thread marks (`Kv`), upstream calls (rate limited, SSRF-guarded), progress.
 
 pub mod adapter;
+pub mod bound;
 pub mod cache;
 pub mod call;
 pub mod clock;
 pub mod error;
+pub mod fetch;
 pub mod kv;
 pub mod results;
 pub mod slots;

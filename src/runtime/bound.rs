@@ -1,0 +1,75 @@
+//! One bound tool run by name outside a conversation (workflow steps, W): the same
+//! credential, cache and walk code as a tool call, but the caller gets the engine's
+//! `Outcome` and `CallPlan` to shape itself — no `_resultId`, no size guard (W3).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use super::fetch::CacheUse;
+use super::{AgentView, Runtime, RuntimeError};
+use crate::auth::Caller;
+use crate::engine::{self, CallPlan, Outcome, ProgressSink};
+use crate::store::deployments::CacheMode;
+
+/// How to run the tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// Parse the arguments as a looping call (reserved arguments allowed), whatever
+    /// the binding's `loop_responses` says.
+    pub looping: bool,
+    /// Never read or write the cache.
+    pub experiment: bool,
+    /// Use the dataset cache (in the deployment's mode) with this TTL; `None`: no cache.
+    pub cache_ttl: Option<Duration>,
+}
+
+pub struct BoundRun {
+    pub outcome: Outcome,
+    pub plan: CallPlan,
+    /// Served from the cache: (cached at, expires at).
+    pub hit: Option<(DateTime<Utc>, DateTime<Utc>)>,
+}
+
+impl Runtime {
+    /// Runs the agent's bound tool `name` with `args` and the caller's credentials.
+    pub async fn run_bound_tool<P: ProgressSink + Sync>(
+        &self,
+        caller: &Caller,
+        agent: &AgentView,
+        name: &str,
+        args: Value,
+        opts: RunOptions,
+        progress: &P,
+    ) -> Result<BoundRun, RuntimeError> {
+        let Some(bound) = agent.tool(name) else {
+            return Err(RuntimeError::UnknownTool(format!(
+                "there is no tool named '{name}' bound to agent {}",
+                agent.id
+            )));
+        };
+        let mut plan = engine::parse_call(
+            &bound.analysis,
+            &bound.tool.input_schema.0,
+            args,
+            opts.looping || bound.binding.loop_responses,
+            &self.limits,
+        )?;
+        plan.origin = Some(bound.provider.base_url.clone());
+        let cache = CacheUse {
+            mode: match opts.cache_ttl {
+                Some(_) => agent.cache_mode,
+                None => CacheMode::Off,
+            },
+            experiment: opts.experiment,
+            ttl: opts.cache_ttl,
+        };
+        let fetched = self.fetch(caller, bound, &plan, cache, progress).await?;
+        Ok(BoundRun {
+            outcome: fetched.outcome,
+            plan,
+            hit: fetched.hit,
+        })
+    }
+}
