@@ -15,3 +15,4 @@ pub mod state;
 pub mod store;
 pub mod telemetry;
 pub mod upstream;
+pub mod workflow;

@@ -13,6 +13,7 @@ pub mod providers;
 pub mod threads;
 pub mod tool_calls;
 pub mod tools;
+pub mod workflow_runs;
 pub mod workflows;
 
 pub use error::StoreError;

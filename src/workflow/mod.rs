@@ -1,0 +1,173 @@
+//! Workflow runs (LOOP_ENGINE W): the steps of a workflow run in order against its
+//! agent's tools with the caller's credentials, each step's arguments resolved from the
+//! run document `{"input", "steps"}`. No HTTP types: the API layer passes an observer
+//! (the SSE stream) and maps errors.
+//!
+//! Decisions: a step that declares `loop` is parsed as a looping call whatever its
+//! binding's `loop_responses` says (the workflow author opted in explicitly); a step
+//! without `loop` is a plain call. A step's cache (W4) follows the deployment's mode,
+//! and only when the step sets `loop.cache.ttl_minutes`.
+
+pub mod refs;
+pub mod step;
+
+use serde_json::{json, Map, Value};
+
+use crate::auth::Caller;
+use crate::crypto::new_id;
+use crate::engine::{Progress, ProgressSink};
+use crate::runtime::bound::RunOptions;
+use crate::runtime::{AgentView, Runtime, RuntimeError};
+use crate::store::workflow_runs::{self, NewRun, WorkflowRun};
+use crate::store::workflows::{self, Workflow};
+use crate::store::StoreError;
+use step::Step;
+
+/// What a run reports while it goes; every method has a silent default.
+pub trait RunObserver: Send + Sync {
+    /// A step starts with these resolved arguments; `call_id` is `<run id>:<step id>`.
+    fn step_started(&self, _call_id: &str, _tool: &str, _input: &Value) {}
+    fn progress(&self, _call_id: &str, _p: &Progress) {}
+    /// `Ok(output)` (also for a skipped step) or `Err(error text)`.
+    fn step_finished(&self, _call_id: &str, _output: Result<&Value, &str>) {}
+}
+
+/// An observer that reports nothing.
+pub struct Silent;
+impl RunObserver for Silent {}
+
+struct StepProgress<'a> {
+    observer: &'a dyn RunObserver,
+    call_id: &'a str,
+}
+
+impl ProgressSink for StepProgress<'_> {
+    fn progress(&self, p: &Progress) {
+        self.observer.progress(self.call_id, p);
+    }
+}
+
+/// A run that has been accepted and recorded, ready to execute.
+pub struct RunStart {
+    pub run: WorkflowRun,
+    pub workflow: Workflow,
+    pub agent: AgentView,
+}
+
+/// Checks that the workflow is the caller's org's (else not found) and that the caller
+/// may use its agent, then records the run as `running`.
+pub async fn start(
+    rt: &Runtime,
+    caller: &Caller,
+    workflow_id: &str,
+    input: Value,
+    experiment: bool,
+) -> Result<RunStart, RuntimeError> {
+    let workflow = workflows::get(&rt.pool, caller.org(), workflow_id)
+        .await
+        .map_err(|e| match e {
+            StoreError::NotFound => RuntimeError::NotFound("workflow"),
+            other => other.into(),
+        })?;
+    let agent = rt.agent(caller, &workflow.agent_id).await?;
+    let id = new_id("run");
+    let run = workflow_runs::start(
+        &rt.pool,
+        caller.org(),
+        &NewRun {
+            id: &id,
+            workflow_id: &workflow.id,
+            caller: &caller.thread_owner(),
+            input: &input,
+            experiment,
+        },
+    )
+    .await?;
+    Ok(RunStart {
+        run,
+        workflow,
+        agent,
+    })
+}
+
+/// Runs every step in order; the first failing step fails the run and later steps do
+/// not run. The outcome is recorded also when nobody listens any more.
+pub async fn execute(
+    rt: &Runtime,
+    caller: &Caller,
+    start: &RunStart,
+    observer: &dyn RunObserver,
+) -> Result<WorkflowRun, RuntimeError> {
+    let mut doc = json!({"input": start.run.input.0, "steps": {}});
+    let mut failed = false;
+    let empty = Vec::new();
+    let steps = start.workflow.steps.0.as_array().unwrap_or(&empty);
+    for raw in steps {
+        let step = Step::parse(raw);
+        let call_id = format!("{}:{}", start.run.id, step.id);
+        let output = run_step(rt, caller, start, &step, &call_id, &doc, observer).await;
+        let output = match output {
+            Ok(v) => {
+                observer.step_finished(&call_id, Ok(&v));
+                v
+            }
+            Err((code, detail)) => {
+                observer.step_finished(&call_id, Err(&format!("{code}: {detail}")));
+                failed = true;
+                json!({"_error": {"code": code, "detail": detail}})
+            }
+        };
+        if let Some(Value::Object(m)) = doc.get_mut("steps") {
+            m.insert(step.id.to_string(), output);
+        }
+        if failed {
+            break;
+        }
+    }
+    let outputs = doc.get("steps").cloned().unwrap_or(Value::Object(Map::new()));
+    Ok(workflow_runs::finish(&rt.pool, caller.org(), &start.run.id, !failed, &outputs).await?)
+}
+
+/// One step: its output, or the error `(code, detail)` that fails the run.
+async fn run_step(
+    rt: &Runtime,
+    caller: &Caller,
+    start: &RunStart,
+    step: &Step<'_>,
+    call_id: &str,
+    doc: &Value,
+    observer: &dyn RunObserver,
+) -> Result<Value, (&'static str, String)> {
+    let invalid = |e: refs::RefError| ("invalid_reference", e.0);
+    // the condition first: a skipped step's refs may point at what did not happen
+    if let Some(cond) = step.condition {
+        let skip = refs::condition(step.id, cond, doc);
+        if !matches!(skip, Ok(None)) {
+            let raw = step.input.cloned().unwrap_or_else(|| json!({}));
+            observer.step_started(call_id, step.tool, &raw);
+            let reason = skip.map_err(invalid)?;
+            return Ok(json!({"_skipped": true, "reason": reason}));
+        }
+    }
+    let args = step.arguments(doc);
+    let shown = match &args {
+        Ok(a) => a.clone(),
+        Err(_) => step.input.cloned().unwrap_or_else(|| json!({})),
+    };
+    observer.step_started(call_id, step.tool, &shown);
+    let args = args.map_err(invalid)?;
+    let opts = RunOptions {
+        looping: step.looping.is_some(),
+        experiment: start.run.experiment,
+        cache_ttl: step.cache_ttl(),
+    };
+    let sink = StepProgress { observer, call_id };
+    let run = rt
+        .run_bound_tool(caller, &start.agent, step.tool, args, opts, &sink)
+        .await
+        .map_err(|e| {
+            let (code, _) = e.code_status();
+            (code, format!("step '{}': {e}", step.id))
+        })?;
+    Ok(step::output(&run, step.looping.is_some()))
+}

@@ -1,0 +1,132 @@
+//! One workflow step: its arguments with refs resolved and `loop` translated into the
+//! reserved arguments (W1), and its output shaped as W2 says — the tool's own payload
+//! with the merged, filtered, projected items in place and the verdict under `_loop`.
+
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use super::refs::{self, RefError};
+use crate::engine::doc::Page;
+use crate::engine::{filter, Item};
+use crate::runtime::bound::BoundRun;
+
+/// A step as the run needs it.
+pub struct Step<'a> {
+    pub id: &'a str,
+    pub tool: &'a str,
+    pub input: Option<&'a Value>,
+    pub looping: Option<&'a Map<String, Value>>,
+    pub condition: Option<&'a Value>,
+}
+
+impl<'a> Step<'a> {
+    pub fn parse(v: &'a Value) -> Step<'a> {
+        Step {
+            id: v.get("id").and_then(Value::as_str).unwrap_or_default(),
+            tool: v.get("tool").and_then(Value::as_str).unwrap_or_default(),
+            input: v.get("input"),
+            looping: v.get("loop").and_then(Value::as_object),
+            condition: v.get("if").filter(|c| !c.is_null()),
+        }
+    }
+
+    /// The tool's arguments: `input` with refs resolved, plus the reserved arguments
+    /// `loop` declares (`_all_pages`, `_fields`, `_for_each`, `_filter`).
+    pub fn arguments(&self, doc: &Value) -> Result<Value, RefError> {
+        let mut args = match self.input {
+            Some(v) => match refs::resolve(self.id, v, doc)? {
+                Value::Object(m) => m,
+                _ => {
+                    return Err(RefError(format!(
+                        "step '{}': input must be an object of the tool's arguments",
+                        self.id
+                    )))
+                }
+            },
+            None => Map::new(),
+        };
+        if let Some(l) = self.looping {
+            if l.get("all_pages").and_then(Value::as_bool) == Some(true) {
+                args.insert("_all_pages".into(), json!(true));
+            }
+            if let Some(f) = l.get("fields").filter(|v| !v.is_null()) {
+                args.insert("_fields".into(), f.clone());
+            }
+            if let Some(f) = l.get("filter").filter(|v| !v.is_null()) {
+                args.insert("_filter".into(), refs::resolve(self.id, f, doc)?);
+            }
+            if let Some(fe) = l.get("for_each").filter(|v| !v.is_null()) {
+                let key = fe.get("key").cloned().unwrap_or(Value::Null);
+                let values = match fe.get("values") {
+                    Some(v) => refs::values(self.id, v, doc)?,
+                    None => json!([]),
+                };
+                args.insert("_for_each".into(), json!({"key": key, "values": values}));
+            }
+        }
+        Ok(Value::Object(args))
+    }
+
+    /// W4: the step's own cache TTL, when it opts in.
+    pub fn cache_ttl(&self) -> Option<Duration> {
+        let minutes = self
+            .looping?
+            .get("cache")?
+            .get("ttl_minutes")?
+            .as_f64()
+            .filter(|m| *m > 0.0)?;
+        Some(Duration::from_secs_f64(minutes * 60.0))
+    }
+}
+
+/// W2: the payload with the merged rows (filtered, then projected) in place; `_loop`
+/// (and `_forEachErrors`, `_cache`) when the step loops.
+pub fn output(run: &BoundRun, loops: bool) -> Value {
+    let (outcome, plan) = (&run.outcome, &run.plan);
+    let mut items: Vec<Value> = outcome
+        .items()
+        .iter()
+        .map(Item::to_value)
+        .filter(|v| filter::keep(&plan.filter, v))
+        .collect();
+    if let Some(p) = &plan.fields {
+        items = items.iter().map(|v| p.apply(v)).collect();
+    }
+    let count = items.len();
+    let mut out = Page::assemble(&outcome.frame, outcome.slot.as_ref(), items);
+    if !loops {
+        return out;
+    }
+    if !out.is_object() {
+        out = json!({ "items": out });
+    }
+    let fmt = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    if let Value::Object(m) = &mut out {
+        // a cache hit reads back the stored envelope: keep only its items
+        if run.hit.is_some() {
+            m.retain(|k, _| !k.starts_with('_'));
+        }
+        let v = &outcome.verdict;
+        m.insert(
+            "_loop".into(),
+            json!({
+                "complete": outcome.is_complete(),
+                "requests": outcome.requests,
+                "itemCount": count,
+                "stoppedBy": v.stopped_by.map(|s| s.as_str()),
+                "note": v.note,
+            }),
+        );
+        if !outcome.for_each_errors.is_empty() {
+            m.insert("_forEachErrors".into(), json!(outcome.for_each_errors));
+        }
+        if let Some((at, expires)) = run.hit {
+            m.insert(
+                "_cache".into(),
+                json!({"hit": true, "cachedAt": fmt(at), "expiresAt": fmt(expires)}),
+            );
+        }
+    }
+    out
+}
