@@ -5,7 +5,7 @@ use utoipa::{Modify, OpenApi};
 
 use super::{
     agents, api_keys, deployments, error, ops, orgs, providers, runtime, runtime_tokens, tools,
-    workflows,
+    workflow_runs, workflows,
 };
 
 struct BearerAuth;
@@ -49,6 +49,7 @@ on the first page only; pass `cursor` back until `has_more` is false."
         agents::add_binding, agents::get_binding, agents::update_binding, agents::remove_binding,
         workflows::create, workflows::list, workflows::get, workflows::update, workflows::delete,
         runtime_tokens::mint, runtime::steps, runtime::tool_call, runtime::get_tool_call,
+        workflow_runs::create, workflow_runs::list, workflow_runs::get,
     ),
     components(schemas(error::Problem)),
     tags(

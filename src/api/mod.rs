@@ -16,6 +16,8 @@ pub mod runtime_tokens;
 pub mod sse;
 pub mod tools;
 pub mod validate;
+pub mod workflow_runs;
+pub mod workflow_sse;
 pub mod workflows;
 
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -174,6 +176,18 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .route(
                 "/workflows/{workflow_id}",
                 web::delete().to(workflows::delete),
+            )
+            .route(
+                "/workflows/{workflow_id}/runs",
+                web::post().to(workflow_runs::create),
+            )
+            .route(
+                "/workflows/{workflow_id}/runs",
+                web::get().to(workflow_runs::list),
+            )
+            .route(
+                "/workflows/{workflow_id}/runs/{run_id}",
+                web::get().to(workflow_runs::get),
             )
             .route("/runtime-tokens", web::post().to(runtime_tokens::mint))
             .route(

@@ -37,8 +37,7 @@ impl Keyed for WorkflowRun {
     }
 }
 
-const COLUMNS: &str =
-    "id, workflow_id, status, input, experiment, steps, created_at, finished_at";
+const COLUMNS: &str = "id, workflow_id, status, input, experiment, steps, created_at, finished_at";
 
 pub struct NewRun<'a> {
     pub id: &'a str,
@@ -85,33 +84,42 @@ pub async fn finish(
     .await?)
 }
 
+/// The run, if it belongs to this org, workflow and caller.
 pub async fn get(
     pool: &PgPool,
     org: &OrgId,
+    caller: &str,
     workflow_id: &str,
     id: &str,
 ) -> Result<WorkflowRun, StoreError> {
     Ok(sqlx::query_as(
         "SELECT id, workflow_id, status, input, experiment, steps, created_at, finished_at \
-         FROM workflow_runs WHERE org_id = $1 AND workflow_id = $2 AND id = $3",
+         FROM workflow_runs WHERE org_id = $1 AND caller = $2 AND workflow_id = $3 AND id = $4",
     )
     .bind(org.as_str())
+    .bind(caller)
     .bind(workflow_id)
     .bind(id)
     .fetch_one(pool)
     .await?)
 }
 
+/// The caller's runs of one workflow, newest first.
 pub async fn list(
     pool: &PgPool,
     org: &OrgId,
+    caller: &str,
     workflow_id: &str,
     req: &PageRequest,
 ) -> Result<Page<WorkflowRun>, StoreError> {
     let q = ListQuery {
         from: "workflow_runs",
         columns: COLUMNS,
-        filters: vec![("org_id", org.as_str()), ("workflow_id", workflow_id)],
+        filters: vec![
+            ("org_id", org.as_str()),
+            ("caller", caller),
+            ("workflow_id", workflow_id),
+        ],
     };
     page::list(pool, q, req).await
 }

@@ -1,0 +1,119 @@
+//! Workflow runs (LOOP_ENGINE W5): start one (JSON, or the UI-message stream), list the
+//! runs of a workflow and read one back. Runs are made with runtime credentials (an org
+//! key with scope `runtime`, or a runtime token) exactly as tool calls are, and read back
+//! by the same caller only: a run's outputs were fetched with that caller's credentials.
+
+use actix_web::http::header;
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use super::error::{or_not_found, ApiError, Problem};
+use super::extract::Runtime;
+use super::list::{ListParams, ListResponse};
+use super::workflow_sse;
+use crate::state::AppState;
+use crate::store::workflow_runs::{self, WorkflowRun};
+use crate::store::workflows;
+use crate::workflow::{self, Silent};
+
+/// `POST /v1/workflows/{workflow_id}/runs` body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunInput {
+    /// The run input, read by refs as `$.input…`.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub input: Option<Value>,
+    /// Experiment runs never read from or write to the dataset cache.
+    #[serde(default)]
+    pub experiment: bool,
+}
+
+fn wants_stream(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("text/event-stream"))
+}
+
+/// Run a workflow.
+///
+/// Runs the steps in order with the caller's credentials; a failing step fails the run
+/// (its output is `{"_error": {code, detail}}`) and later steps do not run; a step whose
+/// `if` does not hold is `{"_skipped": true, reason}`. Step errors are in the run, which is
+/// still `201` with `status: "failed"`. With `Accept: text/event-stream` the run streams
+/// the AI SDK UI-message stream (v1): start, then per step start-step,
+/// tool-input-available (toolCallId `<run id>:<step id>`), data-tool-loop-progress (at
+/// most one per 750 ms), tool-output-available or tool-output-error, finish-step; then
+/// finish and [DONE]. The run is recorded even if the client leaves.
+#[utoipa::path(post, path = "/v1/workflows/{workflow_id}/runs", tag = "runtime",
+    request_body = RunInput,
+    responses((status = 201, body = WorkflowRun), (status = 403, body = Problem), (status = 404, body = Problem)),
+    security(("bearer" = [])))]
+pub async fn create(
+    Runtime(caller): Runtime,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    req: HttpRequest,
+    body: web::Json<RunInput>,
+) -> Result<HttpResponse, ApiError> {
+    let body = body.into_inner();
+    let input = body
+        .input
+        .unwrap_or_else(|| Value::Object(Default::default()));
+    let start = workflow::start(&state.runtime, &caller, &path, input, body.experiment).await?;
+    if wants_stream(&req) {
+        return Ok(workflow_sse::stream_run(state, caller, start));
+    }
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    // Spawned so that a client that disconnects does not cancel the run.
+    actix_web::rt::spawn(async move {
+        let out = workflow::execute(&state.runtime, &caller, &start, &Silent).await;
+        let _ = tx.send(out);
+    });
+    let run = rx.await.map_err(|_| {
+        ApiError::Internal(anyhow::anyhow!(
+            "workflow run task ended without an outcome"
+        ))
+    })??;
+    Ok(HttpResponse::Created().json(run))
+}
+
+/// List the caller's runs of a workflow.
+///
+/// Paginated, newest first: the first page reports `total`; when `has_more` is true,
+/// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+/// Only the runs made by the same caller (runtime token user, or org key) are listed.
+#[utoipa::path(get, path = "/v1/workflows/{workflow_id}/runs", tag = "runtime", params(ListParams),
+    responses((status = 200, body = ListResponse<WorkflowRun>), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn list(
+    Runtime(caller): Runtime,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    q: web::Query<ListParams>,
+) -> Result<HttpResponse, ApiError> {
+    let org = caller.org();
+    let wf = workflows::get(&state.pool, org, &path)
+        .await
+        .map_err(or_not_found("workflow"))?;
+    let page =
+        workflow_runs::list(&state.pool, org, &caller.thread_owner(), &wf.id, &q.page()?).await?;
+    Ok(HttpResponse::Ok().json(ListResponse::from(page)))
+}
+
+/// Read a workflow run (same caller), e.g. after a disconnect mid-run.
+#[utoipa::path(get, path = "/v1/workflows/{workflow_id}/runs/{run_id}", tag = "runtime",
+    responses((status = 200, body = WorkflowRun), (status = 404, body = Problem)), security(("bearer" = [])))]
+pub async fn get(
+    Runtime(caller): Runtime,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let (wf, id) = path.into_inner();
+    let run = workflow_runs::get(&state.pool, caller.org(), &caller.thread_owner(), &wf, &id)
+        .await
+        .map_err(or_not_found("workflow run"))?;
+    Ok(HttpResponse::Ok().json(run))
+}
