@@ -99,7 +99,15 @@ impl Runtime {
             }
         }
         let walked = self
-            .walk_and_cache(caller, bound, plan, credential, key.as_deref(), ttl, progress)
+            .walk_and_cache(
+                caller,
+                bound,
+                plan,
+                credential,
+                key.as_deref(),
+                ttl,
+                progress,
+            )
             .await;
         if let (true, Some(k)) = (claimed, &key) {
             cache::release(&self.kv, k).await?;

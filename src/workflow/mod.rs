@@ -124,7 +124,10 @@ pub async fn execute(
             break;
         }
     }
-    let outputs = doc.get("steps").cloned().unwrap_or(Value::Object(Map::new()));
+    let outputs = doc
+        .get("steps")
+        .cloned()
+        .unwrap_or(Value::Object(Map::new()));
     Ok(workflow_runs::finish(&rt.pool, caller.org(), &start.run.id, !failed, &outputs).await?)
 }
 

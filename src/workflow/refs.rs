@@ -117,7 +117,8 @@ mod tests {
 
     #[test]
     fn resolves_refs_anywhere() {
-        let v = json!({"a": {"ref": "$.input.q"}, "b": [{"ref": "$.steps.fetch.items[0].id"}], "c": 3});
+        let v =
+            json!({"a": {"ref": "$.input.q"}, "b": [{"ref": "$.steps.fetch.items[0].id"}], "c": 3});
         assert_eq!(
             resolve("s", &v, &doc()).unwrap(),
             json!({"a": "x", "b": [1], "c": 3})
@@ -126,9 +127,16 @@ mod tests {
 
     #[test]
     fn argument_ref_needs_one_match() {
-        let e = resolve("two", &json!({"id": {"ref": "$.steps.fetch.items[*].id"}}), &doc())
-            .unwrap_err();
-        assert!(e.0.contains("step 'two'") && e.0.contains("matched 2 values"), "{e:?}");
+        let e = resolve(
+            "two",
+            &json!({"id": {"ref": "$.steps.fetch.items[*].id"}}),
+            &doc(),
+        )
+        .unwrap_err();
+        assert!(
+            e.0.contains("step 'two'") && e.0.contains("matched 2 values"),
+            "{e:?}"
+        );
         assert!(resolve("two", &json!({"ref": "$.nope"}), &doc()).is_err());
         assert!(resolve("two", &json!({"ref": "$[bad"}), &doc()).is_err());
     }

@@ -101,7 +101,8 @@ pub fn output(run: &BoundRun, loops: bool) -> Value {
     if !out.is_object() {
         out = json!({ "items": out });
     }
-    let fmt = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let fmt =
+        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     if let Value::Object(m) = &mut out {
         // a cache hit reads back the stored envelope: keep only its items
         if run.hit.is_some() {
