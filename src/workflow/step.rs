@@ -94,7 +94,11 @@ pub fn output(run: &BoundRun, loops: bool) -> Value {
         items = items.iter().map(|v| p.apply(v)).collect();
     }
     let count = items.len();
-    let mut out = Page::assemble(&outcome.frame, outcome.slot.as_ref(), items);
+    // a fan-out over single objects has no item array of its own: the rows are the list
+    let mut out = match (&outcome.slot, &plan.for_each) {
+        (None, Some(_)) => json!({ "items": items }),
+        (slot, _) => Page::assemble(&outcome.frame, slot.as_ref(), items),
+    };
     if !loops {
         return out;
     }

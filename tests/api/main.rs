@@ -26,3 +26,4 @@ mod runtime_limits;
 mod runtime_resilience;
 mod runtime_tokens;
 mod runtime_walks;
+mod workflows_run;
