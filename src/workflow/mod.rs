@@ -6,7 +6,9 @@
 //! Decisions: a step that declares `loop` is parsed as a looping call whatever its
 //! binding's `loop_responses` says (the workflow author opted in explicitly); a step
 //! without `loop` is a plain call. A step's cache (W4) follows the deployment's mode,
-//! and only when the step sets `loop.cache.ttl_minutes`.
+//! and only when the step sets `loop.cache.ttl_minutes`. The cache holds the tool-call
+//! envelope (same entries and keys as tool calls), so a step served from it shows its
+//! rows under `items` rather than under the tool's own key, labelled with `_cache`.
 
 pub mod refs;
 pub mod step;

@@ -117,7 +117,8 @@ pub fn output(run: &BoundRun, loops: bool) -> Value {
             "_loop".into(),
             json!({
                 "complete": outcome.is_complete(),
-                "requests": outcome.requests,
+                // upstream requests this step made: none when served from the cache
+                "requests": if run.hit.is_some() { 0 } else { outcome.requests },
                 "itemCount": count,
                 "stoppedBy": v.stopped_by.map(|s| s.as_str()),
                 "note": v.note,
@@ -134,4 +135,29 @@ pub fn output(run: &BoundRun, loops: bool) -> Value {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loop_becomes_reserved_arguments() {
+        let v = json!({"id": "s", "tool": "t", "input": {"q": {"ref": "$.input.q"}},
+            "loop": {"all_pages": true, "fields": ["id"], "filter": [{"field": "a", "op": "eq", "value": 1}],
+                     "for_each": {"key": "id", "values": {"ref": "$.input.ids"}}, "cache": {"ttl_minutes": 5}}});
+        let step = Step::parse(&v);
+        let doc = json!({"input": {"q": "x", "ids": [1, 2]}, "steps": {}});
+        assert_eq!(
+            step.arguments(&doc).unwrap(),
+            json!({"q": "x", "_all_pages": true, "_fields": ["id"],
+                   "_filter": [{"field": "a", "op": "eq", "value": 1}],
+                   "_for_each": {"key": "id", "values": [1, 2]}})
+        );
+        assert_eq!(step.cache_ttl(), Some(Duration::from_secs(300)));
+        let plain = json!({"id": "p", "tool": "t"});
+        let step = Step::parse(&plain);
+        assert_eq!(step.arguments(&doc).unwrap(), json!({}));
+        assert_eq!(step.cache_ttl(), None);
+    }
 }

@@ -191,6 +191,8 @@ async fn cache_is_off_unless_the_step_sets_a_ttl() {
     let out = &second["steps"]["all"];
     assert_eq!(out["_cache"]["hit"], true, "{out}");
     assert_eq!(out["_loop"]["itemCount"], 237);
+    assert_eq!(out["_loop"]["requests"], 0);
+    assert_eq!(out["items"].as_array().unwrap().len(), 237);
     assert_eq!(out["_loop"]["complete"], true);
     // experiments never touch the cache
     run(&app, &rig.t.key, &cached, json!({"experiment": true})).await;
