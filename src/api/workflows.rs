@@ -85,6 +85,58 @@ async fn check_steps(
                 "steps[{i}].input must be an object"
             )));
         }
+        check_loop_and_if(i, s)?;
+    }
+    Ok(())
+}
+
+const LOOP_KEYS: [&str; 5] = ["all_pages", "fields", "for_each", "filter", "cache"];
+const IF_OPS: [&str; 9] = [
+    "eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "exists",
+];
+
+/// W1/W2 shapes: `loop` names only known capabilities; `if` is `{ref, op, value?}`.
+fn check_loop_and_if(i: usize, step: &Value) -> Result<(), ApiError> {
+    if let Some(l) = step.get("loop") {
+        let Some(obj) = l.as_object() else {
+            return Err(ApiError::invalid(format!(
+                "steps[{i}].loop must be an object"
+            )));
+        };
+        if let Some(k) = obj.keys().find(|k| !LOOP_KEYS.contains(&k.as_str())) {
+            return Err(ApiError::invalid(format!(
+                "steps[{i}].loop.{k} is not a loop capability; use {}",
+                LOOP_KEYS.join(", ")
+            )));
+        }
+        if let Some(fe) = obj.get("for_each") {
+            if !fe.get("key").is_some_and(Value::is_string) || fe.get("values").is_none() {
+                return Err(ApiError::invalid(format!(
+                    "steps[{i}].loop.for_each must be {{key, values}} (values: a list or {{\"ref\": <JSONPath>}})"
+                )));
+            }
+        }
+        let cache = obj.get("cache").filter(|c| !c.is_null());
+        if let Some(ttl) = cache.map(|c| c.get("ttl_minutes")) {
+            if ttl.and_then(Value::as_u64).is_none_or(|m| m == 0) {
+                return Err(ApiError::invalid(format!(
+                    "steps[{i}].loop.cache must be {{\"ttl_minutes\": <positive integer>}} or null"
+                )));
+            }
+        }
+    }
+    if let Some(cond) = step.get("if") {
+        let has_ref = cond.get("ref").is_some_and(Value::is_string);
+        let op_ok = cond
+            .get("op")
+            .and_then(Value::as_str)
+            .is_some_and(|o| IF_OPS.contains(&o));
+        if !has_ref || !op_ok {
+            return Err(ApiError::invalid(format!(
+                "steps[{i}].if must be {{ref: <JSONPath>, op: one of {}, value}}",
+                IF_OPS.join(" ")
+            )));
+        }
     }
     Ok(())
 }

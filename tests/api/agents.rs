@@ -215,3 +215,43 @@ async fn deleting_a_tool_removes_its_bindings_and_workflows_check_steps() {
         .await
         .ok(204);
 }
+
+#[tokio::test]
+async fn workflow_loop_and_if_shapes_are_checked_when_written() {
+    let app = spawn_app().await;
+    let t = app.tenant("a").await;
+    let tool = app.create_tool(&t.key, &t.provider, "list_contacts").await;
+    let agent = app
+        .post("/v1/agents", &t.key, json!({"name": "a", "deployment_id": t.deployment, "agentTools": [{"tool_id": tool, "provider_id": t.provider}]}))
+        .await
+        .ok(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bad_steps = [
+        json!([{"id": "s", "type": "tool", "tool": "list_contacts", "loop": {"all_pagez": true}}]),
+        json!([{"id": "s", "type": "tool", "tool": "list_contacts", "loop": {"for_each": {"values": [1]}}}]),
+        json!([{"id": "s", "type": "tool", "tool": "list_contacts", "loop": {"cache": {"ttl_minutes": 0}}}]),
+        json!([{"id": "s", "type": "tool", "tool": "list_contacts", "if": {"ref": "$.input.x", "op": "like"}}]),
+    ];
+    for steps in bad_steps {
+        let r = app
+            .post(
+                "/v1/workflows",
+                &t.key,
+                json!({"name": "w", "agent_id": agent, "steps": steps}),
+            )
+            .await;
+        r.problem(422, "validation_failed");
+        assert!(r.body["detail"].as_str().unwrap().contains("steps[0]"));
+    }
+    let good = json!([{"id": "s", "type": "tool", "tool": "list_contacts",
+        "loop": {"all_pages": true, "cache": {"ttl_minutes": 5}}, "if": {"ref": "$.input.go", "op": "eq", "value": true}}]);
+    app.post(
+        "/v1/workflows",
+        &t.key,
+        json!({"name": "w", "agent_id": agent, "steps": good}),
+    )
+    .await
+    .ok(201);
+}
