@@ -106,19 +106,14 @@ pub async fn update(
 }
 
 pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
-    let done = sqlx::query("DELETE FROM deployments WHERE org_id = $1 AND id = $2")
-        .bind(org.as_str())
-        .bind(id)
-        .execute(pool)
+    let sql = "DELETE FROM deployments WHERE org_id = $1 AND id = $2";
+    super::delete_owned(pool, sql, org, id)
         .await
-        .map_err(|e| match StoreError::from(e) {
+        .map_err(|e| match e {
+            // the agents' foreign key refuses the delete
             StoreError::Invalid(_) => StoreError::Conflict(
                 "the deployment still has agents: move or delete them first".into(),
             ),
             other => other,
-        })?;
-    if done.rows_affected() == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+        })
 }

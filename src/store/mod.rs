@@ -44,6 +44,24 @@ impl std::fmt::Display for OrgId {
     }
 }
 
+/// Runs a static `DELETE … WHERE org_id = $1 AND id = $2`; no row deleted is `NotFound`.
+pub(crate) async fn delete_owned(
+    pool: &PgPool,
+    sql: &'static str,
+    org: &OrgId,
+    id: &str,
+) -> Result<(), StoreError> {
+    let done = sqlx::query(sql)
+        .bind(org.as_str())
+        .bind(id)
+        .execute(pool)
+        .await?;
+    if done.rows_affected() == 0 {
+        return Err(StoreError::NotFound);
+    }
+    Ok(())
+}
+
 pub async fn connect(url: &str, max_connections: u32) -> Result<PgPool, sqlx::Error> {
     PgPoolOptions::new()
         .max_connections(max_connections)

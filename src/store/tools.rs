@@ -172,13 +172,11 @@ pub async fn update(
 }
 
 pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
-    let done = sqlx::query("DELETE FROM tools WHERE org_id = $1 AND id = $2")
-        .bind(org.as_str())
-        .bind(id)
-        .execute(pool)
-        .await?;
-    if done.rows_affected() == 0 {
-        return Err(StoreError::NotFound);
-    }
-    Ok(())
+    super::delete_owned(
+        pool,
+        "DELETE FROM tools WHERE org_id = $1 AND id = $2",
+        org,
+        id,
+    )
+    .await
 }

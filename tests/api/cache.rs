@@ -268,7 +268,7 @@ async fn two_replicas_share_entries_and_coalesce_walks_through_redis() {
     let up = upstream_server::start().await;
     let rig = Rig::new(&one, &up, true).await;
     // a walk slow enough (2 requests/s, 7 requests) that both replicas are asked during it
-    crate::runtime_resilience::slow_tool(&one, &rig, &up.base).await;
+    rig.bind_limited(&one, &up.base, "slow_contacts", 2).await;
     let token = rig.token(&one, "u1", json!({})).await;
     let body = json!({"name": "slow_contacts", "arguments": {"_all_pages": true}});
     let path = format!("/v1/agents/{}/threads/r/tool-calls", rig.agent);

@@ -150,4 +150,40 @@ impl Rig {
         .ok(200)
         .clone()
     }
+
+    /// Binds a looping tool `name` over `/limited` (60 rows, 10 a page, 7 requests a walk)
+    /// on a provider of its own limited to `rps` requests per second, burst 1.
+    pub async fn bind_limited(&self, app: &TestApp, base: &str, name: &str, rps: u32) {
+        let provider = app
+            .post(
+                "/v1/providers",
+                &self.t.key,
+                json!({"name": name, "base_url": base, "auth": {"type": "none"},
+                       "rate_limit": {"requests_per_second": rps, "burst": 1}}),
+            )
+            .await
+            .ok(201)["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let tool = app
+            .post(
+                "/v1/tools",
+                &self.t.key,
+                json!({"provider_id": provider, "name": name, "method": "GET", "path": "/limited",
+                       "input_schema": {"type": "object", "properties": {"page": int(None), "per_page": int(Some(10))}}}),
+            )
+            .await
+            .ok(201)["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        app.post(
+            &format!("/v1/agents/{}/tools", self.agent),
+            &self.t.key,
+            json!({"tool_id": tool, "provider_id": provider, "loop_responses": true}),
+        )
+        .await
+        .ok(201);
+    }
 }

@@ -38,28 +38,7 @@ async fn the_ai_sdk_client_reads_the_stream() {
     let up = upstream_server::start().await;
     let rig = Rig::new(&app, &up, true).await;
     // a provider slow enough (2 requests/s, so a 7-request walk takes 3 s) for several progress chunks
-    let slow = app
-        .post("/v1/providers", &rig.t.key, json!({"name": "slow", "base_url": up.base, "auth": {"type": "none"}, "rate_limit": {"requests_per_second": 2, "burst": 1}}))
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let tool = app
-        .post("/v1/tools", &rig.t.key, json!({"provider_id": slow, "name": "slow_contacts", "method": "GET", "path": "/limited",
-              "input_schema": {"type": "object", "properties": {"page": {"type": "integer"}, "per_page": {"type": "integer", "maximum": 10}}}}))
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    app.post(
-        &format!("/v1/agents/{}/tools", rig.agent),
-        &rig.t.key,
-        json!({"tool_id": tool, "provider_id": slow, "loop_responses": true}),
-    )
-    .await
-    .ok(201);
+    rig.bind_limited(&app, &up.base, "slow_contacts", 2).await;
     let token = rig.token(&app, "u1", json!({})).await;
     let url = format!(
         "{}/v1/agents/{}/threads/ai/tool-calls",

@@ -93,36 +93,8 @@ async fn provider_rate_limit_is_never_exceeded() {
     let app = spawn_app().await;
     let up = upstream_server::start().await;
     let rig = Rig::new(&app, &up, true).await;
-    let limited = app
-        .post(
-            "/v1/providers",
-            &rig.t.key,
-            json!({"name": "limited", "base_url": up.base, "auth": {"type": "none"}, "rate_limit": {"requests_per_second": 4, "burst": 1}}),
-        )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let tool = app
-        .post(
-            "/v1/tools",
-            &rig.t.key,
-            json!({"provider_id": limited, "name": "limited_contacts", "method": "GET", "path": "/limited",
-                   "input_schema": {"type": "object", "properties": {"page": {"type": "integer"}, "per_page": {"type": "integer", "maximum": 10}}}}),
-        )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    app.post(
-        &format!("/v1/agents/{}/tools", rig.agent),
-        &rig.t.key,
-        json!({"tool_id": tool, "provider_id": limited, "loop_responses": true}),
-    )
-    .await
-    .ok(201);
+    rig.bind_limited(&app, &up.base, "limited_contacts", 4)
+        .await;
     let token = rig.token(&app, "u1", json!({})).await;
     // two walks at once share the provider's budget (experiments: no cache coalesces them)
     let path_a = format!("/v1/agents/{}/threads/a/tool-calls", rig.agent);

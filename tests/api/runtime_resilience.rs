@@ -6,35 +6,9 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 
-use crate::helpers::{fresh_database, spawn_with, test_settings, TestApp};
+use crate::helpers::{fresh_database, spawn_with, test_settings};
 use crate::rig::Rig;
 use crate::upstream_server;
-
-/// Binds a slow (2 requests/s) looping tool over `/limited` to the rig's agent.
-pub async fn slow_tool(app: &TestApp, rig: &Rig, base: &str) {
-    let p = app
-        .post("/v1/providers", &rig.t.key, json!({"name": "slow", "base_url": base, "auth": {"type": "none"}, "rate_limit": {"requests_per_second": 2, "burst": 1}}))
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let tool = app
-        .post("/v1/tools", &rig.t.key, json!({"provider_id": p, "name": "slow_contacts", "method": "GET", "path": "/limited",
-              "input_schema": {"type": "object", "properties": {"page": {"type": "integer"}, "per_page": {"type": "integer", "maximum": 10}}}}))
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    app.post(
-        &format!("/v1/agents/{}/tools", rig.agent),
-        &rig.t.key,
-        json!({"tool_id": tool, "provider_id": p, "loop_responses": true}),
-    )
-    .await
-    .ok(201);
-}
 
 #[tokio::test]
 async fn a_client_that_disconnects_mid_walk_loses_nothing_and_walks_are_bounded_per_org() {
@@ -43,7 +17,7 @@ async fn a_client_that_disconnects_mid_walk_loses_nothing_and_walks_are_bounded_
     let app = spawn_with(s).await;
     let up = upstream_server::start().await;
     let rig = Rig::new(&app, &up, true).await;
-    slow_tool(&app, &rig, &up.base).await;
+    rig.bind_limited(&app, &up.base, "slow_contacts", 2).await;
     let token = rig.token(&app, "u1", json!({})).await;
 
     let res = app
