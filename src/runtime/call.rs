@@ -120,6 +120,7 @@ impl Runtime {
     }
 
     /// Runs the call to its end and records the outcome (also when nobody listens any more).
+    #[tracing::instrument(name = "tool_call", skip_all, fields(org = %caller.org(), call = %start.id, tool = %start.input.name))]
     pub async fn execute<P: ProgressSink + Sync>(
         &self,
         caller: &Caller,
@@ -129,9 +130,13 @@ impl Runtime {
         Metrics::inc(&self.metrics.tool_calls);
         let outcome = self.dispatch(caller, start, progress).await;
         let record = match &outcome {
-            Ok(v) => tool_calls::finish(&self.pool, caller.org(), &start.id, Ok(v)).await,
+            Ok(v) => {
+                tracing::info!("tool call succeeded");
+                tool_calls::finish(&self.pool, caller.org(), &start.id, Ok(v)).await
+            }
             Err(e) => {
                 let (code, status) = e.code_status();
+                tracing::info!(code, status, "tool call failed");
                 let problem =
                     serde_json::json!({"code": code, "status": status, "detail": e.to_string()});
                 tool_calls::finish(&self.pool, caller.org(), &start.id, Err(&problem)).await

@@ -49,6 +49,7 @@ fn view(t: ModelTool) -> ToolView {
 }
 
 impl Runtime {
+    #[tracing::instrument(skip_all, fields(org = %caller.org(), agent = agent_id))]
     pub async fn steps(
         &self,
         caller: &Caller,
