@@ -5,12 +5,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::error::{or_not_found, ApiError, Problem};
-use super::extract::Admin;
+use super::extract::AdminOrg;
 use super::list::{ListParams, ListResponse};
 use super::validate::name;
 use crate::state::AppState;
 use crate::store::api_keys::{self, ApiKey, Scope};
-use crate::store::orgs;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -30,18 +29,14 @@ pub struct CreatedApiKey {
 }
 
 /// Create an API key for an org.
-#[utoipa::path(post, path = "/v1/orgs/{org_id}/api-keys", tag = "admin", request_body = ApiKeyInput,
+#[utoipa::path(post, path = "/v1/orgs/{org_id}/api-keys", tag = "admin", params(("org_id" = String, Path, description = "The org")), request_body = ApiKeyInput,
     responses((status = 201, body = CreatedApiKey), (status = 404, body = Problem), (status = 422, body = Problem)),
     security(("bearer" = [])))]
 pub async fn create(
-    _: Admin,
+    AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
-    path: web::Path<String>,
     body: web::Json<ApiKeyInput>,
 ) -> Result<HttpResponse, ApiError> {
-    let org = orgs::resolve(&state.pool, &path)
-        .await
-        .map_err(or_not_found("org"))?;
     if body.scopes.is_empty() {
         return Err(ApiError::invalid(
             "scopes must name at least one of studio, mint, runtime",
@@ -58,17 +53,13 @@ pub async fn create(
 ///
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
-#[utoipa::path(get, path = "/v1/orgs/{org_id}/api-keys", tag = "admin", params(ListParams),
+#[utoipa::path(get, path = "/v1/orgs/{org_id}/api-keys", tag = "admin", params(("org_id" = String, Path, description = "The org"), ListParams),
     responses((status = 200, body = ListResponse<ApiKey>), (status = 404, body = Problem)), security(("bearer" = [])))]
 pub async fn list(
-    _: Admin,
+    AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
-    path: web::Path<String>,
     q: web::Query<ListParams>,
 ) -> Result<HttpResponse, ApiError> {
-    let org = orgs::resolve(&state.pool, &path)
-        .await
-        .map_err(or_not_found("org"))?;
     let page = api_keys::list(&state.pool, &org, &q.page()?).await?;
     Ok(HttpResponse::Ok().json(ListResponse::from(page)))
 }
@@ -77,14 +68,11 @@ pub async fn list(
 #[utoipa::path(get, path = "/v1/orgs/{org_id}/api-keys/{key_id}", tag = "admin",
     responses((status = 200, body = ApiKey), (status = 404, body = Problem)), security(("bearer" = [])))]
 pub async fn get(
-    _: Admin,
+    AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let (org_id, key_id) = path.into_inner();
-    let org = orgs::resolve(&state.pool, &org_id)
-        .await
-        .map_err(or_not_found("org"))?;
+    let (_, key_id) = path.into_inner();
     let key = api_keys::get(&state.pool, &org, &key_id)
         .await
         .map_err(or_not_found("API key"))?;
@@ -95,14 +83,11 @@ pub async fn get(
 #[utoipa::path(delete, path = "/v1/orgs/{org_id}/api-keys/{key_id}", tag = "admin",
     responses((status = 200, body = ApiKey), (status = 404, body = Problem)), security(("bearer" = [])))]
 pub async fn revoke(
-    _: Admin,
+    AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let (org_id, key_id) = path.into_inner();
-    let org = orgs::resolve(&state.pool, &org_id)
-        .await
-        .map_err(or_not_found("org"))?;
+    let (_, key_id) = path.into_inner();
     let key = api_keys::revoke(&state.pool, &org, &key_id)
         .await
         .map_err(or_not_found("API key"))?;

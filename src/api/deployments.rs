@@ -5,12 +5,11 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::error::{or_not_found, ApiError, Problem};
-use super::extract::Admin;
+use super::extract::AdminOrg;
 use super::list::{ListParams, ListResponse};
 use super::validate::name;
 use crate::state::AppState;
 use crate::store::deployments::{self, CacheMode, Deployment};
-use crate::store::orgs;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -28,18 +27,14 @@ pub struct DeploymentPatch {
 }
 
 /// Create a deployment.
-#[utoipa::path(post, path = "/v1/orgs/{org_id}/deployments", tag = "admin", request_body = DeploymentInput,
+#[utoipa::path(post, path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(("org_id" = String, Path, description = "The org")), request_body = DeploymentInput,
     responses((status = 201, body = Deployment), (status = 404, body = Problem), (status = 409, body = Problem)),
     security(("bearer" = [])))]
 pub async fn create(
-    _: Admin,
+    AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
-    path: web::Path<String>,
     body: web::Json<DeploymentInput>,
 ) -> Result<HttpResponse, ApiError> {
-    let org = orgs::resolve(&state.pool, &path)
-        .await
-        .map_err(or_not_found("org"))?;
     let cache = body.cache.unwrap_or(CacheMode::On);
     let dep = deployments::create(&state.pool, &org, name(&body.name)?, cache).await?;
     Ok(HttpResponse::Created().json(dep))
@@ -49,17 +44,13 @@ pub async fn create(
 ///
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
-#[utoipa::path(get, path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(ListParams),
+#[utoipa::path(get, path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(("org_id" = String, Path, description = "The org"), ListParams),
     responses((status = 200, body = ListResponse<Deployment>), (status = 404, body = Problem)), security(("bearer" = [])))]
 pub async fn list(
-    _: Admin,
+    AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
-    path: web::Path<String>,
     q: web::Query<ListParams>,
 ) -> Result<HttpResponse, ApiError> {
-    let org = orgs::resolve(&state.pool, &path)
-        .await
-        .map_err(or_not_found("org"))?;
     let page = deployments::list(&state.pool, &org, &q.page()?).await?;
     Ok(HttpResponse::Ok().json(ListResponse::from(page)))
 }
@@ -68,14 +59,11 @@ pub async fn list(
 #[utoipa::path(get, path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
     responses((status = 200, body = Deployment), (status = 404, body = Problem)), security(("bearer" = [])))]
 pub async fn get(
-    _: Admin,
+    AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let (org_id, id) = path.into_inner();
-    let org = orgs::resolve(&state.pool, &org_id)
-        .await
-        .map_err(or_not_found("org"))?;
+    let (_, id) = path.into_inner();
     let dep = deployments::get(&state.pool, &org, &id)
         .await
         .map_err(or_not_found("deployment"))?;
@@ -86,15 +74,12 @@ pub async fn get(
 #[utoipa::path(patch, path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin", request_body = DeploymentPatch,
     responses((status = 200, body = Deployment), (status = 404, body = Problem)), security(("bearer" = [])))]
 pub async fn update(
-    _: Admin,
+    AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
     body: web::Json<DeploymentPatch>,
 ) -> Result<HttpResponse, ApiError> {
-    let (org_id, id) = path.into_inner();
-    let org = orgs::resolve(&state.pool, &org_id)
-        .await
-        .map_err(or_not_found("org"))?;
+    let (_, id) = path.into_inner();
     let new_name = body.name.as_deref().map(name).transpose()?;
     let dep = deployments::update(&state.pool, &org, &id, new_name, body.cache)
         .await
@@ -106,14 +91,11 @@ pub async fn update(
 #[utoipa::path(delete, path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
     responses((status = 204), (status = 404, body = Problem), (status = 409, body = Problem)), security(("bearer" = [])))]
 pub async fn delete(
-    _: Admin,
+    AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let (org_id, id) = path.into_inner();
-    let org = orgs::resolve(&state.pool, &org_id)
-        .await
-        .map_err(or_not_found("org"))?;
+    let (_, id) = path.into_inner();
     deployments::delete(&state.pool, &org, &id)
         .await
         .map_err(or_not_found("deployment"))?;

@@ -134,6 +134,32 @@ impl FromRequest for Admin {
     }
 }
 
+/// The admin acting on the org named by the path's `{org_id}`: proving the admin token
+/// and finding the org (404 when it does not exist) is the price of the handle.
+pub struct AdminOrg(pub OrgId);
+
+impl FromRequest for AdminOrg {
+    type Error = ApiError;
+    type Future = Fut<Self>;
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let admin = Admin::from_request(req, payload);
+        let org_id = req
+            .match_info()
+            .get("org_id")
+            .unwrap_or_default()
+            .to_string();
+        let req = req.clone();
+        Box::pin(async move {
+            admin.await?;
+            let state = state(&req)?;
+            let org = crate::store::orgs::resolve(&state.pool, &org_id)
+                .await
+                .map_err(super::error::or_not_found("org"))?;
+            Ok(AdminOrg(org))
+        })
+    }
+}
+
 /// Marker for the scope an `OrgKey` extractor demands.
 pub trait RequiredScope {
     const SCOPE: Scope;

@@ -65,6 +65,15 @@ pub fn tool_defs() -> Vec<(&'static str, &'static str, &'static str, Value)> {
 }
 
 impl Rig {
+    /// A fresh app, an in-test upstream, a rig on it, and a runtime token of user `u1`.
+    pub async fn start(looping: bool) -> (TestApp, Upstream, Rig, String) {
+        let app = crate::helpers::spawn_app().await;
+        let up = crate::upstream_server::start().await;
+        let rig = Rig::new(&app, &up, looping).await;
+        let token = rig.token(&app, "u1", json!({})).await;
+        (app, up, rig, token)
+    }
+
     /// Provider with an org credential; every tool bound with `loop_responses: looping`.
     pub async fn new(app: &TestApp, up: &Upstream, looping: bool) -> Rig {
         let t = app.tenant("rig").await;

@@ -3,9 +3,8 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::spawn_app;
 use crate::rig::Rig;
-use crate::upstream_server::{self, INBOXES};
+use crate::upstream_server::INBOXES;
 
 fn tool_names(step: &Value) -> Vec<String> {
     step["tools"]
@@ -18,10 +17,7 @@ fn tool_names(step: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn oversized_list_is_cut_stored_and_restricts_the_next_step() {
-    let app = spawn_app().await;
-    let up = upstream_server::start().await;
-    let rig = Rig::new(&app, &up, false).await;
-    let token = rig.token(&app, "u1", json!({})).await;
+    let (app, _up, rig, token) = Rig::start(false).await;
 
     let s = rig.steps(&app, &token, "th").await;
     assert_eq!(s["restricted"], false);
@@ -142,10 +138,7 @@ async fn oversized_list_is_cut_stored_and_restricts_the_next_step() {
 
 #[tokio::test]
 async fn looping_agents_get_guidance_and_reserved_arguments() {
-    let app = spawn_app().await;
-    let up = upstream_server::start().await;
-    let rig = Rig::new(&app, &up, true).await;
-    let token = rig.token(&app, "u1", json!({})).await;
+    let (app, _up, rig, token) = Rig::start(true).await;
     let s = rig.steps(&app, &token, "th").await;
     assert_eq!(
         s["system"].as_array().unwrap().len(),
@@ -191,10 +184,7 @@ async fn looping_agents_get_guidance_and_reserved_arguments() {
 
 #[tokio::test]
 async fn a_call_can_be_read_back_by_its_caller_only() {
-    let app = spawn_app().await;
-    let up = upstream_server::start().await;
-    let rig = Rig::new(&app, &up, true).await;
-    let token = rig.token(&app, "u1", json!({})).await;
+    let (app, _up, rig, token) = Rig::start(true).await;
     let r = rig
         .call(
             &app,

@@ -8,10 +8,7 @@ use crate::upstream_server;
 
 #[tokio::test]
 async fn tool_call_streams_the_ui_message_protocol() {
-    let app = spawn_app().await;
-    let up = upstream_server::start().await;
-    let rig = Rig::new(&app, &up, true).await;
-    let token = rig.token(&app, "u1", json!({})).await;
+    let (app, _up, rig, token) = Rig::start(true).await;
     let res = app
         .client
         .post(format!(

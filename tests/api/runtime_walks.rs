@@ -20,10 +20,7 @@ fn ids(result: &Value, field: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn page_offset_and_body_walks_are_complete() {
-    let app = spawn_app().await;
-    let up = upstream_server::start().await;
-    let rig = Rig::new(&app, &up, true).await;
-    let token = rig.token(&app, "u1", json!({})).await;
+    let (app, up, rig, token) = Rig::start(true).await;
 
     let r = rig
         .call(
@@ -108,10 +105,7 @@ async fn page_offset_and_body_walks_are_complete() {
 
 #[tokio::test]
 async fn failing_pages_give_an_honest_partial_verdict_and_keep_rows() {
-    let app = spawn_app().await;
-    let up = upstream_server::start().await;
-    let rig = Rig::new(&app, &up, true).await;
-    let token = rig.token(&app, "u1", json!({})).await;
+    let (app, up, rig, token) = Rig::start(true).await;
     let r = rig
         .call(
             &app,
@@ -133,10 +127,7 @@ async fn failing_pages_give_an_honest_partial_verdict_and_keep_rows() {
 
 #[tokio::test]
 async fn single_page_reports_more_and_plain_calls_keep_the_payload() {
-    let app = spawn_app().await;
-    let up = upstream_server::start().await;
-    let rig = Rig::new(&app, &up, false).await;
-    let token = rig.token(&app, "u1", json!({})).await;
+    let (app, up, rig, token) = Rig::start(false).await;
     // looping off: the tool's own payload, untouched
     let r = rig
         .call(
@@ -167,10 +158,7 @@ async fn single_page_reports_more_and_plain_calls_keep_the_payload() {
 
 #[tokio::test]
 async fn fan_out_tags_rows_and_reports_per_value_errors() {
-    let app = spawn_app().await;
-    let up = upstream_server::start().await;
-    let rig = Rig::new(&app, &up, true).await;
-    let token = rig.token(&app, "u1", json!({})).await;
+    let (app, up, rig, token) = Rig::start(true).await;
     let r = rig
         .call(
             &app,
