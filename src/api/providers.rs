@@ -8,18 +8,26 @@ use utoipa::ToSchema;
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
-use super::validate::{base_url, double_option, name};
+use super::validate::{base_url, double_option, endpoint_url, name};
 use crate::crypto::new_id;
 use crate::state::AppState;
 use crate::store::providers::{
     self, AuthType, CredentialChange, Provider, ProviderAuth, ProviderFields, RateLimit,
 };
+use crate::store::tools::ToolKind;
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderInput {
     pub name: String,
-    pub base_url: String,
+    /// `api` (an HTTP API, the default), `mcp` (an MCP server over streamable HTTP) or
+    /// `app` (a connected-app toolkit). Fixed once created; the provider's tools get it.
+    #[serde(default)]
+    pub kind: ToolKind,
+    /// The API's base URL (kinds `api` and `app`).
+    pub base_url: Option<String>,
+    /// The MCP server's streamable HTTP endpoint (kind `mcp`).
+    pub url: Option<String>,
     pub auth: ProviderAuth,
     /// The org-level secret; encrypted at rest, never returned.
     #[schema(value_type = Option<String>)]
@@ -33,7 +41,11 @@ pub struct ProviderInput {
 #[serde(deny_unknown_fields)]
 pub struct ProviderPatch {
     pub name: Option<String>,
+    /// Accepted only when it equals the provider's kind, which never changes.
+    pub kind: Option<ToolKind>,
     pub base_url: Option<String>,
+    /// A new MCP endpoint (kind `mcp`).
+    pub url: Option<String>,
     pub auth: Option<ProviderAuth>,
     /// A new secret, or `null` to remove the stored one.
     #[serde(default, deserialize_with = "double_option")]
@@ -46,9 +58,48 @@ pub struct ProviderPatch {
     pub rate_limit: Option<Option<RateLimit>>,
 }
 
+/// The provider's address for its kind: an MCP server's `url` (or `base_url`, the same
+/// thing), an API's `base_url`.
+fn address(
+    kind: ToolKind,
+    base: Option<String>,
+    url: Option<String>,
+) -> Result<Option<String>, ApiError> {
+    match kind {
+        ToolKind::Mcp => {
+            if let (Some(b), Some(u)) = (&base, &url) {
+                if b != u {
+                    return Err(ApiError::invalid(
+                        "an MCP provider has one address: give `url` (its streamable HTTP endpoint) only",
+                    ));
+                }
+            }
+            url.or(base).map(|u| endpoint_url(&u)).transpose()
+        }
+        ToolKind::Api | ToolKind::App => {
+            if url.is_some() {
+                return Err(ApiError::invalid(
+                    "`url` is the endpoint of an MCP server (kind mcp); an API provider takes `base_url`",
+                ));
+            }
+            base.map(|b| base_url(&b)).transpose()
+        }
+    }
+}
+
+fn required_address(kind: ToolKind, a: Option<String>) -> Result<String, ApiError> {
+    a.ok_or_else(|| {
+        ApiError::invalid(match kind {
+            ToolKind::Mcp => {
+                "url is required for kind mcp: the MCP server's streamable HTTP endpoint"
+            }
+            _ => "base_url is required: the API's absolute http(s) base URL",
+        })
+    })
+}
+
 fn check(f: ProviderFields) -> Result<ProviderFields, ApiError> {
     let name_ok = name(&f.name)?.to_string();
-    let url = base_url(&f.base_url)?;
     let auth = match f.auth.kind {
         AuthType::Header | AuthType::Query => {
             let n = f.auth.name.as_deref().map(str::trim).unwrap_or("");
@@ -79,7 +130,6 @@ fn check(f: ProviderFields) -> Result<ProviderFields, ApiError> {
     }
     Ok(ProviderFields {
         name: name_ok,
-        base_url: url,
         auth,
         ..f
     })
@@ -93,7 +143,8 @@ fn seal(state: &AppState, provider_id: &str, secret: &SecretString) -> Result<Ve
     Ok(state.cipher.encrypt(s.as_bytes(), provider_id.as_bytes()))
 }
 
-/// Create a provider.
+/// Create a provider: an HTTP API (`base_url`) or, with `kind: "mcp"`, an MCP server
+/// (`url`, its streamable HTTP endpoint).
 #[utoipa::path(post, path = "/v1/providers", tag = "studio", request_body = ProviderInput,
     responses((status = 201, body = Provider), (status = 422, body = Problem)), security(("bearer" = [])))]
 pub async fn create(
@@ -102,9 +153,11 @@ pub async fn create(
     body: web::Json<ProviderInput>,
 ) -> Result<HttpResponse, ApiError> {
     let body = body.into_inner();
+    let addr = address(body.kind, body.base_url, body.url)?;
     let fields = check(ProviderFields {
         name: body.name,
-        base_url: body.base_url,
+        kind: body.kind,
+        base_url: required_address(body.kind, addr)?,
         auth: body.auth,
         user_credentials_required: body.user_credentials_required,
         rate_limit: body.rate_limit,
@@ -162,9 +215,16 @@ pub async fn update(
         .await
         .map_err(or_not_found("provider"))?;
     let body = body.into_inner();
+    if body.kind.is_some_and(|k| k != cur.kind) {
+        return Err(ApiError::invalid(
+            "a provider's kind cannot change: create a new provider of the other kind",
+        ));
+    }
+    let addr = address(cur.kind, body.base_url, body.url)?;
     let fields = check(ProviderFields {
         name: body.name.unwrap_or(cur.name),
-        base_url: body.base_url.unwrap_or(cur.base_url),
+        kind: cur.kind,
+        base_url: addr.unwrap_or(cur.base_url),
         auth: body.auth.unwrap_or(cur.auth),
         user_credentials_required: body
             .user_credentials_required

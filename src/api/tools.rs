@@ -25,6 +25,7 @@ pub struct ToolInput {
     pub path: String,
     #[schema(value_type = Object)]
     pub input_schema: Value,
+    /// Defaults to the provider's kind.
     pub kind: Option<ToolKind>,
     pub toolkit: Option<String>,
 }
@@ -125,7 +126,7 @@ pub async fn create(
     body: web::Json<ToolInput>,
 ) -> Result<HttpResponse, ApiError> {
     let b = body.into_inner();
-    providers::get(&state.pool, &key.org, &b.provider_id)
+    let provider = providers::get(&state.pool, &key.org, &b.provider_id)
         .await
         .map_err(|_| {
             ApiError::invalid(format!(
@@ -140,7 +141,7 @@ pub async fn create(
         method: b.method,
         path: b.path,
         input_schema: b.input_schema,
-        kind: b.kind.unwrap_or_default(),
+        kind: b.kind.unwrap_or(provider.kind),
         toolkit: b.toolkit,
     })?;
     let tool = tools::create(&state.pool, &key.org, &fields).await?;

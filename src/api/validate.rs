@@ -23,23 +23,33 @@ where
 
 /// An upstream base URL: absolute http(s), no credentials, query or fragment.
 pub fn base_url(raw: &str) -> Result<String, ApiError> {
+    let url = http_url("base_url", raw)?;
+    Ok(url.as_str().trim_end_matches('/').to_string())
+}
+
+/// An MCP server's streamable HTTP endpoint: the same rules as `base_url`, path kept as given.
+pub fn endpoint_url(raw: &str) -> Result<String, ApiError> {
+    Ok(http_url("url", raw)?.to_string())
+}
+
+fn http_url(field: &str, raw: &str) -> Result<url::Url, ApiError> {
     let url = url::Url::parse(raw.trim())
-        .map_err(|e| ApiError::invalid(format!("base_url is not an absolute URL: {e}")))?;
+        .map_err(|e| ApiError::invalid(format!("{field} is not an absolute URL: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") {
-        return Err(ApiError::invalid("base_url must use http or https"));
+        return Err(ApiError::invalid(format!("{field} must use http or https")));
     }
     if url.host_str().is_none() {
-        return Err(ApiError::invalid("base_url must name a host"));
+        return Err(ApiError::invalid(format!("{field} must name a host")));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(ApiError::invalid(
-            "base_url must not embed credentials: set `credential` and `auth` instead",
-        ));
+        return Err(ApiError::invalid(format!(
+            "{field} must not embed credentials: set `credential` and `auth` instead"
+        )));
     }
     if url.query().is_some() || url.fragment().is_some() {
-        return Err(ApiError::invalid(
-            "base_url must not have a query or fragment",
-        ));
+        return Err(ApiError::invalid(format!(
+            "{field} must not have a query or fragment"
+        )));
     }
-    Ok(url.as_str().trim_end_matches('/').to_string())
+    Ok(url)
 }

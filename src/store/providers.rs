@@ -7,6 +7,7 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use super::page::{self, Keyed, ListQuery};
+use super::tools::ToolKind;
 use super::{OrgId, Page, PageRequest, StoreError};
 
 /// Where the credential goes on an upstream request.
@@ -43,7 +44,14 @@ pub struct Provider {
     pub id: String,
     pub org_id: String,
     pub name: String,
+    /// `api` (an HTTP API), `mcp` (an MCP server) or `app` (a connected-app toolkit);
+    /// the kind its tools get.
+    pub kind: ToolKind,
+    /// The API's base URL; for an MCP server, its streamable HTTP endpoint (= `url`).
     pub base_url: String,
+    /// The MCP endpoint, for kind `mcp` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     pub auth: ProviderAuth,
     /// Whether an org-level credential is stored (it is never returned).
     pub has_credential: bool,
@@ -58,6 +66,7 @@ struct Row {
     id: String,
     org_id: String,
     name: String,
+    kind: ToolKind,
     base_url: String,
     auth_type: AuthType,
     auth_name: Option<String>,
@@ -81,6 +90,8 @@ impl From<Row> for Provider {
             id: r.id,
             org_id: r.org_id,
             name: r.name,
+            url: (r.kind == ToolKind::Mcp).then(|| r.base_url.clone()),
+            kind: r.kind,
             base_url: r.base_url,
             auth: ProviderAuth {
                 kind: r.auth_type,
@@ -103,7 +114,7 @@ impl From<Row> for Provider {
 
 macro_rules! columns {
     () => {
-        "id, org_id, name, base_url, auth_type, auth_name, \
+        "id, org_id, name, kind, base_url, auth_type, auth_name, \
      credential_ciphertext IS NOT NULL AS has_credential, user_credentials_required, \
      rate_limit_rps, rate_limit_burst, created_at, updated_at"
     };
@@ -113,6 +124,8 @@ const COLUMNS: &str = columns!();
 /// A provider's full, validated configuration as written.
 pub struct ProviderFields {
     pub name: String,
+    /// Written on create only: a provider's kind never changes.
+    pub kind: ToolKind,
     pub base_url: String,
     pub auth: ProviderAuth,
     pub user_credentials_required: bool,
@@ -136,8 +149,8 @@ pub async fn create(
 ) -> Result<Provider, StoreError> {
     let sql = concat!(
         "INSERT INTO providers (id, org_id, name, base_url, auth_type, auth_name, \
-         credential_ciphertext, user_credentials_required, rate_limit_rps, rate_limit_burst) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ",
+         credential_ciphertext, user_credentials_required, rate_limit_rps, rate_limit_burst, kind) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ",
         columns!(),
         ""
     );
@@ -152,6 +165,7 @@ pub async fn create(
         .bind(f.user_credentials_required)
         .bind(f.rate_limit.as_ref().map(|r| r.requests_per_second))
         .bind(f.rate_limit.as_ref().map(|r| r.burst as i32))
+        .bind(f.kind)
         .fetch_one(pool)
         .await?;
     Ok(row.into())

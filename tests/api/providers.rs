@@ -96,3 +96,86 @@ async fn provider_validation() {
         .await
         .problem(404, "not_found");
 }
+
+/// Issue 12: a provider is an API (the default), an MCP server (`url`) or an app
+/// toolkit; the kind is returned and never changes.
+#[tokio::test]
+async fn provider_kind_and_mcp_url() {
+    let app = spawn_app().await;
+    let t = app.tenant("a").await;
+    let api = app
+        .get(&format!("/v1/providers/{}", t.provider), &t.key)
+        .await;
+    assert_eq!(api.ok(200)["kind"], "api");
+    assert!(api.body.get("url").is_none(), "an API has no MCP url");
+
+    let r = app
+        .post(
+            "/v1/providers",
+            &t.key,
+            json!({"kind": "mcp", "name": "docs", "url": "https://mcp.example.com/mcp/", "auth": {"type": "bearer"}, "credential": "tok"}),
+        )
+        .await;
+    let p = r.ok(201).clone();
+    assert_eq!(p["kind"], "mcp");
+    assert_eq!(
+        p["url"], "https://mcp.example.com/mcp/",
+        "the endpoint path is kept as given"
+    );
+    assert_eq!(p["base_url"], p["url"]);
+    let id = p["id"].as_str().unwrap();
+    let got = app.get(&format!("/v1/providers/{id}"), &t.key).await;
+    assert_eq!(got.ok(200)["url"], "https://mcp.example.com/mcp/");
+    assert_eq!(got.body["kind"], "mcp");
+
+    let moved = app
+        .patch(
+            &format!("/v1/providers/{id}"),
+            &t.key,
+            json!({"url": "https://mcp2.example.com/v1/mcp"}),
+        )
+        .await;
+    assert_eq!(moved.ok(200)["url"], "https://mcp2.example.com/v1/mcp");
+    app.patch(
+        &format!("/v1/providers/{id}"),
+        &t.key,
+        json!({"kind": "api"}),
+    )
+    .await
+    .problem(422, "validation_failed");
+    app.patch(
+        &format!("/v1/providers/{id}"),
+        &t.key,
+        json!({"kind": "mcp", "name": "docs2"}),
+    )
+    .await
+    .ok(200);
+
+    let bad = [
+        json!({"kind": "mcp", "name": "x", "auth": {"type": "none"}}),
+        json!({"kind": "mcp", "name": "x", "url": "ftp://x.example.com", "auth": {"type": "none"}}),
+        json!({"kind": "mcp", "name": "x", "url": "https://a.example.com", "base_url": "https://b.example.com", "auth": {"type": "none"}}),
+        json!({"name": "x", "url": "https://a.example.com", "auth": {"type": "none"}}),
+        json!({"name": "x", "auth": {"type": "none"}}),
+        json!({"kind": "robot", "name": "x", "base_url": "https://a.example.com", "auth": {"type": "none"}}),
+    ];
+    for body in bad {
+        let r = app.post("/v1/providers", &t.key, body.clone()).await;
+        assert!(
+            matches!(r.status.as_u16(), 400 | 422),
+            "{body} was accepted: {}",
+            r.text
+        );
+    }
+
+    // a tool defined by hand under an MCP provider is an MCP tool unless it says otherwise
+    let tool = app
+        .post(
+            "/v1/tools",
+            &t.key,
+            json!({"provider_id": id, "name": "search", "method": "POST", "path": "/search",
+                   "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}),
+        )
+        .await;
+    assert_eq!(tool.ok(201)["kind"], "mcp");
+}
