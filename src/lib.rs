@@ -5,6 +5,7 @@
 pub mod api;
 pub mod auth;
 pub mod crypto;
+pub mod discovery;
 pub mod engine;
 pub mod metrics;
 pub mod openapi_import;

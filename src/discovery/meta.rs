@@ -1,0 +1,94 @@
+//! D1, D3: the meta-tools as the model sees them. `search_tools` / `load_tool` are
+//! offered only when something is pooled; `list_connections` / `connect_toolkit` when
+//! the agent holds a connected-app toolkit. None of them counts against the budget.
+
+use serde_json::json;
+
+use crate::engine::ModelTool;
+
+pub const SEARCH_TOOLS: &str = "search_tools";
+pub const LOAD_TOOL: &str = "load_tool";
+pub const LIST_CONNECTIONS: &str = "list_connections";
+pub const CONNECT_TOOLKIT: &str = "connect_toolkit";
+
+/// Results `search_tools` returns when the model gives no `limit`, and the most it may ask for.
+pub const SEARCH_DEFAULT_LIMIT: usize = 5;
+pub const SEARCH_MAX_LIMIT: usize = 25;
+/// Names one `load_tool` call may load.
+pub const LOAD_MAX: usize = 25;
+
+pub fn is_meta(name: &str) -> bool {
+    matches!(
+        name,
+        SEARCH_TOOLS | LOAD_TOOL | LIST_CONNECTIONS | CONNECT_TOOLKIT
+    )
+}
+
+/// `search_tools` and `load_tool`; `toolkits` names the pooled toolkits for the model.
+pub fn discovery_tools(toolkits: &[&str]) -> Vec<ModelTool> {
+    let kits = if toolkits.is_empty() {
+        String::new()
+    } else {
+        format!(" Searchable toolkits: {}.", toolkits.join(", "))
+    };
+    vec![
+        ModelTool {
+            name: SEARCH_TOOLS.into(),
+            description: format!(
+                "Find more tools: describe in plain words what you want to do (e.g. \"archive an email\", \
+                 \"move a meeting\"); returns the best-matching tools that are not yet offered to you, \
+                 as {{tools: [{{name, description, toolkit}}]}}, best first. Then call load_tool with \
+                 the names you want before using them.{kits}"
+            ),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What you want to do, in plain words."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX_LIMIT, "default": SEARCH_DEFAULT_LIMIT}
+                },
+                "required": ["query"]
+            }),
+        },
+        ModelTool {
+            name: LOAD_TOOL.into(),
+            description: "Load tools found with search_tools so that you can call them: pass `toolName` \
+                          or `toolNames`. Loaded tools stay available for the rest of this conversation. \
+                          Returns {loaded: [names]}."
+                .into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "toolName": {"type": "string", "description": "One tool name from search_tools."},
+                    "toolNames": {"type": "array", "items": {"type": "string"}, "maxItems": LOAD_MAX,
+                                  "description": "Several tool names from search_tools."}
+                }
+            }),
+        },
+    ]
+}
+
+/// `list_connections` and `connect_toolkit`.
+pub fn connection_tools(toolkits: &[&str]) -> Vec<ModelTool> {
+    vec![
+        ModelTool {
+            name: LIST_CONNECTIONS.into(),
+            description: "List the apps (toolkits) this user can connect and whether each is connected: \
+                          {connections: [{toolkit, connected}]}. A toolkit's tools only work once the user \
+                          has connected it."
+                .into(),
+            input_schema: json!({"type": "object", "properties": {}}),
+        },
+        ModelTool {
+            name: CONNECT_TOOLKIT.into(),
+            description: "Get a link the user opens to connect an app (sign in, or paste an API key): \
+                          returns {url, expires_at}. Give the user the url, ask them to tell you when they \
+                          are done, then retry. The link works once and expires after 15 minutes."
+                .into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {"toolkit": {"type": "string", "enum": toolkits, "description": "The toolkit to connect."}},
+                "required": ["toolkit"]
+            }),
+        },
+    ]
+}
