@@ -33,6 +33,10 @@ pub enum ApiError {
     Validation { status: u16, detail: String },
     #[error("{0}")]
     Conflict(String),
+    /// 409: the change needs the credential re-entered (it is bound to an origin and an
+    /// auth placement).
+    #[error("{0}")]
+    CredentialRequired(String),
     #[error("{detail}")]
     RateLimited {
         detail: String,
@@ -78,6 +82,7 @@ impl ApiError {
             ApiError::NotFound(_) => "not_found",
             ApiError::Validation { .. } => "validation_failed",
             ApiError::Conflict(_) => "conflict",
+            ApiError::CredentialRequired(_) => "credential_required",
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::Unavailable { .. } => "unavailable",
             ApiError::Tool { code, .. } => code,
@@ -92,6 +97,7 @@ impl ApiError {
             ApiError::NotFound(_) => "Not found",
             ApiError::Validation { .. } => "Validation failed",
             ApiError::Conflict(_) => "Conflict",
+            ApiError::CredentialRequired(_) => "Credential required",
             ApiError::RateLimited { .. } => "Too many requests",
             ApiError::Unavailable { .. } => "Service unavailable",
             ApiError::Tool { .. } => "Tool call failed",
@@ -135,7 +141,7 @@ impl ResponseError for ApiError {
             ApiError::Forbidden(_) => 403,
             ApiError::NotFound(_) => 404,
             ApiError::Validation { status, .. } | ApiError::Tool { status, .. } => *status,
-            ApiError::Conflict(_) => 409,
+            ApiError::Conflict(_) | ApiError::CredentialRequired(_) => 409,
             ApiError::RateLimited { .. } => 429,
             ApiError::Unavailable { .. } => 503,
             ApiError::Internal(_) => 500,

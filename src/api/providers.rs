@@ -203,7 +203,9 @@ pub async fn get(
 
 /// Update a provider; absent fields stay as they are.
 #[utoipa::path(patch, path = "/v1/providers/{provider_id}", tag = "studio", request_body = ProviderPatch,
-    responses((status = 200, body = Provider), (status = 404, body = Problem), (status = 422, body = Problem)),
+    responses((status = 200, body = Provider), (status = 404, body = Problem),
+        (status = 409, description = "`credential_required`: the origin or auth placement changed without the credential", body = Problem),
+        (status = 422, body = Problem)),
     security(("bearer" = [])))]
 pub async fn update(
     key: Studio,
@@ -222,16 +224,24 @@ pub async fn update(
     }
     let addr = address(cur.kind, body.base_url, body.url)?;
     let fields = check(ProviderFields {
-        name: body.name.unwrap_or(cur.name),
+        name: body.name.unwrap_or_else(|| cur.name.clone()),
         kind: cur.kind,
-        base_url: addr.unwrap_or(cur.base_url),
-        auth: body.auth.unwrap_or(cur.auth),
+        base_url: addr.unwrap_or_else(|| cur.base_url.clone()),
+        auth: body.auth.unwrap_or_else(|| cur.auth.clone()),
         user_credentials_required: body
             .user_credentials_required
             .unwrap_or(cur.user_credentials_required),
-        rate_limit: body.rate_limit.unwrap_or(cur.rate_limit),
+        rate_limit: body.rate_limit.unwrap_or_else(|| cur.rate_limit.clone()),
     })?;
     let change = match &body.credential {
+        None if cur.has_credential && !same_binding(&cur, &fields) => {
+            return Err(ApiError::CredentialRequired(
+                "changing the address (base_url or url) to another origin, or the auth type or name, sends the stored \
+                 credential somewhere new: send `credential` again in the same request (or \
+                 `\"credential\": null` to remove it)"
+                    .into(),
+            ))
+        }
         None => CredentialChange::Keep,
         Some(None) => CredentialChange::Clear,
         Some(Some(c)) => CredentialChange::Set(seal(&state, &cur.id, c)?),
@@ -240,6 +250,21 @@ pub async fn update(
         .await
         .map_err(or_not_found("provider"))?;
     Ok(HttpResponse::Ok().json(p))
+}
+
+/// A stored credential is bound to where it goes: the base URL's origin (scheme, host,
+/// port) and the auth placement (type and name). Paths may change; anything else needs
+/// the secret re-entered, so a studio key cannot redirect the org's secret to itself.
+fn same_binding(cur: &Provider, next: &ProviderFields) -> bool {
+    let origin = |u: &str| {
+        url::Url::parse(u)
+            .ok()
+            .map(|u| u.origin().ascii_serialization())
+    };
+    origin(&cur.base_url).is_some()
+        && origin(&cur.base_url) == origin(&next.base_url)
+        && cur.auth.kind == next.auth.kind
+        && cur.auth.name == next.auth.name
 }
 
 /// Delete a provider and its tools.

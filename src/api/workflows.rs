@@ -34,6 +34,9 @@ pub struct WorkflowPatch {
     pub steps: Option<Value>,
 }
 
+/// Steps in one workflow; checked before any per-step work.
+pub const MAX_STEPS: usize = 50;
+
 /// Checks the step list's shape and that each step names a tool bound to the agent.
 async fn check_steps(
     state: &AppState,
@@ -41,6 +44,11 @@ async fn check_steps(
     agent_id: &str,
     steps: &Value,
 ) -> Result<(), ApiError> {
+    if let Some(n) = steps.as_array().map(Vec::len).filter(|n| *n > MAX_STEPS) {
+        return Err(ApiError::malformed(format!(
+            "steps has {n} entries; at most {MAX_STEPS} are allowed in one workflow"
+        )));
+    }
     let agent = agents::get(&state.pool, org, agent_id).await.map_err(|_| {
         ApiError::invalid(format!("agent_id '{agent_id}' is not an agent of this org"))
     })?;

@@ -9,6 +9,10 @@ pub enum EngineError {
     /// A reserved argument (or a retrieval tool argument) is malformed.
     #[error("{detail}")]
     InvalidArguments { detail: String },
+    /// A list or path in the arguments is past its bound (`Limits`); refused before any
+    /// work proportional to it.
+    #[error("{detail}")]
+    LimitExceeded { detail: String },
     /// `_for_each.key` names no parameter of the tool.
     #[error("{detail}")]
     InvalidForEachKey { detail: String },
@@ -29,6 +33,7 @@ impl EngineError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::InvalidArguments { .. } => "invalid_arguments",
+            Self::LimitExceeded { .. } => "argument_limit_exceeded",
             Self::InvalidForEachKey { .. } => "invalid_for_each_key",
             Self::AllPagesUnsupported { .. } => "all_pages_unsupported",
             Self::Upstream { .. } => "upstream_failed",
@@ -40,6 +45,7 @@ impl EngineError {
     pub fn http_status(&self) -> u16 {
         match self {
             Self::InvalidArguments { .. }
+            | Self::LimitExceeded { .. }
             | Self::InvalidForEachKey { .. }
             | Self::AllPagesUnsupported { .. } => 400,
             Self::Upstream { .. } => 502,
@@ -51,6 +57,7 @@ impl EngineError {
     pub fn detail(&self) -> &str {
         match self {
             Self::InvalidArguments { detail }
+            | Self::LimitExceeded { detail }
             | Self::InvalidForEachKey { detail }
             | Self::AllPagesUnsupported { detail }
             | Self::Upstream { detail, .. }
@@ -73,6 +80,7 @@ mod tests {
     fn codes_are_stable_snake_case() {
         let all = [
             EngineError::invalid("x"),
+            EngineError::LimitExceeded { detail: "x".into() },
             EngineError::InvalidForEachKey { detail: "x".into() },
             EngineError::AllPagesUnsupported { detail: "x".into() },
             EngineError::Upstream {
@@ -86,6 +94,7 @@ mod tests {
             codes,
             [
                 "invalid_arguments",
+                "argument_limit_exceeded",
                 "invalid_for_each_key",
                 "all_pages_unsupported",
                 "upstream_failed",

@@ -4,6 +4,7 @@
 //! real keys, so the model can fix its call in one step.
 
 use crate::engine::error::EngineError;
+use crate::engine::limits::{too_many, Limits};
 use crate::engine::path::Path;
 use crate::engine::raw;
 use serde_json::{json, Map, Value};
@@ -31,32 +32,48 @@ enum Node {
 }
 
 impl Projection {
-    /// Accepts a list of dot-path strings (or one comma-separated string).
-    pub fn parse(arg: &Value, name: &str) -> Result<Self, EngineError> {
+    /// Accepts a list of dot-path strings (or one comma-separated string), at most
+    /// `limits.max_fields` of them, counted before any is parsed.
+    pub fn parse(arg: &Value, name: &str, limits: &Limits) -> Result<Self, EngineError> {
         let bad = || {
             EngineError::invalid(format!(
                 "`{name}` must be a non-empty list of dot-paths, e.g. [\"id\", \"customer.name\", \"lines.sku\"]."
             ))
         };
-        let raw: Vec<String> = match arg {
-            Value::String(s) => s.split(',').map(|p| p.trim().to_owned()).collect(),
+        let count = match arg {
+            Value::String(s) => s.bytes().filter(|b| *b == b',').count() + 1,
+            Value::Array(a) => a.len(),
+            _ => return Err(bad()),
+        };
+        if count > limits.max_fields {
+            return Err(too_many(
+                &format!("`{name}`"),
+                count,
+                limits.max_fields,
+                "paths",
+            ));
+        }
+        let raw: Vec<&str> = match arg {
+            Value::String(s) => s.split(',').map(str::trim).collect(),
             Value::Array(a) => a
                 .iter()
-                .map(|v| v.as_str().map(|s| s.trim().to_owned()).ok_or_else(bad))
+                .map(|v| v.as_str().map(str::trim).ok_or_else(bad))
                 .collect::<Result<_, _>>()?,
             _ => return Err(bad()),
         };
         if raw.is_empty() {
             return Err(bad());
         }
-        let mut paths: Vec<Path> = Vec::new();
-        for r in &raw {
-            let p = Path::parse(r).ok_or_else(|| {
-                EngineError::invalid(format!(
-                    "`{name}` entry \"{r}\" is not a dot-path like \"customer.name\"."
-                ))
-            })?;
-            if !paths.contains(&p) {
+        let mut paths: Vec<Path> = Vec::with_capacity(raw.len());
+        let mut seen = std::collections::HashSet::with_capacity(raw.len());
+        for (i, r) in raw.iter().enumerate() {
+            let p =
+                Path::parse_bounded(r, &format!("`{name}[{i}]`"), limits)?.ok_or_else(|| {
+                    EngineError::invalid(format!(
+                        "`{name}` entry \"{r}\" is not a dot-path like \"customer.name\"."
+                    ))
+                })?;
+            if seen.insert(p.clone()) {
                 paths.push(p);
             }
         }
@@ -331,7 +348,7 @@ mod tests {
     use super::*;
 
     fn proj(v: Value) -> Projection {
-        Projection::parse(&v, "_fields").unwrap_or_else(|e| panic!("{e}"))
+        Projection::parse(&v, "_fields", &Limits::default()).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]
@@ -392,9 +409,34 @@ mod tests {
 
     #[test]
     fn fields_errors_are_specific() {
-        assert!(Projection::parse(&json!([]), "_fields").is_err());
-        assert!(Projection::parse(&json!([1]), "_fields").is_err());
-        assert!(Projection::parse(&json!(["a..b"]), "_fields").is_err());
+        assert!(Projection::parse(&json!([]), "_fields", &Limits::default()).is_err());
+        assert!(Projection::parse(&json!([1]), "_fields", &Limits::default()).is_err());
+        assert!(Projection::parse(&json!(["a..b"]), "_fields", &Limits::default()).is_err());
         assert_eq!(proj(json!("id, name")).paths().len(), 2);
+    }
+
+    #[test]
+    fn f_forty_thousand_paths_are_refused_before_parsing() {
+        let l = Limits::default();
+        let many: Vec<String> = (0..40_000).map(|i| format!("f{i}")).collect();
+        let comma = many.join(",");
+        for arg in [json!(many), json!(comma)] {
+            let e = Projection::parse(&arg, "_fields", &l).err();
+            assert_eq!(
+                e.as_ref().map(EngineError::code),
+                Some("argument_limit_exceeded")
+            );
+            assert!(e.is_some_and(
+                |e| e.detail().contains("40000 paths") && e.detail().contains("at most 100")
+            ));
+        }
+        // at the bound, duplicates collapse (and the parse is linear)
+        let at: Vec<String> = (0..l.max_fields).map(|i| format!("f{}", i % 7)).collect();
+        assert_eq!(
+            Projection::parse(&json!(at), "_fields", &l)
+                .map(|p| p.paths().len())
+                .ok(),
+            Some(7)
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! an array at the end of the path is searched element by element too.
 
 use crate::engine::error::EngineError;
+use crate::engine::limits::{too_many, Limits};
 use crate::engine::path::Path;
 use serde_json::Value;
 use std::cmp::Ordering;
@@ -31,8 +32,9 @@ pub struct Clause {
     pub value: Value,
 }
 
-/// Parses `_filter` (or `queryToolResult.filter`): a list of clauses, or one clause alone.
-pub fn parse_filter(arg: &Value, name: &str) -> Result<Vec<Clause>, EngineError> {
+/// Parses `_filter` (or `queryToolResult.filter`): a list of clauses, or one clause alone,
+/// at most `limits.max_filter_clauses` of them (counted before any is parsed).
+pub fn parse_filter(arg: &Value, name: &str, limits: &Limits) -> Result<Vec<Clause>, EngineError> {
     let list: Vec<&Value> = match arg {
         Value::Array(a) => a.iter().collect(),
         Value::Object(_) => vec![arg],
@@ -43,28 +45,36 @@ pub fn parse_filter(arg: &Value, name: &str) -> Result<Vec<Clause>, EngineError>
             )))
         }
     };
+    if list.len() > limits.max_filter_clauses {
+        return Err(too_many(
+            &format!("`{name}`"),
+            list.len(),
+            limits.max_filter_clauses,
+            "clauses",
+        ));
+    }
     list.into_iter()
         .enumerate()
-        .map(|(i, c)| parse_clause(c, name, i))
+        .map(|(i, c)| parse_clause(c, name, i, limits))
         .collect()
 }
 
-fn parse_clause(c: &Value, name: &str, i: usize) -> Result<Clause, EngineError> {
+fn parse_clause(c: &Value, name: &str, i: usize, limits: &Limits) -> Result<Clause, EngineError> {
     let at = format!("`{name}[{i}]`");
     let Some(obj) = c.as_object() else {
         return Err(EngineError::invalid(format!(
             "{at} must be an object {{\"field\", \"op\", \"value\"}}."
         )));
     };
-    let field = obj
-        .get("field")
-        .and_then(Value::as_str)
-        .and_then(Path::parse)
-        .ok_or_else(|| {
-            EngineError::invalid(format!(
-                "{at}.field must be a dot-path string such as \"status\" or \"customer.name\"."
-            ))
-        })?;
+    let field = match obj.get("field").and_then(Value::as_str) {
+        Some(f) => Path::parse_bounded(f, &format!("{at}.field"), limits)?,
+        None => None,
+    };
+    let field = field.ok_or_else(|| {
+        EngineError::invalid(format!(
+            "{at}.field must be a dot-path string such as \"status\" or \"customer.name\"."
+        ))
+    })?;
     let op_name = obj.get("op").and_then(Value::as_str).unwrap_or("eq");
     let op = match op_name {
         "eq" | "==" => Op::Eq,
@@ -88,6 +98,14 @@ fn parse_clause(c: &Value, name: &str, i: usize) -> Result<Clause, EngineError> 
         _ => Value::Null,
     });
     match (op, &value) {
+        (Op::In, Value::Array(set)) if set.len() > limits.max_in_values => {
+            return Err(too_many(
+                &format!("{at}.value"),
+                set.len(),
+                limits.max_in_values,
+                "values",
+            ))
+        }
         (Op::In, Value::Array(_)) | (Op::Exists, Value::Bool(_)) => {}
         (Op::In, _) => {
             return Err(EngineError::invalid(format!(
@@ -261,7 +279,11 @@ mod tests {
     use serde_json::json;
 
     fn clause(f: &str, op: &str, v: Value) -> Clause {
-        let parsed = parse_filter(&json!([{"field": f, "op": op, "value": v}]), "_filter");
+        let parsed = parse_filter(
+            &json!([{"field": f, "op": op, "value": v}]),
+            "_filter",
+            &Limits::default(),
+        );
         parsed
             .ok()
             .and_then(|mut c| c.pop())
@@ -317,6 +339,7 @@ mod tests {
         let f = parse_filter(
             &json!([{"field": "a", "op": "eq", "value": 1}, {"field": "b", "op": "eq", "value": 2}]),
             "_filter",
+            &Limits::default(),
         )
         .unwrap_or_default();
         assert!(keep(&f, &json!({"a": 1, "b": 2})));
@@ -324,21 +347,58 @@ mod tests {
     }
 
     #[test]
+    fn r1_clause_and_in_lists_are_bounded() {
+        let l = Limits::default();
+        let clauses: Vec<Value> = (0..10_000)
+            .map(|i| json!({"field": format!("f{i}"), "op": "eq", "value": i}))
+            .collect();
+        let e = parse_filter(&json!(clauses), "_filter", &l).err();
+        assert_eq!(
+            e.as_ref().map(EngineError::code),
+            Some("argument_limit_exceeded")
+        );
+        assert!(e.is_some_and(|e| e.detail().contains("10000 clauses")));
+        let set: Vec<usize> = (0..50_000).collect();
+        let e = parse_filter(
+            &json!([{"field": "id", "op": "in", "value": set}]),
+            "_filter",
+            &l,
+        )
+        .err();
+        assert!(e.is_some_and(|e| e.code() == "argument_limit_exceeded"
+            && e.detail().contains("`_filter[0]`.value has 50000 values")));
+    }
+
+    #[test]
     fn r1_clear_errors() {
         let e = parse_filter(
             &json!([{"field": "a", "op": "like", "value": 1}]),
             "_filter",
+            &Limits::default(),
         );
         let d = e.err().map(|e| e.detail().to_owned()).unwrap_or_default();
         assert!(
             d.contains("\"like\"") && d.contains("contains, in, exists"),
             "{d}"
         );
-        assert!(parse_filter(&json!([{"field": "a", "op": "in", "value": 1}]), "_filter").is_err());
-        assert!(parse_filter(&json!([{"op": "eq", "value": 1}]), "_filter").is_err());
-        assert!(parse_filter(&json!("status=open"), "_filter").is_err());
-        assert!(
-            parse_filter(&json!([{"field": "a", "op": "gt", "value": {}}]), "_filter").is_err()
-        );
+        assert!(parse_filter(
+            &json!([{"field": "a", "op": "in", "value": 1}]),
+            "_filter",
+            &Limits::default()
+        )
+        .is_err());
+        assert!(parse_filter(
+            &json!([{"op": "eq", "value": 1}]),
+            "_filter",
+            &Limits::default()
+        )
+        .is_err());
+        assert!(parse_filter(&json!("status=open"), "_filter", &Limits::default()).is_err());
+        assert!(parse_filter(
+            &json!([{"field": "a", "op": "gt", "value": {}}]),
+            "_filter",
+            &Limits::default()
+        )
+        .is_err());
     }
 }

@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+use crate::engine::error::EngineError;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Limits {
     /// P3: pages fetched per collection (per `_for_each` value).
@@ -26,6 +28,20 @@ pub struct Limits {
     pub progress_interval: Duration,
     /// P3: retries of one request after a transient failure.
     pub retries: u32,
+    /// Argument bounds, each checked before any work proportional to what it bounds
+    /// (parsing stays linear in the request): paths in `_fields` / `fields`.
+    pub max_fields: usize,
+    /// Bytes of one dot-path (`_fields`, `_filter`, `aggregate`).
+    pub max_path_bytes: usize,
+    /// Segments of one dot-path.
+    pub max_path_segments: usize,
+    /// Clauses in `_filter` / `filter`.
+    pub max_filter_clauses: usize,
+    /// Values of one `in` clause.
+    pub max_in_values: usize,
+    /// E2: raw `_for_each.values` accepted before de-duplication (the distinct ones are
+    /// then held to `for_each_values`).
+    pub max_for_each_raw: usize,
 }
 
 impl Default for Limits {
@@ -41,6 +57,22 @@ impl Default for Limits {
             default_page_size: 100,
             progress_interval: Duration::from_millis(750),
             retries: 3,
+            max_fields: 100,
+            max_path_bytes: 256,
+            max_path_segments: 16,
+            max_filter_clauses: 20,
+            max_in_values: 200,
+            max_for_each_raw: 500,
         }
+    }
+}
+
+/// The error for a list or a path past its bound: names the argument and the limit, so
+/// the caller knows what to send instead.
+pub(crate) fn too_many(what: &str, got: usize, max: usize, unit: &str) -> EngineError {
+    EngineError::LimitExceeded {
+        detail: format!(
+            "{what} has {got} {unit}; at most {max} are allowed. Send fewer (split the work over several calls if needed)."
+        ),
     }
 }

@@ -2,6 +2,8 @@
 //! `lines.sku`. A path maps over arrays on its way (F1, R1), so one path can reach many
 //! values in one item.
 
+use crate::engine::error::EngineError;
+use crate::engine::limits::{too_many, Limits};
 use serde_json::Value;
 
 /// A parsed dot-path; never empty, no empty segment.
@@ -15,6 +17,28 @@ impl Path {
             return None;
         }
         Some(Self(segs))
+    }
+
+    /// `parse` within the path bounds of `limits`, the length checked before anything is
+    /// split. `Ok(None)` for a malformed path (the caller words that error).
+    pub fn parse_bounded(
+        s: &str,
+        what: &str,
+        limits: &Limits,
+    ) -> Result<Option<Self>, EngineError> {
+        if s.len() > limits.max_path_bytes {
+            return Err(too_many(what, s.len(), limits.max_path_bytes, "bytes"));
+        }
+        let segments = s.bytes().filter(|b| *b == b'.').count() + 1;
+        if segments > limits.max_path_segments {
+            return Err(too_many(
+                what,
+                segments,
+                limits.max_path_segments,
+                "segments",
+            ));
+        }
+        Ok(Self::parse(s))
     }
 
     pub fn segments(&self) -> &[String] {
@@ -82,6 +106,23 @@ mod tests {
         let n = Path::parse("c.n").map(|p| p.resolve(&item).len());
         assert_eq!(n, Some(1));
         assert_eq!(Path::parse("c.zz").map(|p| p.resolve(&item).len()), Some(0));
+    }
+
+    #[test]
+    fn long_and_deep_paths_are_refused_by_name() {
+        let l = Limits::default();
+        let long = "a".repeat(l.max_path_bytes + 1);
+        let deep = vec!["a"; l.max_path_segments + 1].join(".");
+        for p in [long, deep] {
+            let e = Path::parse_bounded(&p, "`_fields[0]`", &l).err();
+            assert_eq!(
+                e.as_ref().map(EngineError::code),
+                Some("argument_limit_exceeded")
+            );
+            assert!(e.is_some_and(|e| e.detail().contains("`_fields[0]`")));
+        }
+        assert!(matches!(Path::parse_bounded("a.b", "x", &l), Ok(Some(_))));
+        assert!(matches!(Path::parse_bounded("a..b", "x", &l), Ok(None)));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use crate::engine::analysis::{
 use crate::engine::error::EngineError;
 use crate::engine::fields::Projection;
 use crate::engine::filter::{parse_filter, Clause};
-use crate::engine::limits::Limits;
+use crate::engine::limits::{too_many, Limits};
 use serde_json::{json, Map, Value};
 
 pub const RESERVED: &[&str] = &["_fields", "_all_pages", "_for_each", "_filter", "_refresh"];
@@ -121,10 +121,10 @@ pub fn parse_call(
     }
     let fields = reserved
         .get("_fields")
-        .map(|v| Projection::parse(v, "_fields"))
+        .map(|v| Projection::parse(v, "_fields", limits))
         .transpose()?;
     let filter = match reserved.get("_filter") {
-        Some(v) => parse_filter(v, "_filter")?,
+        Some(v) => parse_filter(v, "_filter", limits)?,
         None => Vec::new(),
     };
     let all_pages = flag(&reserved, "_all_pages")?;
@@ -209,12 +209,20 @@ fn parse_for_each(v: &Value, a: &ToolAnalysis, limits: &Limits) -> Result<ForEac
             "`_for_each.values` is empty; give at least one value.",
         ));
     }
-    let mut distinct: Vec<&Value> = Vec::new();
-    for v in values {
-        if !distinct.contains(&v) {
-            distinct.push(v);
-        }
+    // Counted before any per-value work; de-duplication is then linear (by canonical text).
+    if values.len() > limits.max_for_each_raw {
+        return Err(too_many(
+            "`_for_each.values`",
+            values.len(),
+            limits.max_for_each_raw,
+            "values",
+        ));
     }
+    let mut seen = std::collections::HashSet::with_capacity(values.len());
+    let distinct: Vec<&Value> = values
+        .iter()
+        .filter(|v| seen.insert(canonical(v)))
+        .collect();
     if distinct.len() > limits.for_each_values {
         return Err(EngineError::invalid(format!(
             "`_for_each.values` has {} distinct values; at most {} are allowed per call. \
@@ -229,9 +237,10 @@ fn parse_for_each(v: &Value, a: &ToolAnalysis, limits: &Limits) -> Result<ForEac
         values: Vec::new(),
         rejected: Vec::new(),
     };
+    let mut coerced = std::collections::HashSet::with_capacity(distinct.len());
     for v in distinct {
         match coerce(v, param.ty.as_deref()) {
-            Ok(c) if !out.values.contains(&c) => out.values.push(c),
+            Ok(c) if coerced.insert(canonical(&c)) => out.values.push(c),
             Ok(_) => {}
             Err(error) => out.rejected.push(ForEachError {
                 value: v.clone(),
@@ -386,6 +395,12 @@ mod tests {
         let many: Vec<Value> = (0..51).map(|i| json!(i)).collect();
         let e = plan(json!({"_for_each": {"key": "property_id", "values": many}})).err();
         assert!(e.is_some_and(|e| e.code() == "invalid_arguments" && e.detail().contains("51 distinct")));
+        // E2 + bounds: 40,000 raw values are refused by count, before any de-duplication
+        let flood: Vec<Value> = (0..40_000).map(|i| json!(format!("v{i}"))).collect();
+        let e = plan(json!({"_for_each": {"key": "property_id", "values": flood}})).err();
+        assert!(e.is_some_and(|e| e.code() == "argument_limit_exceeded"
+            && e.detail().contains("40000 values")
+            && e.detail().contains("at most 500")));
         let dup: Vec<Value> = (0..60).map(|i| json!(i % 50)).collect();
         assert!(
             plan(json!({"_for_each": {"key": "property_id", "values": dup}})).is_ok(),

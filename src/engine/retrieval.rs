@@ -45,11 +45,11 @@ fn query_outcome(outcome: &Outcome, args: &Value, limits: &Limits) -> Result<Val
     let tool = "queryToolResult";
     let fields = match args.get("fields") {
         None | Some(Value::Null) => None,
-        Some(f) => Some(Projection::parse(f, "fields")?),
+        Some(f) => Some(Projection::parse(f, "fields", limits)?),
     };
     let filter = match args.get("filter") {
         None => Vec::new(),
-        Some(f) => parse_filter(f, "filter")?,
+        Some(f) => parse_filter(f, "filter", limits)?,
     };
     let offset = arg_usize(args, "offset", 0, tool)?;
     let limit = arg_usize(args, "limit", DEFAULT_QUERY_LIMIT, tool)?.max(1);

@@ -89,7 +89,7 @@ proptest! {
 
     #[test]
     fn projection_never_invents_values(it in item(), paths in prop::collection::vec("[a-e](\\.[a-d]){0,2}", 1..4)) {
-        let p = Projection::parse(&json!(paths), "_fields").unwrap_or_else(|e| panic!("{e}"));
+        let p = Projection::parse(&json!(paths), "_fields", &Limits::default()).unwrap_or_else(|e| panic!("{e}"));
         let out = p.apply(&it);
         for path in p.paths() {
             for got in path.resolve(&out) {
@@ -146,7 +146,7 @@ proptest! {
     /// The raw-text projection (the hot path) agrees with the tree projection.
     #[test]
     fn raw_projection_matches_tree_projection(it in item(), paths in prop::collection::vec("[a-e](\\.[a-d]){0,2}", 1..4), pretty in any::<bool>()) {
-        let p = Projection::parse(&json!(paths), "_fields").unwrap_or_else(|e| panic!("{e}"));
+        let p = Projection::parse(&json!(paths), "_fields", &Limits::default()).unwrap_or_else(|e| panic!("{e}"));
         let text = if pretty { serde_json::to_string_pretty(&it) } else { serde_json::to_string(&it) }.unwrap_or_default();
         let mut out = String::new();
         p.write_raw(&text, &mut out);
@@ -159,7 +159,7 @@ proptest! {
     fn raw_filter_matches_tree_filter(it in item(), field in "[a-e](\\.[a-d]){0,1}", op in 0usize..9, value in leaf()) {
         let ops = ["eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "exists"];
         let value = match ops[op] { "in" => json!([value]), "exists" => json!(value.is_null()), _ => value };
-        let parsed = filter::parse_filter(&json!([{"field": field, "op": ops[op], "value": value}]), "_filter");
+        let parsed = filter::parse_filter(&json!([{"field": field, "op": ops[op], "value": value}]), "_filter", &Limits::default());
         prop_assume!(parsed.is_ok());
         let clauses = parsed.unwrap_or_default();
         let text = serde_json::to_string(&it).unwrap_or_default();

@@ -72,14 +72,14 @@ pub async fn read(kv: &Kv, key: &str) -> Result<Option<Entry>, KvError> {
         .and_then(|s| serde_json::from_str(&s).ok()))
 }
 
-/// Writes an entry; `false` when it is too large to cache.
+/// Writes an entry to live exactly `ttl` (the writing binding's TTL, C3): a user's data
+/// is never kept longer than the TTL it was fetched under. `false` when it is too large.
 pub async fn write(kv: &Kv, key: &str, entry: &Entry, ttl: Duration) -> Result<bool, KvError> {
     let text = serde_json::to_string(entry).unwrap_or_default();
     if text.len() > MAX_ENTRY_BYTES {
         return Ok(false);
     }
-    // kept at least a day so a reader with a longer TTL still finds it
-    kv.set(key, &text, ttl.max(ORG_TTL)).await?;
+    kv.set(key, &text, ttl).await?;
     Ok(true)
 }
 

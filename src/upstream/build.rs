@@ -53,6 +53,9 @@ struct Param<'a> {
     style: Option<&'a str>,
     explode: Option<bool>,
     content_type: Option<&'a str>,
+    /// The property names an object value may have (its schema's `properties`): the only
+    /// query names a `form`-exploded object may spread into.
+    object_keys: Option<&'a Map<String, Value>>,
 }
 
 impl<'a> Param<'a> {
@@ -74,6 +77,7 @@ impl<'a> Param<'a> {
             style: str_of("x-loopgate-style"),
             explode: prop.get("x-loopgate-explode").and_then(Value::as_bool),
             content_type: str_of("x-loopgate-content-type"),
+            object_keys: prop.get("properties").and_then(Value::as_object),
         }
     }
 
@@ -85,7 +89,40 @@ impl<'a> Param<'a> {
             style: None,
             explode: None,
             content_type: None,
+            object_keys: None,
         }
+    }
+
+    /// A `form`-exploded object becomes one query pair per property. Only the properties
+    /// its schema declares may be spread, so an argument can never add a query pair the
+    /// tool does not declare (another parameter, a paging bound, a credential's name).
+    fn check_spread(&self, key: &str, style: QueryStyle, value: &Value) -> Result<(), CallError> {
+        let (QueryStyle::Form { explode: true }, Value::Object(map)) = (style, value) else {
+            return Ok(());
+        };
+        let declared = self.object_keys.filter(|k| !k.is_empty());
+        let undeclared: Vec<&str> = map
+            .keys()
+            .filter(|k| !declared.is_some_and(|d| d.contains_key(k.as_str())))
+            .map(String::as_str)
+            .collect();
+        if undeclared.is_empty() {
+            return Ok(());
+        }
+        Err(CallError::InvalidArguments(match declared {
+            Some(d) => {
+                let known: Vec<&str> = d.keys().map(String::as_str).collect();
+                format!(
+                    "argument `{key}` has unknown propert{} {}; its properties are: {}",
+                    if undeclared.len() == 1 { "y" } else { "ies" },
+                    backticked(&undeclared),
+                    backticked(&known)
+                )
+            }
+            None => format!(
+                "argument `{key}` must not be an object: this parameter declares no properties to send"
+            ),
+        }))
     }
 
     fn query_style(&self, value: &Value) -> QueryStyle {
@@ -239,11 +276,11 @@ pub(crate) fn build(
             continue;
         };
         match param.place {
-            Place::Query => query.extend(encode::query_pairs(
-                param.wire,
-                value,
-                param.query_style(value),
-            )),
+            Place::Query => {
+                let style = param.query_style(value);
+                param.check_spread(key, style, value)?;
+                query.extend(encode::query_pairs(param.wire, value, style))
+            }
             Place::Header => {
                 if let Some(header) = header_value(key, param, value)? {
                     headers.push(header);
@@ -338,6 +375,7 @@ static UNDECLARED_PATH: Param<'static> = Param {
     style: None,
     explode: None,
     content_type: None,
+    object_keys: None,
 };
 
 fn header_value(

@@ -30,7 +30,8 @@ fn imported_parameters_go_where_x_loopgate_in_says() {
         "ids": {"type": "array", "x-loopgate-in": "query", "x-loopgate-style": "form", "x-loopgate-explode": false},
         "expand": {"type": "array", "x-loopgate-in": "query", "x-loopgate-style": "deepObject", "x-loopgate-explode": true},
         "created": {"type": "object", "x-loopgate-in": "query", "x-loopgate-style": "deepObject"},
-        "color": {"type": "object", "x-loopgate-in": "query"},
+        "color": {"type": "object", "x-loopgate-in": "query",
+                  "properties": {"R": {"type": "integer"}, "G": {"type": "integer"}, "B": {"type": "integer"}}},
         "where": {"type": "object", "x-loopgate-in": "query", "x-loopgate-content-type": "application/json"},
         "active": {"type": "boolean", "x-loopgate-in": "query"},
         "x_trace": {"type": "string", "x-loopgate-in": "header", "x-loopgate-name": "X-Trace"},
@@ -239,4 +240,28 @@ fn base_url_query_is_kept_and_templates_parse() {
         fixed.url.as_str(),
         "https://h.example/api/search/a%3Fb?v=1&type=repo&sort=&q=x"
     );
+}
+
+#[test]
+fn object_values_spread_only_into_declared_properties() {
+    // A declared query object spreads into its own properties only: never into a pair
+    // the tool does not declare (another parameter, a paging bound, a credential name).
+    let schema = json!({"type": "object", "properties": {
+        "color": {"type": "object", "x-loopgate-in": "query",
+                  "properties": {"R": {"type": "integer"}}},
+        "q": {"type": "string", "x-loopgate-in": "query"},
+        "free": {"type": "object", "x-loopgate-in": "query"}
+    }});
+    let m = invalid(
+        "/x",
+        schema.clone(),
+        json!({"color": {"R": 1, "api_key": "x"}}),
+    );
+    assert!(m.contains("`api_key`") && m.contains("`R`"), "{m}");
+    let m = invalid("/x", schema.clone(), json!({"q": {"limit": 1000}}));
+    assert!(m.contains("`q`"), "{m}");
+    let m = invalid("/x", schema.clone(), json!({"free": {"per_page": 1000}}));
+    assert!(m.contains("`free`"), "{m}");
+    let b = built("/x", schema, json!({"color": {"R": 1}, "q": "a"}));
+    assert_eq!(b.url.query(), Some("R=1&q=a"));
 }

@@ -155,11 +155,14 @@ impl GuardedResolver {
             .filter(|addr| blocked_ip(addr.ip()).is_none())
             .collect();
         match (public.is_empty(), found.first()) {
-            (true, Some(first)) => Err(BlockedOrIo::Blocked(BlockedError(format!(
-                "{host} resolves to {} ({}); loopgate does not call non-public addresses",
-                first.ip(),
-                blocked_ip(first.ip()).unwrap_or("non-public")
-            )))),
+            (true, Some(first)) => {
+                // The address stays in the operator's log: telling the caller which private
+                // address a name resolved to would map the internal network for it.
+                tracing::info!(%host, address = %first.ip(), "refused a non-public upstream address");
+                Err(BlockedOrIo::Blocked(BlockedError(format!(
+                    "{host} resolves to a non-public address; loopgate does not call non-public addresses"
+                ))))
+            }
             _ => Ok(public),
         }
     }

@@ -135,6 +135,17 @@ async fn the_resolver_refuses_local_names_and_filters_addresses() {
         Err(BlockedOrIo::Blocked(e)) => assert!(e.0.contains("127.0.0.1"), "{}", e.0),
         other => panic!("{other:?}"),
     }
+    // A name resolving to a private address: refused without saying which address.
+    match GuardedResolver::lookup("127.1".into(), false).await {
+        Err(BlockedOrIo::Blocked(e)) => {
+            assert!(
+                !e.0.contains("127.0.0.1") && e.0.contains("non-public"),
+                "{}",
+                e.0
+            )
+        }
+        other => panic!("{other:?}"),
+    }
     let allowed = GuardedResolver::lookup("localhost".into(), true)
         .await
         .unwrap();

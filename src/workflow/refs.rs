@@ -97,7 +97,7 @@ pub fn condition(step: &str, cond: &Value, doc: &Value) -> Result<Option<String>
         many => json!({ "v": many }),
     };
     let clause = json!([{"field": "v", "op": op, "value": value}]);
-    let clauses = filter::parse_filter(&clause, "if")
+    let clauses = filter::parse_filter(&clause, "if", &crate::engine::Limits::default())
         .map_err(|e| RefError(format!("step '{step}': `if`: {}", e.detail())))?;
     Ok((!filter::keep(&clauses, &subject)).then(|| {
         format!(

@@ -15,6 +15,7 @@ mod cursor_hostile;
 mod cursor_rig;
 mod cursor_walks;
 mod errors;
+mod hardening;
 mod isolation;
 mod openapi_doc;
 mod openapi_import;

@@ -179,3 +179,71 @@ async fn provider_kind_and_mcp_url() {
         .await;
     assert_eq!(tool.ok(201)["kind"], "mcp");
 }
+
+/// issue 10: the org credential is bound to the provider's origin and auth placement; a
+/// PATCH moving either without re-entering the secret is refused, so a studio key cannot
+/// point the provider at its own server and receive the org's secret.
+#[tokio::test]
+async fn credential_is_bound_to_origin_and_auth_placement() {
+    let app = spawn_app().await;
+    let t = app.tenant("a").await;
+    let p = app
+        .post(
+            "/v1/providers",
+            &t.key,
+            json!({"name": "crm", "base_url": "https://crm.example.com/v1", "auth": {"type": "bearer"},
+                   "credential": "sk_bound_secret"}),
+        )
+        .await;
+    let id = p.ok(201)["id"].as_str().unwrap().to_string();
+    let at = format!("/v1/providers/{id}");
+    for moved in [
+        json!({"base_url": "https://attacker.example.net/v1"}),
+        json!({"base_url": "http://crm.example.com/v1"}),
+        json!({"base_url": "https://crm.example.com:8443/v1"}),
+        json!({"auth": {"type": "query", "name": "token"}}),
+        json!({"auth": {"type": "header", "name": "X-Key"}}),
+    ] {
+        let r = app.patch(&at, &t.key, moved.clone()).await;
+        r.problem(409, "credential_required");
+        assert!(!r.text.contains("sk_bound_secret"));
+    }
+    let still = app.get(&at, &t.key).await;
+    assert_eq!(still.ok(200)["base_url"], "https://crm.example.com/v1");
+    assert_eq!(still.body["auth"], json!({"type": "bearer"}));
+    // a new path on the same origin keeps the credential
+    let r = app
+        .patch(
+            &at,
+            &t.key,
+            json!({"base_url": "https://crm.example.com/v2"}),
+        )
+        .await;
+    assert_eq!(r.ok(200)["has_credential"], true);
+    // moving with the secret re-entered, or removed, is allowed
+    let r = app
+        .patch(
+            &at,
+            &t.key,
+            json!({"base_url": "https://other.example.org", "credential": "sk_new"}),
+        )
+        .await;
+    assert_eq!(r.ok(200)["has_credential"], true);
+    let r = app
+        .patch(
+            &at,
+            &t.key,
+            json!({"auth": {"type": "header", "name": "X-Key"}, "credential": null}),
+        )
+        .await;
+    assert_eq!(r.ok(200)["has_credential"], false);
+    // without a stored credential there is nothing to protect
+    let r = app
+        .patch(
+            &at,
+            &t.key,
+            json!({"base_url": "https://third.example.org"}),
+        )
+        .await;
+    r.ok(200);
+}
