@@ -16,72 +16,43 @@ fn refused_by_count(r: &crate::helpers::Res, needle: &str) {
 #[tokio::test]
 async fn argument_lists_are_bounded_before_any_work() {
     let (app, up, rig, token) = Rig::start(true).await;
-    // F: 40,000 `_fields` paths (a ~300 KB body) — refused by count.
     let many: Vec<String> = (0..40_000).map(|i| format!("field_{i}")).collect();
-    let r = rig
-        .call(&app, &token, "t", "list_contacts", json!({"_fields": many}))
-        .await;
-    refused_by_count(&r, "40000 paths");
-    // the same as one comma-separated string
-    let r = rig
-        .call(
-            &app,
-            &token,
-            "t",
-            "list_contacts",
-            json!({"_fields": many.join(",")}),
-        )
-        .await;
-    refused_by_count(&r, "40000 paths");
-    // E2: 40,000 `_for_each` values — counted raw, before de-duplication.
     let values: Vec<Value> = (0..40_000).map(|i| json!(i)).collect();
-    let r = rig
-        .call(
-            &app,
-            &token,
-            "t",
-            "get_contact",
-            json!({"_for_each": {"key": "id", "values": values}}),
-        )
-        .await;
-    refused_by_count(&r, "40000 values");
-    // R1: 10,000 clauses, and an `in` with 50,000 values.
     let clauses: Vec<Value> = (0..10_000)
         .map(|i| json!({"field": "id", "op": "neq", "value": i}))
         .collect();
-    let r = rig
-        .call(
-            &app,
-            &token,
-            "t",
+    let set: Vec<Value> = (0..50_000).map(|i| json!(i)).collect();
+    let deep = vec!["a"; 10_000].join(".");
+    let cases = [
+        // F: 40,000 `_fields` paths (a ~300 KB body), as a list and as one string
+        ("list_contacts", json!({"_fields": many}), "40000 paths"),
+        (
+            "list_contacts",
+            json!({"_fields": many.join(",")}),
+            "40000 paths",
+        ),
+        // E2: 40,000 `_for_each` values, counted raw, before de-duplication
+        (
+            "get_contact",
+            json!({"_for_each": {"key": "id", "values": values}}),
+            "40000 values",
+        ),
+        // R1: 10,000 clauses, an `in` of 50,000 values, a path of 10,000 segments
+        (
             "list_contacts",
             json!({"_filter": clauses}),
-        )
-        .await;
-    refused_by_count(&r, "10000 clauses");
-    let set: Vec<Value> = (0..50_000).map(|i| json!(i)).collect();
-    let r = rig
-        .call(
-            &app,
-            &token,
-            "t",
+            "10000 clauses",
+        ),
+        (
             "list_contacts",
             json!({"_filter": [{"field": "id", "op": "in", "value": set}]}),
-        )
-        .await;
-    refused_by_count(&r, "50000 values");
-    // a path of 10,000 segments
-    let deep = vec!["a"; 10_000].join(".");
-    let r = rig
-        .call(
-            &app,
-            &token,
-            "t",
-            "list_contacts",
-            json!({"_fields": [deep]}),
-        )
-        .await;
-    refused_by_count(&r, "bytes");
+            "50000 values",
+        ),
+        ("list_contacts", json!({"_fields": [deep]}), "bytes"),
+    ];
+    for (tool, args, needle) in cases {
+        refused_by_count(&rig.call(&app, &token, "t", tool, args).await, needle);
+    }
     assert_eq!(up.count("/contacts"), 0, "nothing reached the upstream");
 
     // G4: queryToolResult's lists are bounded the same way
@@ -94,40 +65,16 @@ async fn argument_lists_are_bounded_before_any_work() {
             json!({"_all_pages": true}),
         )
         .await;
-    let id = walked.ok(200)["result"]["_resultId"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let r = rig
-        .call(
-            &app,
-            &token,
-            "t",
-            "queryToolResult",
-            json!({"resultId": id, "fields": many}),
-        )
-        .await;
-    refused_by_count(&r, "40000 paths");
-    let r = rig
-        .call(
-            &app,
-            &token,
-            "t",
-            "queryToolResult",
-            json!({"resultId": id, "filter": clauses}),
-        )
-        .await;
-    refused_by_count(&r, "10000 clauses");
+    let id = walked.ok(200)["result"]["_resultId"].clone();
+    let query = |args: Value| {
+        let mut a = args;
+        a["resultId"] = id.clone();
+        rig.call(&app, &token, "t", "queryToolResult", a)
+    };
+    refused_by_count(&query(json!({"fields": many})).await, "40000 paths");
+    refused_by_count(&query(json!({"filter": clauses})).await, "10000 clauses");
     // within the bounds everything still works
-    let r = rig
-        .call(
-            &app,
-            &token,
-            "t",
-            "queryToolResult",
-            json!({"resultId": id, "fields": ["id"], "limit": 2}),
-        )
-        .await;
+    let r = query(json!({"fields": ["id"], "limit": 2})).await;
     assert_eq!(r.ok(200)["result"]["items"], json!([{"id": 0}, {"id": 1}]));
 }
 
@@ -146,4 +93,49 @@ async fn workflow_steps_are_bounded() {
         .await;
     r.problem(400, "validation_failed");
     assert!(r.body["detail"].as_str().unwrap().contains("at most 50"));
+}
+
+/// C3 + issue 10: a user's cached data lives in Redis no longer than the 1 h TTL it was
+/// fetched under (it used to be kept for 24 h whatever the reader's TTL).
+#[tokio::test]
+async fn c3_cached_user_data_never_outlives_its_ttl() {
+    let Ok(url) = std::env::var("REDIS_URL") else {
+        return; // the in-process store is judged by the reader's clock only
+    };
+    let (app, _up, rig, _token) = Rig::start(true).await;
+    let token = rig
+        .token(
+            &app,
+            "u7",
+            json!({"credentials": {rig.provider.clone(): "user-secret"}}),
+        )
+        .await;
+    let r = rig
+        .call(
+            &app,
+            &token,
+            "t",
+            "list_contacts",
+            json!({"_all_pages": true}),
+        )
+        .await;
+    assert_eq!(r.ok(200)["result"]["_pagingComplete"], true);
+    use deadpool_redis::redis;
+    let pool = deadpool_redis::Config::from_url(url)
+        .create_pool(Some(deadpool_redis::Runtime::Tokio1))
+        .unwrap();
+    let mut c = pool.get().await.unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("lg:{}:cache:*", rig.t.org))
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    let entries: Vec<&String> = keys.iter().filter(|k| !k.ends_with(":walking")).collect();
+    assert_eq!(entries.len(), 1, "{keys:?}");
+    let pttl: i64 = redis::cmd("PTTL")
+        .arg(entries[0])
+        .query_async(&mut c)
+        .await
+        .unwrap();
+    assert!(pttl > 0 && pttl <= 3_600_000, "user data kept {pttl} ms");
 }
