@@ -132,7 +132,8 @@ async fn provider_kind_and_mcp_url() {
         .patch(
             &format!("/v1/providers/{id}"),
             &t.key,
-            json!({"url": "https://mcp2.example.com/v1/mcp"}),
+            // another origin: the credential is re-entered with it (issue 10)
+            json!({"url": "https://mcp2.example.com/v1/mcp", "credential": "tok"}),
         )
         .await;
     assert_eq!(moved.ok(200)["url"], "https://mcp2.example.com/v1/mcp");
