@@ -9,6 +9,7 @@ pub mod discovery;
 pub mod engine;
 pub mod metrics;
 pub mod openapi_import;
+pub mod quota;
 pub mod runtime;
 pub mod settings;
 pub mod startup;

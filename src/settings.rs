@@ -35,6 +35,9 @@ pub struct Settings {
     pub org_requests_per_second: u32,
     /// Walks that may run at once per org.
     pub org_concurrent_walks: u32,
+    /// Replicas sharing this Postgres and Redis: with Redis unreachable, each replica
+    /// enforces quotas (provider rate limits, org limits) divided by this count.
+    pub replicas: u32,
 }
 
 #[derive(Serialize)]
@@ -46,6 +49,7 @@ struct Defaults {
     allow_private_upstreams: bool,
     org_requests_per_second: u32,
     org_concurrent_walks: u32,
+    replicas: u32,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -56,6 +60,7 @@ const DEFAULTS: Defaults = Defaults {
     allow_private_upstreams: false,
     org_requests_per_second: 50,
     org_concurrent_walks: 8,
+    replicas: 1,
 };
 
 /// The parts of `Settings` that must be present and well-formed to serve.
@@ -114,8 +119,9 @@ impl Settings {
         if token_signing_key.len() < 32 {
             bail!("LOOPGATE_TOKEN_SIGNING_KEY must be at least 32 bytes");
         }
-        if self.org_concurrent_walks == 0 || self.org_requests_per_second == 0 {
-            bail!("org_concurrent_walks and org_requests_per_second must be positive");
+        if self.org_concurrent_walks == 0 || self.org_requests_per_second == 0 || self.replicas == 0
+        {
+            bail!("org_concurrent_walks, org_requests_per_second and replicas must be positive");
         }
         Ok(Secrets {
             database_url: db.clone(),

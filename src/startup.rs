@@ -1,7 +1,6 @@
 //! Builds the application from `Settings` over a `TcpListener`, so tests bind port 0.
 
 use std::net::TcpListener;
-use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use actix_web::dev::{Server, Service as _};
@@ -69,6 +68,7 @@ impl Application {
             .with_context(|| format!("could not bind {}", settings.bind))?;
         let port = listener.local_addr()?.port();
         let metrics = Arc::new(Metrics::default());
+        let quota = crate::quota::Shared::new(redis.clone(), settings.replicas, metrics.clone());
         let runtime = Runtime {
             pool: pool.clone(),
             kv: Kv::new(redis.clone()),
@@ -77,8 +77,11 @@ impl Application {
                 allow_private: settings.allow_private_upstreams,
                 ..CallerConfig::default()
             }),
-            rate_limits: RateLimits::new(),
-            walks: WalkSlots::new(settings.org_concurrent_walks as usize),
+            rate_limits: RateLimits::across_replicas(quota.clone()),
+            walks: WalkSlots::across_replicas(
+                settings.org_concurrent_walks as usize,
+                quota.clone(),
+            ),
             limits: Limits::default(),
             metrics: metrics.clone(),
             coalescer: Default::default(),
@@ -87,9 +90,8 @@ impl Application {
             ),
             clock,
         };
-        let per_second =
-            NonZeroU32::new(settings.org_requests_per_second).unwrap_or(NonZeroU32::MIN);
-        let org_limiter = governor::RateLimiter::keyed(governor::Quota::per_second(per_second));
+        let org_limiter =
+            crate::quota::org::OrgRequests::new(settings.org_requests_per_second, quota.clone());
         let state = web::Data::new(AppState {
             pool,
             redis,
@@ -100,6 +102,7 @@ impl Application {
             metrics,
             runtime,
             org_limiter,
+            quota,
         });
         let server = run(listener, state.clone())?;
         Ok(Self {

@@ -8,6 +8,8 @@ use sqlx::PgPool;
 use crate::auth::tokens::TokenService;
 use crate::crypto::Cipher;
 use crate::metrics::Metrics;
+use crate::quota::org::OrgRequests;
+use crate::quota::Shared;
 use crate::runtime::Runtime;
 use crate::settings::Settings;
 
@@ -20,8 +22,8 @@ pub struct AppState {
     pub settings: Settings,
     pub metrics: Arc<Metrics>,
     pub runtime: Runtime,
-    /// Requests per second per org on loopgate's own API.
-    pub org_limiter: OrgLimiter,
+    /// Requests per second per org on loopgate's own API (all replicas together).
+    pub org_limiter: OrgRequests,
+    /// Quota state shared by the replicas (and whether it currently falls back).
+    pub quota: Arc<Shared>,
 }
-
-pub type OrgLimiter = governor::DefaultKeyedRateLimiter<String>;

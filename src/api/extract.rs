@@ -57,28 +57,25 @@ enum Presented {
 }
 
 /// Per-org limit on loopgate's own API: past it, 429 with `Retry-After`.
-fn throttle(state: &AppState, org: &OrgId) -> Result<(), ApiError> {
-    use governor::clock::{Clock, DefaultClock};
+async fn throttle(state: &AppState, org: &OrgId) -> Result<(), ApiError> {
     state
         .org_limiter
-        .check_key(&org.as_str().to_string())
-        .map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            ApiError::RateLimited {
-                detail: format!(
-                    "this org exceeded {} requests per second; retry after the indicated delay",
-                    state.settings.org_requests_per_second
-                ),
-                retry_after_secs: wait.as_secs_f64().ceil() as u64,
-            }
+        .check(org.as_str())
+        .await
+        .map_err(|wait| ApiError::RateLimited {
+            detail: format!(
+                "this org exceeded {} requests per second; retry after the indicated delay",
+                state.org_limiter.per_second()
+            ),
+            retry_after_secs: wait.as_secs_f64().ceil().max(1.0) as u64,
         })
 }
 
 async fn authenticate(req: HttpRequest) -> Result<(web::Data<AppState>, Presented), ApiError> {
     let (state, presented) = identify(req).await?;
     match &presented {
-        Presented::Key(k) => throttle(&state, &k.org)?,
-        Presented::Runtime(r) => throttle(&state, &r.org)?,
+        Presented::Key(k) => throttle(&state, &k.org).await?,
+        Presented::Runtime(r) => throttle(&state, &r.org).await?,
         Presented::Admin => {}
     }
     Ok((state, presented))

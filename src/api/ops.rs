@@ -5,26 +5,53 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::error::ApiError;
+use crate::metrics::Gauge;
 use crate::state::AppState;
 
 #[derive(Serialize, ToSchema)]
 pub struct Health {
     pub status: &'static str,
+    /// What runs degraded while ready, e.g. quotas enforced per process.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub detail: Vec<String>,
+}
+
+/// Readiness notes that do not make the replica unready.
+fn degradations(state: &AppState) -> Vec<String> {
+    let mut notes = Vec::new();
+    if state.quota.degraded() {
+        notes.push(format!(
+            "quotas: Redis was unreachable at the last decision, so rate and concurrency limits are \
+             enforced per process at 1/{} of their configured values",
+            state.quota.replicas()
+        ));
+    }
+    notes
 }
 
 /// The process is up.
 #[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, body = Health)))]
 pub async fn healthz() -> HttpResponse {
-    HttpResponse::Ok().json(Health { status: "ok" })
+    HttpResponse::Ok().json(Health {
+        status: "ok",
+        detail: Vec::new(),
+    })
 }
 
 /// Postgres (and Redis, when configured) answer.
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, body = Health), (status = 503, body = super::error::Problem)))]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let unavailable = |what: &str| ApiError::Unavailable {
-        detail: format!("{what} is not reachable"),
-        retry_after_secs: 5,
+    let unavailable = |what: &str| {
+        let mut detail = format!("{what} is not reachable");
+        for note in degradations(&state) {
+            detail.push_str("; ");
+            detail.push_str(&note);
+        }
+        ApiError::Unavailable {
+            detail,
+            retry_after_secs: 5,
+        }
     };
     sqlx::query("SELECT 1")
         .execute(&state.pool)
@@ -37,13 +64,53 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
             .await
             .map_err(|_| unavailable("redis"))?;
     }
-    Ok(HttpResponse::Ok().json(Health { status: "ready" }))
+    Ok(HttpResponse::Ok().json(Health {
+        status: "ready",
+        detail: degradations(&state),
+    }))
 }
 
 /// Prometheus text exposition.
 #[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, body = String, content_type = "text/plain")))]
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    let pg_size = f64::from(state.pool.size());
+    let pg_idle = state.pool.num_idle() as f64;
+    let pg_max = f64::from(state.pool.options().get_max_connections());
+    let mut samples = vec![
+        ("postgres", "in_use", pg_size - pg_idle),
+        ("postgres", "idle", pg_idle),
+        ("postgres", "max", pg_max),
+    ];
+    if let Some(r) = &state.redis {
+        let s = r.status();
+        samples.extend([
+            ("redis", "in_use", (s.size - s.available) as f64),
+            ("redis", "idle", s.available as f64),
+            ("redis", "max", s.max_size as f64),
+            ("redis", "waiting", s.waiting as f64),
+        ]);
+    }
+    let labels: Vec<[(&str, &str); 2]> = samples
+        .iter()
+        .map(|(pool, st, _)| [("pool", *pool), ("state", *st)])
+        .collect();
+    let mut gauges: Vec<Gauge<'_>> = samples
+        .iter()
+        .zip(&labels)
+        .map(|((_, _, v), l)| Gauge {
+            name: "loopgate_pool_connections",
+            help: "Connection pool saturation: connections in use, idle, the maximum, and waiters.",
+            labels: l,
+            value: *v,
+        })
+        .collect();
+    gauges.push(Gauge {
+        name: "loopgate_quota_degraded",
+        help: "1 while quotas fall back to per-process limits (Redis unreachable).",
+        labels: &[],
+        value: if state.quota.degraded() { 1.0 } else { 0.0 },
+    });
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
-        .body(state.metrics.render())
+        .body(state.metrics.render_with(&gauges))
 }

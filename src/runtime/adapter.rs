@@ -16,6 +16,7 @@ pub struct HttpUpstream<'a> {
     runtime: &'a Runtime,
     target: Target,
     limiter: Option<Arc<ProviderLimiter>>,
+    provider_id: String,
 }
 
 impl<'a> HttpUpstream<'a> {
@@ -39,6 +40,7 @@ impl<'a> HttpUpstream<'a> {
             runtime,
             target,
             limiter,
+            provider_id: bound.provider.id.clone(),
         }
     }
 }
@@ -62,11 +64,17 @@ impl Upstream for HttpUpstream<'_> {
             Some(url) => Request::NextUrl(url),
             None => Request::Args(&req.args),
         };
+        let started = Instant::now();
         let res = self
             .runtime
             .http
             .send(&self.target, request, limiter, req.timeout)
             .await;
+        let status = match &res {
+            Ok(r) => Some(r.status),
+            Err(e) => e.status(),
+        };
+        metrics.observe_upstream(&self.provider_id, status, started.elapsed());
         match res {
             Ok(r) => Ok(UpstreamResponse {
                 status: r.status,

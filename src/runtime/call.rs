@@ -15,6 +15,7 @@ use crate::crypto::{new_id, random_token};
 use crate::engine::{self, ProgressSink};
 use crate::metrics::Metrics;
 use crate::store::deployments::CacheMode;
+use crate::store::tools::ToolKind;
 use crate::store::{providers, tool_calls};
 
 /// `POST …/tool-calls` body.
@@ -128,7 +129,14 @@ impl Runtime {
         progress: &P,
     ) -> Result<Value, RuntimeError> {
         Metrics::inc(&self.metrics.tool_calls);
-        let outcome = self.dispatch(caller, start, progress).await;
+        let (kind, outcome) = self.dispatch(caller, start, progress).await;
+        let label = match &outcome {
+            Ok(_) => "succeeded",
+            Err(e) => e.code_status().0,
+        };
+        self.metrics
+            .tool_calls_by
+            .inc(&[("outcome", label), ("kind", kind)]);
         let record = match &outcome {
             Ok(v) => {
                 tracing::info!("tool call succeeded");
@@ -148,39 +156,52 @@ impl Runtime {
         outcome
     }
 
+    /// The call's outcome, and the kind of tool it was (the `kind` label of its metric).
     async fn dispatch<P: ProgressSink + Sync>(
         &self,
         caller: &Caller,
         start: &CallStart,
         progress: &P,
-    ) -> Result<Value, RuntimeError> {
+    ) -> (&'static str, Result<Value, RuntimeError>) {
         let args = &start.input.arguments;
-        match start.input.name.as_str() {
-            QUERY_TOOL | FETCH_TOOL => {
-                return self.retrieve(&start.thread, &start.input.name, args).await
-            }
-            _ => {}
+        if let QUERY_TOOL | FETCH_TOOL = start.input.name.as_str() {
+            let out = self.retrieve(&start.thread, &start.input.name, args).await;
+            return ("retrieval", out);
         }
-        let agent = self.agent(caller, &start.agent_id).await?;
+        let agent = match self.agent(caller, &start.agent_id).await {
+            Ok(a) => a,
+            Err(e) => return ("unknown", Err(e)),
+        };
         let Some(bound) = agent.tool(&start.input.name) else {
             let mut names: Vec<&str> = agent.tools.iter().map(|t| t.tool.name.as_str()).collect();
             names.extend([QUERY_TOOL, FETCH_TOOL]);
-            return Err(RuntimeError::UnknownTool(format!(
-                "there is no tool named '{}' for this agent; available tools: {}",
-                start.input.name,
-                names.join(", ")
-            )));
+            return (
+                "unknown",
+                Err(RuntimeError::UnknownTool(format!(
+                    "there is no tool named '{}' for this agent; available tools: {}",
+                    start.input.name,
+                    names.join(", ")
+                ))),
+            );
         };
-        if results::is_restricted(&self.kv, &start.thread).await? {
-            let pending = results::pending(&self.kv, &start.thread).await?;
-            return Err(RuntimeError::RetrievalRequired(format!(
-                "an earlier result was cut and has not been read: call {QUERY_TOOL} or {FETCH_TOOL} with \
-                 resultId {} before calling other tools",
-                pending.join(", ")
-            )));
-        }
-        self.run_tool(caller, start, bound, agent.cache_mode, progress)
-            .await
+        let kind = match bound.tool.kind {
+            ToolKind::Api => "api",
+            ToolKind::Mcp => "mcp",
+            ToolKind::App => "app",
+        };
+        let out = async {
+            if results::is_restricted(&self.kv, &start.thread).await? {
+                let pending = results::pending(&self.kv, &start.thread).await?;
+                return Err(RuntimeError::RetrievalRequired(format!(
+                    "an earlier result was cut and has not been read: call {QUERY_TOOL} or {FETCH_TOOL} with \
+                     resultId {} before calling other tools",
+                    pending.join(", ")
+                )));
+            }
+            self.run_tool(caller, start, bound, agent.cache_mode, progress)
+                .await
+        };
+        (kind, out.await)
     }
 
     async fn run_tool<P: ProgressSink + Sync>(
@@ -234,12 +255,17 @@ impl Runtime {
     ) -> Result<Value, RuntimeError> {
         let result_id = format!("res_{}", random_token(32));
         let presented = engine::present(outcome, plan, &result_id, &self.limits);
+        if presented.truncated {
+            Metrics::inc(&self.metrics.guard_cuts);
+        }
         if presented.stored {
+            let stored = outcome.to_stored_json();
+            Metrics::add(&self.metrics.stored_result_bytes, stored.len() as u64);
             results::put(
                 &self.kv,
                 &start.thread,
                 &result_id,
-                &outcome.to_stored_json(),
+                &stored,
                 presented.truncated,
             )
             .await?;

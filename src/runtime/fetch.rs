@@ -127,7 +127,7 @@ impl Runtime {
         ttl: Duration,
         progress: &P,
     ) -> Result<Fetched, RuntimeError> {
-        let _slot = self.walks.acquire(caller.org())?;
+        let _slot = self.walks.acquire(caller.org()).await?;
         let upstream = HttpUpstream::new(self, bound, credential);
         let outcome = engine::run(
             plan,
@@ -138,6 +138,12 @@ impl Runtime {
             &self.limits,
         )
         .await?;
+        self.metrics.observe_walk(
+            outcome.pages,
+            outcome.requests,
+            outcome.items.len(),
+            outcome.verdict.stopped_by.map(|s| s.as_str()),
+        );
         let mut too_large = false;
         if let Some(k) = key {
             if outcome.is_complete() {

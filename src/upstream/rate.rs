@@ -1,7 +1,9 @@
-//! Per-provider rate limits (governor, GCRA): one limiter per provider id for the whole
-//! process, so every call and every walk together stay within the provider's
-//! `requests_per_second` with its `burst`. Each HTTP request (each redirect hop too)
-//! waits for a permit first.
+//! Per-provider rate limits (GCRA): one limiter per provider id for the whole process, in
+//! front, and — with Redis — one shared GCRA per provider across every replica
+//! ([`crate::quota`]), so every call and every walk of every replica together stay within
+//! the provider's `requests_per_second` with its `burst`. Each HTTP request (each redirect
+//! hop too) waits for a permit first. With Redis unreachable, the permit comes from a
+//! per-process limiter at the rate divided by the configured replica count.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -10,33 +12,80 @@ use std::time::Duration;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
+use crate::quota::{Decision, Shared};
 use crate::store::providers::RateLimit;
 
 /// One provider's limiter.
 pub struct ProviderLimiter {
-    limiter: DefaultDirectRateLimiter,
+    local: DefaultDirectRateLimiter,
     limit: RateLimit,
+    /// The shared GCRA and this replica's fallback share of the rate.
+    shared: Option<(Arc<Shared>, String, DefaultDirectRateLimiter)>,
+}
+
+fn governor(rps: f64, burst: u32) -> Option<DefaultDirectRateLimiter> {
+    if !(rps.is_finite() && rps > 0.0) {
+        return None;
+    }
+    let period = Duration::try_from_secs_f64(1.0 / rps).ok()?;
+    let burst = NonZeroU32::new(burst.max(1))?;
+    let quota = Quota::with_period(period)?.allow_burst(burst);
+    Some(RateLimiter::direct(quota))
 }
 
 impl ProviderLimiter {
-    /// `None` for a rate that is not a positive, finite number.
+    /// `None` for a rate that is not a positive, finite number. Process-local only.
     pub fn new(limit: &RateLimit) -> Option<Self> {
-        let rps = limit.requests_per_second;
-        if !(rps.is_finite() && rps > 0.0) {
-            return None;
-        }
-        let period = Duration::try_from_secs_f64(1.0 / rps).ok()?;
-        let burst = NonZeroU32::new(limit.burst.max(1))?;
-        let quota = Quota::with_period(period)?.allow_burst(burst);
         Some(ProviderLimiter {
-            limiter: RateLimiter::direct(quota),
+            local: governor(limit.requests_per_second, limit.burst)?,
             limit: limit.clone(),
+            shared: None,
         })
+    }
+
+    /// Shared by every replica through `shared` under the provider's id.
+    pub fn across_replicas(
+        limit: &RateLimit,
+        provider_id: &str,
+        shared: &Arc<Shared>,
+    ) -> Option<Self> {
+        let mut me = Self::new(limit)?;
+        if shared.is_shared() {
+            let fallback = governor(
+                shared.share_rate(limit.requests_per_second),
+                shared.share(limit.burst),
+            )?;
+            me.shared = Some((
+                shared.clone(),
+                format!("lg:quota:provider:{provider_id}"),
+                fallback,
+            ));
+        }
+        Some(me)
     }
 
     /// Waits until one request may be sent (and takes the permit).
     pub async fn until_ready(&self) {
-        self.limiter.until_ready().await;
+        self.local.until_ready().await;
+        let Some((shared, key, fallback)) = &self.shared else {
+            return;
+        };
+        loop {
+            match shared
+                .rate(key, self.limit.requests_per_second, self.limit.burst)
+                .await
+            {
+                Decision::Allowed => return,
+                Decision::Wait(d) => {
+                    shared.metrics().observe_rate_wait(d);
+                    tokio::time::sleep(d).await;
+                }
+                Decision::Unavailable => {
+                    fallback.until_ready().await;
+                    return;
+                }
+            }
+        }
     }
 
     pub fn limit(&self) -> &RateLimit {
@@ -48,11 +97,21 @@ impl ProviderLimiter {
 #[derive(Default)]
 pub struct RateLimits {
     by_provider: Mutex<HashMap<String, Arc<ProviderLimiter>>>,
+    shared: Option<Arc<Shared>>,
 }
 
 impl RateLimits {
+    /// Limits of this process alone.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Limits every replica sharing `shared`'s Redis holds together.
+    pub fn across_replicas(shared: Arc<Shared>) -> Self {
+        Self {
+            by_provider: Mutex::default(),
+            shared: Some(shared),
+        }
     }
 
     /// The provider's limiter, created on first use and recreated (empty) when the
@@ -75,7 +134,10 @@ impl RateLimits {
                 return Some(current.clone());
             }
         }
-        let fresh = Arc::new(ProviderLimiter::new(limit)?);
+        let fresh = Arc::new(match &self.shared {
+            Some(s) => ProviderLimiter::across_replicas(limit, provider_id, s)?,
+            None => ProviderLimiter::new(limit)?,
+        });
         map.insert(provider_id.to_string(), fresh.clone());
         Some(fresh)
     }

@@ -1,0 +1,34 @@
+//! The Lua scripts behind [`super::Shared`]: each is one atomic `EVAL` on Redis' own
+//! clock (`TIME`, microseconds). Numbers are written with `%.0f` because Lua's default
+//! number formatting keeps only 14 significant digits.
+
+/// GCRA (generic cell rate algorithm). KEYS[1]: the quota; ARGV[1]: emission interval
+/// (µs); ARGV[2]: burst. Stores the theoretical arrival time; returns 0 when the request
+/// may go (and records it), else the µs to wait (recording nothing).
+pub const GCRA: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local interval = tonumber(ARGV[1])
+local tolerance = interval * (tonumber(ARGV[2]) - 1)
+local tat = now
+local stored = redis.call('GET', KEYS[1])
+if stored then tat = math.max(tonumber(stored), now) end
+if tat - now > tolerance then return tat - tolerance - now end
+local nxt = tat + interval
+redis.call('SET', KEYS[1], string.format('%.0f', nxt), 'PX', math.ceil((nxt - now) / 1000) + 1)
+return 0
+"#;
+
+/// Leased slots. KEYS[1]: a sorted set member → lease end (µs); ARGV[1]: member;
+/// ARGV[2]: max; ARGV[3]: lease (µs). Drops expired leases, then returns 1 when the
+/// member got a slot, 0 when all are taken.
+pub const SLOT: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+local lease = tonumber(ARGV[3])
+redis.call('ZADD', KEYS[1], string.format('%.0f', now + lease), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], math.ceil(lease / 1000))
+return 1
+"#;
