@@ -42,6 +42,10 @@ pub struct Limits {
     /// E2: raw `_for_each.values` accepted before de-duplication (the distinct ones are
     /// then held to `for_each_values`).
     pub max_for_each_raw: usize,
+    /// Q1: paths one `aggregate` may name (over all its operations).
+    pub aggregate_paths: usize,
+    /// Q1: groups one `aggregate` answer shows (the largest first).
+    pub aggregate_groups: usize,
 }
 
 impl Default for Limits {
@@ -63,6 +67,8 @@ impl Default for Limits {
             max_filter_clauses: 20,
             max_in_values: 200,
             max_for_each_raw: 500,
+            aggregate_paths: 20,
+            aggregate_groups: 100,
         }
     }
 }

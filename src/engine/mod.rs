@@ -22,7 +22,9 @@
 //! present_json(&outcome, &plan, result_id, &limits) -> PresentedJson {json, truncated, stored}
 //! present(..) -> Presented {value, truncated, stored}   (same, parsed)
 //!                                                                          R2, F, G1–G3, P7
-//! query_result(&stored, &args, &limits) / query_result_json(&str, ..)      G4
+//! query_result(&stored, &args, &limits)                                    G4
+//! query_result_json(&str, Option<&Provenance>, &args, &limits)  (+ `aggregate`, Q1)
+//!     Outcome::provenance() -> Provenance   stored beside a `_resultId` (Q1 `sound`)
 //! fetch_result(stored_text, &args, &limits)                               G4
 //! label_cache_hit(&mut value, cached_at, expires_at)                       C4
 //! ```
@@ -46,6 +48,7 @@
 //! Tokens = compact JSON bytes / 3, rounded up (see [`guard`]); `present` leaves
 //! [`guard::RUNTIME_HEADROOM`] bytes for the `_cache` label.
 
+pub mod aggregate;
 pub mod analysis;
 pub mod cache;
 pub mod doc;
@@ -91,7 +94,7 @@ pub use fields::Projection;
 pub use filter::{Clause, Op};
 pub use item::Item;
 pub use limits::Limits;
-pub use outcome::{Outcome, StopReason, Verdict};
+pub use outcome::{Outcome, Provenance, StopReason, Verdict};
 pub use plan::{parse_call, CallPlan, ForEach, ForEachError};
 pub use present::{present, present_json, Presented, PresentedJson};
 pub use retrieval::{fetch_result, query_result, query_result_json};

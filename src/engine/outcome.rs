@@ -57,6 +57,57 @@ pub struct Verdict {
     pub total: Option<u64>,
 }
 
+/// What a stored result remembers of the walk that made it (Q1), kept beside the stored
+/// payload because a plain payload cannot carry its own verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Provenance {
+    /// Every page of every collection came and no `_for_each` value failed.
+    pub complete: bool,
+    pub stopped_by: Option<StopReason>,
+    /// The row count the API announced, when it did.
+    pub total: Option<u64>,
+    /// Rows stored.
+    pub rows: usize,
+    pub failed_values: usize,
+}
+
+impl Provenance {
+    /// Why a set is partial, as a clause (`None` when it is complete).
+    pub fn gap(&self) -> Option<String> {
+        if self.complete {
+            return None;
+        }
+        let mut why = match self.stopped_by {
+            None => "only one page was fetched".to_owned(),
+            Some(StopReason::End) if self.failed_values > 0 => String::new(),
+            Some(StopReason::End) => "the API reported more rows than were fetched".to_owned(),
+            Some(StopReason::UpstreamError) => "a page failed upstream".to_owned(),
+            Some(StopReason::Loop) => "the API repeated a page".to_owned(),
+            Some(StopReason::OffOrigin) => {
+                "the next page pointed off the provider's site".to_owned()
+            }
+            Some(b) => format!("the walk stopped at its `{}` bound", b.as_str()),
+        };
+        if self.failed_values > 0 {
+            if !why.is_empty() {
+                why.push_str("; ");
+            }
+            why.push_str(&format!(
+                "{} `_for_each` value(s) failed",
+                self.failed_values
+            ));
+        }
+        if let Some(t) = self.total.filter(|t| *t > self.rows as u64) {
+            why.push_str(&format!(
+                "; the API reported {t} rows and {} were fetched",
+                self.rows
+            ));
+        }
+        Some(why)
+    }
+}
+
 /// The full result of one call, before `_filter`, `_fields` and the size guard.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -80,6 +131,17 @@ impl Outcome {
     /// C1/C2: worth caching — every page came and no value failed.
     pub fn is_complete(&self) -> bool {
         self.verdict.paging_complete && self.for_each_errors.is_empty()
+    }
+
+    /// Q1: what the stored result must remember of this walk.
+    pub fn provenance(&self) -> Provenance {
+        Provenance {
+            complete: self.is_complete(),
+            stopped_by: self.verdict.stopped_by,
+            total: self.verdict.total,
+            rows: self.items.len(),
+            failed_values: self.for_each_errors.len(),
+        }
     }
 
     /// The rows this outcome will show, whatever its shape.

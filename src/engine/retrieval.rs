@@ -1,13 +1,17 @@
 //! G4: the retrieval tools. `queryToolResult` pages through a stored result's rows (filter
-//! on the full set first, then slice, then project); `fetchToolResult` returns character
-//! slices of the stored text for results without rows. Both outputs pass the size guard.
+//! on the full set first, then slice, then project), or with `aggregate` (Q1) answers
+//! counts, sums, averages and extremes over every matching row, flagged `sound` only when
+//! the stored walk was complete; `fetchToolResult` returns character slices of the stored
+//! text for results without rows. All outputs pass the size guard.
 
+use crate::engine::aggregate::{aggregate, Spec};
 use crate::engine::error::EngineError;
 use crate::engine::fields::Projection;
 use crate::engine::filter::parse_filter;
 use crate::engine::guard::{byte_budget, json_len, rows_that_fit, text_prefix};
+use crate::engine::item::Item;
 use crate::engine::limits::Limits;
-use crate::engine::outcome::Outcome;
+use crate::engine::outcome::{Outcome, Provenance};
 use crate::engine::rows::{filtered, projected, Row};
 use serde_json::{json, Value};
 
@@ -27,22 +31,35 @@ fn arg_usize(args: &Value, name: &str, default: usize, tool: &str) -> Result<usi
     }
 }
 
-/// `queryToolResult {resultId, fields?, filter?, offset?, limit?}` over a stored payload.
+/// `queryToolResult {resultId, fields?, filter?, offset?, limit?, aggregate?}` over a
+/// stored payload, judged complete or not by what the payload itself says.
 pub fn query_result(stored: &Value, args: &Value, limits: &Limits) -> Result<Value, EngineError> {
-    query_outcome(&Outcome::from_stored(stored.clone()), args, limits)
+    query_outcome(&Outcome::from_stored(stored.clone()), None, args, limits)
 }
 
-/// Like [`query_result`], from the stored text (no full parse of the rows).
+/// Like [`query_result`], from the stored text (no full parse of the rows). `provenance`
+/// is what was kept beside the result ([`Outcome::provenance`]); without it a plain
+/// payload counts as complete.
 pub fn query_result_json(
     stored: &str,
+    provenance: Option<&Provenance>,
     args: &Value,
     limits: &Limits,
 ) -> Result<Value, EngineError> {
-    query_outcome(&Outcome::from_stored_json(stored), args, limits)
+    query_outcome(&Outcome::from_stored_json(stored), provenance, args, limits)
 }
 
-fn query_outcome(outcome: &Outcome, args: &Value, limits: &Limits) -> Result<Value, EngineError> {
+fn query_outcome(
+    outcome: &Outcome,
+    provenance: Option<&Provenance>,
+    args: &Value,
+    limits: &Limits,
+) -> Result<Value, EngineError> {
     let tool = "queryToolResult";
+    let spec = match args.get("aggregate") {
+        None | Some(Value::Null) => None,
+        Some(a) => Some(Spec::parse(a, limits)?),
+    };
     let fields = match args.get("fields") {
         None | Some(Value::Null) => None,
         Some(f) => Some(Projection::parse(f, "fields", limits)?),
@@ -59,6 +76,17 @@ fn query_outcome(outcome: &Outcome, args: &Value, limits: &Limits) -> Result<Val
         ));
     }
     let kept = filtered(&outcome.items, &filter);
+    if let Some(spec) = spec {
+        let own = outcome.provenance();
+        let prov = provenance.unwrap_or(&own);
+        return Ok(aggregate_answer(
+            &kept,
+            &spec,
+            prov,
+            !filter.is_empty(),
+            limits,
+        ));
+    }
     let total = kept.len();
     let page: Vec<_> = kept.into_iter().skip(offset).take(limit).collect();
     let rows = projected(page, fields.as_ref(), None);
@@ -100,6 +128,60 @@ fn query_outcome(outcome: &Outcome, args: &Value, limits: &Limits) -> Result<Val
         v = build(values.clone(), Some(rows.len()));
     }
     Ok(v)
+}
+
+/// Q1: `{aggregates, groups?, groupCount?, sound, note}`, cut to the size guard by
+/// dropping the smallest groups.
+fn aggregate_answer(
+    rows: &[&Item],
+    spec: &Spec,
+    prov: &Provenance,
+    filtered: bool,
+    limits: &Limits,
+) -> Value {
+    let a = aggregate(rows, spec, limits);
+    let which = if filtered {
+        format!("the {} stored rows matching the filter", a.rows)
+    } else {
+        format!("all {} stored rows", a.rows)
+    };
+    let head = match prov.gap() {
+        None => format!(
+            "Sound: computed over {which}, and the stored walk fetched the whole set, so these are totals."
+        ),
+        Some(gap) => format!(
+            "Not sound: the stored result is a partial set ({gap}), so these figures cover only {which}. \
+             Present them as \"at least\" or \"in the rows retrieved\", never as totals."
+        ),
+    };
+    let build = |groups: Option<&[Value]>, extra: Option<String>| {
+        let mut note = head.clone();
+        for r in a.remarks.iter().chain(extra.as_ref()) {
+            note.push(' ');
+            note.push_str(r);
+        }
+        let mut v = json!({"aggregates": a.aggregates, "sound": prov.complete, "note": note});
+        if let Some(g) = groups {
+            v["groups"] = json!(g);
+            v["groupCount"] = json!(a.group_count);
+        }
+        v
+    };
+    let budget = byte_budget(limits.token_budget);
+    let Some(groups) = a.groups.as_deref() else {
+        return build(None, None);
+    };
+    let mut shown = groups.len();
+    loop {
+        let extra = (shown < groups.len()).then(|| {
+            format!("Only the {shown} largest groups fit here; filter to see the others.")
+        });
+        let v = build(groups.get(..shown), extra);
+        if shown == 0 || json_len(&v) <= budget {
+            return v;
+        }
+        shown = shown * 3 / 4;
+    }
 }
 
 /// `fetchToolResult {resultId, offset, length}` over the stored text. Offsets and lengths
@@ -206,6 +288,112 @@ mod tests {
         );
         assert!(fetch_result("abc", &json!({"offset": 9}), &Limits::default()).is_err());
         assert!(fetch_result("abc", &json!({"offset": -1}), &Limits::default()).is_err());
+    }
+
+    fn envelope(complete: bool) -> Value {
+        let items: Vec<Value> = (0..6)
+            .map(|i| json!({"id": i, "amount": i * 10, "s": if i < 4 {"a"} else {"b"}}))
+            .collect();
+        json!({"items": items, "_itemCount": 6, "_pagingComplete": complete, "_likelyMoreRows": !complete,
+               "_stoppedBy": if complete {"end"} else {"pages"}, "_total": if complete {6} else {40}, "_note": ""})
+    }
+
+    #[test]
+    fn q1_aggregates_over_a_complete_stored_walk_are_sound() {
+        let args = json!({"resultId": "r", "filter": [{"field": "id", "op": "gte", "value": 1}],
+                          "aggregate": {"count": true, "sum": ["amount"], "avg": ["amount"], "group_by": "s"}});
+        let r = query_result(&envelope(true), &args, &Limits::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            r["aggregates"],
+            json!({"count": 5, "sum": {"amount": 150}, "avg": {"amount": 30}})
+        );
+        assert_eq!(
+            r["groups"],
+            json!([{"key": "a", "count": 3, "sum": {"amount": 60}, "avg": {"amount": 20}},
+                                        {"key": "b", "count": 2, "sum": {"amount": 90}, "avg": {"amount": 45}}])
+        );
+        assert_eq!(
+            (r["sound"].clone(), r["groupCount"].clone()),
+            (json!(true), json!(2))
+        );
+        let note = r["note"].as_str().unwrap_or_default();
+        assert!(
+            note.starts_with("Sound") && note.contains("5 stored rows matching the filter"),
+            "{note}"
+        );
+        assert!(r.get("items").is_none());
+    }
+
+    #[test]
+    fn q1_a_partial_stored_walk_is_not_sound_and_says_why() {
+        let args = json!({"aggregate": {"count": true}});
+        let r = query_result(&envelope(false), &args, &Limits::default()).unwrap_or_default();
+        assert_eq!(
+            (r["aggregates"]["count"].clone(), r["sound"].clone()),
+            (json!(6), json!(false))
+        );
+        let note = r["note"].as_str().unwrap_or_default();
+        assert!(
+            note.contains("`pages` bound")
+                && note.contains("reported 40 rows")
+                && note.contains("at least"),
+            "{note}"
+        );
+        // a plain payload cannot say it was one page of many: the kept provenance does
+        let plain = serde_json::to_string(&stored()).unwrap_or_default();
+        let prov = Provenance {
+            complete: false,
+            stopped_by: None,
+            total: None,
+            rows: 10,
+            failed_values: 0,
+        };
+        let r =
+            query_result_json(&plain, Some(&prov), &args, &Limits::default()).unwrap_or_default();
+        assert_eq!(
+            (r["aggregates"]["count"].clone(), r["sound"].clone()),
+            (json!(10), json!(false))
+        );
+        assert!(r["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("only one page"));
+        let r = query_result_json(&plain, None, &args, &Limits::default()).unwrap_or_default();
+        assert_eq!(r["sound"], json!(true));
+    }
+
+    #[test]
+    fn q1_aggregate_answer_passes_the_guard() {
+        let rows: Vec<Value> = (0..400)
+            .map(|i| json!({"k": format!("{i:0>60}"), "n": i}))
+            .collect();
+        let limits = Limits {
+            token_budget: 1_000,
+            aggregate_groups: 400,
+            ..Limits::default()
+        };
+        let r = query_result(
+            &json!(rows),
+            &json!({"aggregate": {"sum": ["n"], "group_by": "k"}}),
+            &limits,
+        )
+        .unwrap_or_default();
+        let shown = r["groups"].as_array().map_or(0, Vec::len);
+        assert!(shown > 0 && shown < 400, "{shown}");
+        assert_eq!(r["groupCount"], json!(400));
+        assert_eq!(r["aggregates"]["sum"]["n"], json!(79_800));
+        assert!(json_len(&r) <= byte_budget(1_000));
+        assert!(r["note"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("largest groups fit"));
+        assert!(query_result(
+            &json!(rows),
+            &json!({"aggregate": {"sum": "n", "p": 1}}),
+            &limits
+        )
+        .is_err());
     }
 
     #[test]

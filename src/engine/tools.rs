@@ -109,7 +109,10 @@ pub fn retrieval_tools() -> Vec<ModelTool> {
             description: "Read rows of a stored tool result (given by its `_resultId`) without calling the API again. \
                           `filter` selects rows from the whole stored set before paging, so it may use fields you did not project; \
                           `fields` keeps only the listed dot-paths; `offset`/`limit` page through the matches. \
-                          Returns {items, total, offset, limit, has_more}, where `total` counts every matching row."
+                          Returns {items, total, offset, limit, has_more}, where `total` counts every matching row. \
+                          For counts, sums, averages, minimums and maximums (optionally per `group_by` value) pass `aggregate` instead of reading rows: \
+                          it runs over every stored row matching `filter` and answers {aggregates, groups?, sound, note}, \
+                          where `sound: false` means the stored set is partial and the figures are not totals."
                 .into(),
             input_schema: json!({
                 "type": "object",
@@ -118,7 +121,19 @@ pub fn retrieval_tools() -> Vec<ModelTool> {
                     "fields": {"type": "array", "items": {"type": "string"}, "description": "Dot-paths to keep on each row."},
                     "filter": {"type": "array", "items": clause, "description": "Clauses that must all hold."},
                     "offset": {"type": "integer", "minimum": 0, "default": 0},
-                    "limit": {"type": "integer", "minimum": 1, "default": 100}
+                    "limit": {"type": "integer", "minimum": 1, "default": 100},
+                    "aggregate": {
+                        "type": "object",
+                        "description": "Compute over every matching stored row instead of returning rows. Paths are dot-paths; a path through a list reaches every element.",
+                        "properties": {
+                            "count": {"type": "boolean", "description": "true: count the matching rows."},
+                            "sum": {"type": "array", "items": {"type": "string"}, "description": "Dot-paths to add up (numbers and numeric strings)."},
+                            "avg": {"type": "array", "items": {"type": "string"}, "description": "Dot-paths to average."},
+                            "min": {"type": "array", "items": {"type": "string"}, "description": "Dot-paths whose smallest value to report (text such as dates compares as text)."},
+                            "max": {"type": "array", "items": {"type": "string"}, "description": "Dot-paths whose largest value to report."},
+                            "group_by": {"type": "string", "description": "Dot-path to group by: the figures are also given per distinct value, largest groups first."}
+                        }
+                    }
                 },
                 "required": ["resultId"]
             }),
@@ -149,7 +164,8 @@ pub fn loop_guidance() -> &'static str {
      3. Ask only for what you need: pass `_fields` with the dot-paths you will use, and `_for_each` to repeat a call over a list of ids instead of calling it many times.\n\
      4. Read the verdict: if `_pagingComplete` is false or `_likelyMoreRows` is true, the rows are a partial set. Say so plainly, and present counts and sums as \"at least\" or \"in the rows retrieved\", never as totals.\n\
      5. When a result says it was cut (`_truncated`), read the rest with queryToolResult (rows) or fetchToolResult (text) before answering.\n\
-     6. Talk to the user about their data, not about these mechanics: never mention reserved arguments, result ids or paging to them."
+     6. To count, total, average or rank a stored result, call queryToolResult with `aggregate` (count, sum, avg, min, max, group_by) rather than adding up rows yourself; its figures are totals only when it answers `sound: true`.\n\
+     7. Talk to the user about their data, not about these mechanics: never mention reserved arguments, result ids or paging to them."
 }
 
 #[cfg(test)]
@@ -217,6 +233,11 @@ mod tests {
     fn l4_a1_retrieval_tools_and_guidance() {
         let names: Vec<String> = retrieval_tools().into_iter().map(|t| t.name).collect();
         assert_eq!(names, ["queryToolResult", "fetchToolResult"]);
+        let query = &retrieval_tools()[0];
+        assert!(query.description.contains("`aggregate`"));
+        assert!(
+            query.input_schema["properties"]["aggregate"]["properties"]["group_by"].is_object()
+        );
         let g = loop_guidance();
         for needle in [
             "own filter",
@@ -224,6 +245,8 @@ mod tests {
             "_fields",
             "partial",
             "never mention",
+            "`aggregate`",
+            "sound: true",
         ] {
             assert!(g.contains(needle), "{needle}");
         }

@@ -266,6 +266,7 @@ impl Runtime {
                 &start.thread,
                 &result_id,
                 &stored,
+                &outcome.provenance(),
                 presented.truncated,
             )
             .await?;
@@ -325,11 +326,21 @@ impl Runtime {
             })?
             .to_string();
         let stored = results::load(&self.kv, thread, &id).await?;
-        let value = if name == QUERY_TOOL {
-            engine::query_result_json(&stored, args, &self.limits)?
-        } else {
-            engine::fetch_result(&stored, args, &self.limits)?
+        let provenance = match name {
+            QUERY_TOOL => results::provenance(&self.kv, thread, &id).await?,
+            _ => None,
         };
+        // filtering and aggregating thousands of rows is CPU work: off the async workers
+        let (limits, args, name) = (self.limits.clone(), args.clone(), name.to_owned());
+        let value = tokio::task::spawn_blocking(move || {
+            if name == QUERY_TOOL {
+                engine::query_result_json(&stored, provenance.as_ref(), &args, &limits)
+            } else {
+                engine::fetch_result(&stored, &args, &limits)
+            }
+        })
+        .await
+        .map_err(|e| RuntimeError::Internal(e.into()))??;
         results::mark_read(&self.kv, thread, &id).await?;
         Ok(value)
     }

@@ -1,11 +1,13 @@
 //! Stored results (G3, G4, G6) and the thread's retrieval restriction (G5), kept in
 //! the `Kv` under keys scoped to the org and the thread: a `_resultId` from another
-//! thread or org is simply not found.
+//! thread or org is simply not found. Beside each result its provenance (Q1: was the
+//! walk complete) is kept for the same time.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::kv::{Kv, KvError};
+use crate::engine::Provenance;
 use crate::store::OrgId;
 
 /// How long a stored result can be read.
@@ -68,8 +70,11 @@ pub async fn put(
     t: &ThreadKey,
     id: &str,
     stored_json: &str,
+    provenance: &Provenance,
     truncated: bool,
 ) -> Result<(), KvError> {
+    let prov = serde_json::to_string(provenance).unwrap_or_default();
+    kv.set(&t.key("prov", id), &prov, RESULT_TTL).await?;
     kv.set(&t.key("res", id), stored_json, RESULT_TTL).await?;
     kv.set(&t.key("seen", id), "1", TOMBSTONE_TTL).await?;
     kv.set(&t.key("holds", ""), "1", RESULT_TTL).await?;
@@ -90,6 +95,15 @@ pub async fn load(kv: &Kv, t: &ThreadKey, id: &str) -> Result<String, ResultErro
         return Err(ResultError::Expired(id.to_string()));
     }
     Err(ResultError::NotFound(id.to_string()))
+}
+
+/// Q1: how complete the stored result's walk was (`None` for results stored before
+/// provenance was kept).
+pub async fn provenance(kv: &Kv, t: &ThreadKey, id: &str) -> Result<Option<Provenance>, KvError> {
+    Ok(kv
+        .get(&t.key("prov", id))
+        .await?
+        .and_then(|s| serde_json::from_str(&s).ok()))
 }
 
 /// The agent read this result: it no longer holds the thread back.

@@ -10,6 +10,7 @@ mod upstream_server;
 
 mod admin;
 mod agents;
+mod aggregates;
 mod cache;
 mod cursor_hostile;
 mod cursor_rig;
