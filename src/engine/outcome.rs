@@ -133,6 +133,42 @@ impl Outcome {
         self.verdict.paging_complete && self.for_each_errors.is_empty()
     }
 
+    /// W2: the tool's own payload shape — the first response without its rows, and where
+    /// the rows sit — which the stored envelope does not keep. The dataset cache keeps it
+    /// beside the entry, so a hit is shaped like the walk that filled it.
+    pub fn shape(&self) -> Value {
+        let slot = match &self.slot {
+            None => Value::Null,
+            Some(Slot::Root) => json!("root"),
+            Some(Slot::Key(path)) => json!(path),
+        };
+        json!({"frame": self.frame, "slot": slot, "json": self.json})
+    }
+
+    /// Puts back a [`Outcome::shape`] on an outcome read from its stored form; a shape
+    /// that does not parse leaves the outcome as it was.
+    pub fn restore_shape(&mut self, shape: &Value) {
+        let slot = match shape.get("slot") {
+            Some(Value::Null) => None,
+            Some(Value::String(s)) if s == "root" => Some(Slot::Root),
+            Some(Value::Array(a)) => {
+                let path: Option<Vec<String>> =
+                    a.iter().map(|k| k.as_str().map(str::to_owned)).collect();
+                match path {
+                    Some(p) if !p.is_empty() => Some(Slot::Key(p)),
+                    _ => return,
+                }
+            }
+            _ => return,
+        };
+        let Some(frame) = shape.get("frame") else {
+            return;
+        };
+        self.frame = frame.clone();
+        self.slot = slot;
+        self.json = shape.get("json").and_then(Value::as_bool).unwrap_or(true);
+    }
+
     /// Q1: what the stored result must remember of this walk.
     pub fn provenance(&self) -> Provenance {
         Provenance {
@@ -305,5 +341,22 @@ mod tests {
         let back = Outcome::from_stored_json(&o.to_stored_json());
         assert_eq!(back.items.len(), 2);
         assert!(!back.envelope);
+    }
+
+    #[test]
+    fn w2_shape_survives_the_stored_envelope() {
+        let o = outcome(true);
+        let mut back = Outcome::from_stored_json(&o.to_stored_json());
+        assert_eq!(back.slot, Some(Slot::Key(vec!["items".into()])));
+        back.restore_shape(&o.shape());
+        assert_eq!((&back.frame, &back.slot), (&o.frame, &o.slot));
+        assert_eq!(
+            back.payload(),
+            json!({"data": [{"id": 1}, {"id": 2}], "total": 2})
+        );
+        assert_eq!(back.items, o.items);
+        let mut untouched = back.clone();
+        untouched.restore_shape(&json!({"slot": 3}));
+        assert_eq!(untouched, back);
     }
 }

@@ -44,6 +44,10 @@ impl Scope {
 pub struct Entry {
     pub cached_at: DateTime<Utc>,
     pub stored: String,
+    /// The tool's own payload shape (`Outcome::shape`), so a workflow step served from
+    /// the cache keeps it (W2); absent in entries written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<serde_json::Value>,
 }
 
 /// The cache key of one walk.

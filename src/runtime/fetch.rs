@@ -72,10 +72,16 @@ impl Runtime {
         };
         let ttl_chrono = chrono::Duration::from_std(ttl).unwrap_or_default();
         let fresh = |e: &cache::Entry| self.clock.now() - e.cached_at < ttl_chrono;
-        let hit = |entry: cache::Entry| Fetched {
-            outcome: Outcome::from_stored_json(&entry.stored),
-            hit: Some((entry.cached_at, entry.cached_at + ttl_chrono)),
-            too_large: false,
+        let hit = |entry: cache::Entry| {
+            let mut outcome = Outcome::from_stored_json(&entry.stored);
+            if let Some(shape) = &entry.shape {
+                outcome.restore_shape(shape);
+            }
+            Fetched {
+                outcome,
+                hit: Some((entry.cached_at, entry.cached_at + ttl_chrono)),
+                too_large: false,
+            }
         };
         if let (Some(k), false) = (&key, plan.refresh) {
             if let Some(entry) = cache::read(&self.kv, k).await?.filter(|e| fresh(e)) {
@@ -150,6 +156,7 @@ impl Runtime {
                 let entry = cache::Entry {
                     cached_at: self.clock.now(),
                     stored: outcome.to_stored_json(),
+                    shape: Some(outcome.shape()),
                 };
                 too_large = !cache::write(&self.kv, k, &entry, ttl).await?;
             }

@@ -7,8 +7,9 @@
 //! binding's `loop_responses` says (the workflow author opted in explicitly); a step
 //! without `loop` is a plain call. A step's cache (W4) follows the deployment's mode,
 //! and only when the step sets `loop.cache.ttl_minutes`. The cache holds the tool-call
-//! envelope (same entries and keys as tool calls), so a step served from it shows its
-//! rows under `items` rather than under the tool's own key, labelled with `_cache`.
+//! envelope (same entries and keys as tool calls) together with the tool's own payload
+//! shape, so a step served from it has the same shape as a walked one (rows under the
+//! tool's own key), labelled with `_cache`. Every step's output carries `_loop`.
 
 pub mod refs;
 pub mod step;
@@ -174,5 +175,5 @@ async fn run_step(
             let (code, _) = e.code_status();
             (code, format!("step '{}': {e}", step.id))
         })?;
-    Ok(step::output(&run, step.looping.is_some()))
+    Ok(step::output(&run))
 }

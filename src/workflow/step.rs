@@ -80,9 +80,10 @@ impl<'a> Step<'a> {
     }
 }
 
-/// W2: the payload with the merged rows (filtered, then projected) in place; `_loop`
-/// (and `_forEachErrors`, `_cache`) when the step loops.
-pub fn output(run: &BoundRun, loops: bool) -> Value {
+/// W2: the payload with the merged rows (filtered, then projected) in place, and on every
+/// step `_loop` (plus `_forEachErrors`, `_cache` when they apply). A payload that is not
+/// an object is wrapped: a list under `items`, a text body under `text`.
+pub fn output(run: &BoundRun) -> Value {
     let (outcome, plan) = (&run.outcome, &run.plan);
     let mut items: Vec<Value> = outcome
         .items()
@@ -99,19 +100,15 @@ pub fn output(run: &BoundRun, loops: bool) -> Value {
         (None, Some(_)) => json!({ "items": items }),
         (slot, _) => Page::assemble(&outcome.frame, slot.as_ref(), items),
     };
-    if !loops {
-        return out;
-    }
-    if !out.is_object() {
-        out = json!({ "items": out });
-    }
+    out = match out {
+        Value::Object(_) => out,
+        Value::Array(_) => json!({ "items": out }),
+        Value::String(_) if !outcome.json => json!({ "text": out }),
+        other => json!({ "value": other }),
+    };
     let fmt =
         |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     if let Value::Object(m) = &mut out {
-        // a cache hit reads back the stored envelope: keep only its items
-        if run.hit.is_some() {
-            m.retain(|k, _| !k.starts_with('_'));
-        }
         let v = &outcome.verdict;
         m.insert(
             "_loop".into(),

@@ -131,7 +131,13 @@ async fn skipped_and_failing_steps() {
     assert!(r["steps"]["maybe"]["reason"].is_string());
     assert_eq!(up.count("/inboxes"), 0);
     assert_eq!(r["steps"]["one"]["name"], "Contact 7");
-    assert!(r["steps"]["one"].get("_loop").is_none());
+    // W2: every step carries `_loop`, a plain one too (one record, nothing left)
+    let one = &r["steps"]["one"]["_loop"];
+    assert_eq!(
+        (&one["complete"], &one["requests"], &one["stoppedBy"]),
+        (&json!(true), &json!(1), &json!("end")),
+        "{one}"
+    );
     let err = &r["steps"]["missing"]["_error"];
     assert_eq!(err["code"], "upstream_failed", "{err}");
     assert!(err["detail"].as_str().unwrap().contains("missing"));
@@ -192,7 +198,9 @@ async fn cache_is_off_unless_the_step_sets_a_ttl() {
     assert_eq!(out["_cache"]["hit"], true, "{out}");
     assert_eq!(out["_loop"]["itemCount"], 237);
     assert_eq!(out["_loop"]["requests"], 0);
-    assert_eq!(out["items"].as_array().unwrap().len(), 237);
+    // W2: a hit keeps the tool's own shape
+    assert_eq!(out["contacts"].as_array().unwrap().len(), 237);
+    assert!(out.get("items").is_none(), "{out}");
     assert_eq!(out["_loop"]["complete"], true);
     // experiments never touch the cache
     run(&app, &rig.t.key, &cached, json!({"experiment": true})).await;
@@ -310,4 +318,47 @@ async fn a_run_streams_the_ui_message_protocol() {
         .await;
     assert_eq!(stored.ok(200)["status"], "failed");
     assert_eq!(stored.body["steps"]["pick"]["id"], 0);
+}
+
+#[tokio::test]
+async fn w2_a_cached_step_keeps_its_shape_so_refs_match_on_the_second_run() {
+    let app = spawn_app().await;
+    let up = upstream_server::start().await;
+    let rig = Rig::new(&app, &up, true).await;
+    let mut fetch = fetch_step();
+    fetch["loop"]["cache"] = json!({"ttl_minutes": 10});
+    let wf = workflow(
+        &app,
+        &rig,
+        json!([fetch,
+            {"id": "details", "type": "tool", "tool": "get_contact", "input": {},
+             "loop": {"for_each": {"key": "id", "values": {"ref": "$.steps.fetch.contacts[*].id"}}}},
+            {"id": "first", "type": "tool", "tool": "get_contact",
+             "input": {"id": {"ref": "$.steps.fetch.contacts[0].id"}}}]),
+    )
+    .await;
+    let first = run(&app, &rig.t.key, &wf, json!({})).await;
+    assert_eq!(first["status"], "succeeded", "{first}");
+    let second = run(&app, &rig.t.key, &wf, json!({})).await;
+    assert_eq!(second["status"], "succeeded", "{second}");
+    assert_eq!(
+        up.count("/contacts"),
+        3,
+        "the second walk came from the cache"
+    );
+    let (a, b) = (&first["steps"], &second["steps"]);
+    assert_eq!(b["fetch"]["_cache"]["hit"], true, "{b}");
+    assert_eq!(b["fetch"]["contacts"], a["fetch"]["contacts"]);
+    assert_eq!(b["details"]["_loop"]["itemCount"], 5, "{b}");
+    assert_eq!(b["details"]["items"], a["details"]["items"]);
+    assert_eq!(b["first"]["id"], 0);
+    assert_eq!(
+        fan_out_requests(&up),
+        12,
+        "5 + 1 fan-out requests on each run"
+    );
+    // every step output carries `_loop`, whether it loops or not
+    for out in [&b["fetch"], &b["details"], &b["first"]] {
+        assert!(out["_loop"]["complete"].is_boolean(), "{out}");
+    }
 }
