@@ -59,8 +59,8 @@ fn check_instructions(i: &str) -> Result<&str, ApiError> {
 }
 
 /// Create an agent with its tool bindings.
-#[utoipa::path(post, path = "/v1/agents", tag = "studio", request_body = AgentInput,
-    responses((status = 201, body = Agent), (status = 422, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(post, operation_id = "createAgent", path = "/v1/agents", tag = "studio", request_body = AgentInput,
+    responses((status = 201, body = Agent), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn create(
     key: Studio,
     state: web::Data<AppState>,
@@ -79,8 +79,8 @@ pub async fn create(
 ///
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
-#[utoipa::path(get, path = "/v1/agents", tag = "studio", params(ListParams),
-    responses((status = 200, body = ListResponse<Agent>)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "listAgents", path = "/v1/agents", tag = "studio", params(ListParams),
+    responses((status = 200, body = ListResponse<Agent>)), security(("orgKey" = ["studio"])))]
 pub async fn list(
     key: Studio,
     state: web::Data<AppState>,
@@ -91,8 +91,8 @@ pub async fn list(
 }
 
 /// Get an agent with its bindings.
-#[utoipa::path(get, path = "/v1/agents/{agent_id}", tag = "studio",
-    responses((status = 200, body = Agent), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "getAgent", path = "/v1/agents/{agent_id}", tag = "studio",
+    responses((status = 200, body = Agent), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn get(
     key: Studio,
     state: web::Data<AppState>,
@@ -105,9 +105,9 @@ pub async fn get(
 }
 
 /// Update an agent; `agentTools`, when present, replaces every binding.
-#[utoipa::path(patch, path = "/v1/agents/{agent_id}", tag = "studio", request_body = AgentPatch,
+#[utoipa::path(patch, operation_id = "updateAgent", path = "/v1/agents/{agent_id}", tag = "studio", request_body = AgentPatch,
     responses((status = 200, body = Agent), (status = 404, body = Problem), (status = 422, body = Problem)),
-    security(("bearer" = [])))]
+    security(("orgKey" = ["studio"])))]
 pub async fn update(
     key: Studio,
     state: web::Data<AppState>,
@@ -131,8 +131,8 @@ pub async fn update(
 }
 
 /// Delete an agent.
-#[utoipa::path(delete, path = "/v1/agents/{agent_id}", tag = "studio",
-    responses((status = 204), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(delete, operation_id = "deleteAgent", path = "/v1/agents/{agent_id}", tag = "studio",
+    responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn delete(
     key: Studio,
     state: web::Data<AppState>,
@@ -145,9 +145,9 @@ pub async fn delete(
 }
 
 /// Bind one more tool to an agent.
-#[utoipa::path(post, path = "/v1/agents/{agent_id}/tools", tag = "studio", request_body = Binding,
+#[utoipa::path(post, operation_id = "addAgentTool", path = "/v1/agents/{agent_id}/tools", tag = "studio", request_body = Binding,
     responses((status = 201, body = Binding), (status = 404, body = Problem), (status = 409, body = Problem), (status = 422, body = Problem)),
-    security(("bearer" = [])))]
+    security(("orgKey" = ["studio"])))]
 pub async fn add_binding(
     key: Studio,
     state: web::Data<AppState>,
@@ -161,8 +161,8 @@ pub async fn add_binding(
 }
 
 /// Get one binding.
-#[utoipa::path(get, path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio",
-    responses((status = 200, body = Binding), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "getAgentTool", path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio",
+    responses((status = 200, body = Binding), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn get_binding(
     key: Studio,
     state: web::Data<AppState>,
@@ -176,9 +176,9 @@ pub async fn get_binding(
 }
 
 /// Change one binding (the Studio's "Allow response looping for this tool").
-#[utoipa::path(patch, path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio", request_body = BindingInput,
+#[utoipa::path(patch, operation_id = "updateAgentTool", path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio", request_body = BindingInput,
     responses((status = 200, body = Binding), (status = 404, body = Problem), (status = 422, body = Problem)),
-    security(("bearer" = [])))]
+    security(("orgKey" = ["studio"])))]
 pub async fn update_binding(
     key: Studio,
     state: web::Data<AppState>,
@@ -205,8 +205,8 @@ pub async fn update_binding(
 }
 
 /// Unbind a tool from an agent.
-#[utoipa::path(delete, path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio",
-    responses((status = 204), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(delete, operation_id = "removeAgentTool", path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio",
+    responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn remove_binding(
     key: Studio,
     state: web::Data<AppState>,

@@ -29,9 +29,9 @@ pub struct CreatedApiKey {
 }
 
 /// Create an API key for an org.
-#[utoipa::path(post, path = "/v1/orgs/{org_id}/api-keys", tag = "admin", params(("org_id" = String, Path, description = "The org")), request_body = ApiKeyInput,
+#[utoipa::path(post, operation_id = "createApiKey", path = "/v1/orgs/{org_id}/api-keys", tag = "admin", params(("org_id" = String, Path, description = "The org")), request_body = ApiKeyInput,
     responses((status = 201, body = CreatedApiKey), (status = 404, body = Problem), (status = 422, body = Problem)),
-    security(("bearer" = [])))]
+    security(("adminToken" = [])))]
 pub async fn create(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -53,8 +53,8 @@ pub async fn create(
 ///
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
-#[utoipa::path(get, path = "/v1/orgs/{org_id}/api-keys", tag = "admin", params(("org_id" = String, Path, description = "The org"), ListParams),
-    responses((status = 200, body = ListResponse<ApiKey>), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "listApiKeys", path = "/v1/orgs/{org_id}/api-keys", tag = "admin", params(("org_id" = String, Path, description = "The org"), ListParams),
+    responses((status = 200, body = ListResponse<ApiKey>), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn list(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -65,8 +65,8 @@ pub async fn list(
 }
 
 /// Get one API key (without its secret).
-#[utoipa::path(get, path = "/v1/orgs/{org_id}/api-keys/{key_id}", tag = "admin",
-    responses((status = 200, body = ApiKey), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "getApiKey", path = "/v1/orgs/{org_id}/api-keys/{key_id}", tag = "admin",
+    responses((status = 200, body = ApiKey), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn get(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -80,8 +80,8 @@ pub async fn get(
 }
 
 /// Revoke an API key; it stops working at once. Returns the revoked key.
-#[utoipa::path(delete, path = "/v1/orgs/{org_id}/api-keys/{key_id}", tag = "admin",
-    responses((status = 200, body = ApiKey), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(delete, operation_id = "revokeApiKey", path = "/v1/orgs/{org_id}/api-keys/{key_id}", tag = "admin",
+    responses((status = 200, body = ApiKey), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn revoke(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,

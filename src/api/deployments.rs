@@ -27,9 +27,9 @@ pub struct DeploymentPatch {
 }
 
 /// Create a deployment.
-#[utoipa::path(post, path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(("org_id" = String, Path, description = "The org")), request_body = DeploymentInput,
+#[utoipa::path(post, operation_id = "createDeployment", path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(("org_id" = String, Path, description = "The org")), request_body = DeploymentInput,
     responses((status = 201, body = Deployment), (status = 404, body = Problem), (status = 409, body = Problem)),
-    security(("bearer" = [])))]
+    security(("adminToken" = [])))]
 pub async fn create(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -44,8 +44,8 @@ pub async fn create(
 ///
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
-#[utoipa::path(get, path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(("org_id" = String, Path, description = "The org"), ListParams),
-    responses((status = 200, body = ListResponse<Deployment>), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "listDeployments", path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(("org_id" = String, Path, description = "The org"), ListParams),
+    responses((status = 200, body = ListResponse<Deployment>), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn list(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -56,8 +56,8 @@ pub async fn list(
 }
 
 /// Get a deployment.
-#[utoipa::path(get, path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
-    responses((status = 200, body = Deployment), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "getDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
+    responses((status = 200, body = Deployment), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn get(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -71,8 +71,8 @@ pub async fn get(
 }
 
 /// Rename a deployment or switch its cache mode.
-#[utoipa::path(patch, path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin", request_body = DeploymentPatch,
-    responses((status = 200, body = Deployment), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(patch, operation_id = "updateDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin", request_body = DeploymentPatch,
+    responses((status = 200, body = Deployment), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn update(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -88,8 +88,8 @@ pub async fn update(
 }
 
 /// Delete a deployment (refused with 409 while agents use it).
-#[utoipa::path(delete, path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
-    responses((status = 204), (status = 404, body = Problem), (status = 409, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(delete, operation_id = "deleteDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
+    responses((status = 204), (status = 404, body = Problem), (status = 409, body = Problem)), security(("adminToken" = [])))]
 pub async fn delete(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,

@@ -1,31 +1,14 @@
-//! The OpenAPI document, generated from the handlers' annotations.
+//! The OpenAPI document, generated from the handlers' annotations and completed by the
+//! `contract::Contract` pass (security schemes, operation ids, error responses).
 
-use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-use utoipa::{Modify, OpenApi};
+use utoipa::OpenApi;
+
+use super::contract::Contract;
 
 use super::{
-    agents, api_keys, deployments, error, ops, orgs, providers, runtime, runtime_tokens, tools,
-    workflow_runs, workflows,
+    agents, api_keys, deployments, error, ops, orgs, providers, runtime, runtime_tokens, sse,
+    tools, workflow_runs, workflows,
 };
-
-struct BearerAuth;
-
-impl Modify for BearerAuth {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(
-                HttpBuilder::new()
-                    .scheme(HttpAuthScheme::Bearer)
-                    .description(Some(
-                        "The admin token, an org API key (`lgk_…`), or a runtime token (JWT)",
-                    ))
-                    .build(),
-            ),
-        );
-    }
-}
 
 #[derive(OpenApi)]
 #[openapi(
@@ -33,13 +16,14 @@ impl Modify for BearerAuth {
         title = "loopgate",
         description = "Executes AI agents' tool calls against business APIs: every response passes a size guard, \
 and bindings that opt in walk every page, fan out, project and filter inside one call with an honest verdict. \
-Errors are RFC 9457 problem+json with a stable `code`. Every list is cursor-paginated, newest first: \
+Errors are RFC 9457 `application/problem+json` with a stable `code`. Every list is cursor-paginated, newest first: \
 `?limit=` (1-200, default 50) and `?cursor=`; responses are `{data, has_more, cursor, total}` with `total` \
-on the first page only; pass `cursor` back until `has_more` is false."
+on the first page only; pass `cursor` back until `has_more` is false. Authenticate with \
+`Authorization: Bearer <token>`: the admin token, an org API key with the scope an operation names, or a runtime token."
     ),
-    modifiers(&BearerAuth),
+    modifiers(&Contract),
     paths(
-        ops::healthz, ops::readyz, ops::metrics,
+        ops::healthz, ops::readyz, ops::metrics, ops::openapi_document,
         orgs::create, orgs::list, orgs::get, orgs::update, orgs::delete,
         api_keys::create, api_keys::list, api_keys::get, api_keys::revoke,
         deployments::create, deployments::list, deployments::get, deployments::update, deployments::delete,
@@ -51,17 +35,22 @@ on the first page only; pass `cursor` back until `has_more` is false."
         runtime_tokens::mint, runtime::steps, runtime::tool_call, runtime::get_tool_call,
         workflow_runs::create, workflow_runs::list, workflow_runs::get,
     ),
-    components(schemas(error::Problem)),
+    components(schemas(error::Problem, sse::UiMessageStream)),
     tags(
         (name = "admin", description = "Platform admins: orgs, API keys, deployments (admin token)"),
         (name = "studio", description = "Configuration: providers, tools, agents, workflows (org key, scope `studio`)"),
-        (name = "runtime", description = "Runtime tokens (scope `mint`) and agent runtimes"),
-        (name = "operations", description = "Health, readiness, metrics"),
+        (name = "runtime", description = "Runtime tokens (scope `mint`) and agent runtimes (runtime token, or org key with scope `runtime`)"),
+        (name = "operations", description = "Health, readiness, metrics, this document"),
     )
 )]
 pub struct ApiDoc;
 
+/// The document with every rule of `contract` applied.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
 /// The document as served at `/openapi.json` and committed as `openapi/openapi.json`.
 pub fn openapi_json() -> String {
-    ApiDoc::openapi().to_pretty_json().unwrap_or_default()
+    openapi().to_pretty_json().unwrap_or_default()
 }

@@ -37,6 +37,9 @@ pub enum ApiError {
     /// auth placement).
     #[error("{0}")]
     CredentialRequired(String),
+    /// A known path called with a method it does not serve; carries the `Allow` value.
+    #[error("this endpoint only answers {0}")]
+    MethodNotAllowed(String),
     #[error("{detail}")]
     RateLimited {
         detail: String,
@@ -83,6 +86,7 @@ impl ApiError {
             ApiError::Validation { .. } => "validation_failed",
             ApiError::Conflict(_) => "conflict",
             ApiError::CredentialRequired(_) => "credential_required",
+            ApiError::MethodNotAllowed(_) => "method_not_allowed",
             ApiError::RateLimited { .. } => "rate_limited",
             ApiError::Unavailable { .. } => "unavailable",
             ApiError::Tool { code, .. } => code,
@@ -98,6 +102,7 @@ impl ApiError {
             ApiError::Validation { .. } => "Validation failed",
             ApiError::Conflict(_) => "Conflict",
             ApiError::CredentialRequired(_) => "Credential required",
+            ApiError::MethodNotAllowed(_) => "Method not allowed",
             ApiError::RateLimited { .. } => "Too many requests",
             ApiError::Unavailable { .. } => "Service unavailable",
             ApiError::Tool { .. } => "Tool call failed",
@@ -142,6 +147,7 @@ impl ResponseError for ApiError {
             ApiError::NotFound(_) => 404,
             ApiError::Validation { status, .. } | ApiError::Tool { status, .. } => *status,
             ApiError::Conflict(_) | ApiError::CredentialRequired(_) => 409,
+            ApiError::MethodNotAllowed(_) => 405,
             ApiError::RateLimited { .. } => 429,
             ApiError::Unavailable { .. } => 503,
             ApiError::Internal(_) => 500,
@@ -166,6 +172,9 @@ impl ResponseError for ApiError {
             }
             ApiError::Unauthorized(_) => {
                 res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
+            }
+            ApiError::MethodNotAllowed(allow) => {
+                res.insert_header((header::ALLOW, allow.as_str()));
             }
             _ => {}
         }

@@ -7,7 +7,10 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 
-use actix_web::{dev::Payload, http::header, web, FromRequest, HttpRequest};
+use actix_web::body::MessageBody;
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::middleware::Next;
+use actix_web::{http::header, web, FromRequest, HttpMessage, HttpRequest};
 use secrecy::ExposeSecret;
 
 use super::error::ApiError;
@@ -50,6 +53,7 @@ fn is_admin(state: &AppState, token: &str) -> bool {
 }
 
 /// Who presented what, before the route's permission is checked.
+#[derive(Clone)]
 enum Presented {
     Admin,
     Key(KeyCaller),
@@ -72,7 +76,11 @@ async fn throttle(state: &AppState, org: &OrgId) -> Result<(), ApiError> {
 }
 
 async fn authenticate(req: HttpRequest) -> Result<(web::Data<AppState>, Presented), ApiError> {
-    let (state, presented) = identify(req).await?;
+    let resolved = req.extensions().get::<Presented>().cloned();
+    let (state, presented) = match resolved {
+        Some(p) => (state(&req)?, p),
+        None => identify(req).await?,
+    };
     match &presented {
         Presented::Key(k) => throttle(&state, &k.org).await?,
         Presented::Runtime(r) => throttle(&state, &r.org).await?,
@@ -108,6 +116,24 @@ async fn identify(req: HttpRequest) -> Result<(web::Data<AppState>, Presented), 
     Err(ApiError::Unauthorized(
         "the bearer token is not recognised".into(),
     ))
+}
+
+/// Middleware on every route: resolves a presented bearer token (the slow part, a
+/// database lookup for keys) before the handler runs, and refuses an unknown one with
+/// 401. actix polls a handler's extractors together, so without this a body that fails
+/// to parse would answer 400/422 before the auth extractor's lookup finished; with it the
+/// auth extractor (the first argument of every handler) is ready at once and 401/403
+/// always come first. Requests without an `Authorization` header pass untouched (the
+/// extractors answer 401 on their own, and public routes need none).
+pub async fn identify_first(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    if req.path().starts_with("/v1/") && req.headers().contains_key(header::AUTHORIZATION) {
+        let (_, presented) = identify(req.request().clone()).await?;
+        req.extensions_mut().insert(presented);
+    }
+    next.call(req).await
 }
 
 type Fut<T> = Pin<Box<dyn Future<Output = Result<T, ApiError>>>>;

@@ -30,7 +30,8 @@ fn degradations(state: &AppState) -> Vec<String> {
 }
 
 /// The process is up.
-#[utoipa::path(get, path = "/healthz", tag = "operations", responses((status = 200, body = Health)))]
+#[utoipa::path(get, path = "/healthz", operation_id = "getHealth", tag = "operations",
+    responses((status = 200, description = "The process is up", body = Health)))]
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(Health {
         status: "ok",
@@ -39,8 +40,9 @@ pub async fn healthz() -> HttpResponse {
 }
 
 /// Postgres (and Redis, when configured) answer.
-#[utoipa::path(get, path = "/readyz", tag = "operations",
-    responses((status = 200, body = Health), (status = 503, body = super::error::Problem)))]
+#[utoipa::path(get, path = "/readyz", operation_id = "getReadiness", tag = "operations",
+    responses((status = 200, description = "Postgres (and Redis) answer", body = Health),
+              (status = 503, description = "Postgres or Redis does not answer (`unavailable`)", body = super::error::Problem)))]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let unavailable = |what: &str| {
         let mut detail = format!("{what} is not reachable");
@@ -71,7 +73,8 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
 }
 
 /// Prometheus text exposition.
-#[utoipa::path(get, path = "/metrics", tag = "operations", responses((status = 200, body = String, content_type = "text/plain")))]
+#[utoipa::path(get, path = "/metrics", operation_id = "getMetrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text exposition format 0.0.4", body = String, content_type = "text/plain")))]
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     let pg_size = f64::from(state.pool.size());
     let pg_idle = state.pool.num_idle() as f64;
@@ -113,4 +116,13 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(state.metrics.render_with(&gauges))
+}
+
+/// This OpenAPI document (3.1), as committed in `openapi/openapi.json`.
+#[utoipa::path(get, path = "/openapi.json", operation_id = "getOpenapiDocument", tag = "operations",
+    responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)))]
+pub async fn openapi_document() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(super::doc::openapi_json())
 }

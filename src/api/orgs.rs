@@ -18,9 +18,9 @@ pub struct OrgInput {
 }
 
 /// Create an org.
-#[utoipa::path(post, path = "/v1/orgs", tag = "admin", request_body = OrgInput,
+#[utoipa::path(post, operation_id = "createOrg", path = "/v1/orgs", tag = "admin", request_body = OrgInput,
     responses((status = 201, body = Org), (status = 401, body = Problem), (status = 403, body = Problem), (status = 422, body = Problem)),
-    security(("bearer" = [])))]
+    security(("adminToken" = [])))]
 pub async fn create(
     _: Admin,
     state: web::Data<AppState>,
@@ -34,8 +34,8 @@ pub async fn create(
 ///
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
-#[utoipa::path(get, path = "/v1/orgs", tag = "admin", params(ListParams),
-    responses((status = 200, body = ListResponse<Org>), (status = 401, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "listOrgs", path = "/v1/orgs", tag = "admin", params(ListParams),
+    responses((status = 200, body = ListResponse<Org>), (status = 401, body = Problem)), security(("adminToken" = [])))]
 pub async fn list(
     _: Admin,
     state: web::Data<AppState>,
@@ -46,8 +46,8 @@ pub async fn list(
 }
 
 /// Get an org.
-#[utoipa::path(get, path = "/v1/orgs/{org_id}", tag = "admin",
-    responses((status = 200, body = Org), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "getOrg", path = "/v1/orgs/{org_id}", tag = "admin",
+    responses((status = 200, body = Org), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn get(
     _: Admin,
     state: web::Data<AppState>,
@@ -60,8 +60,8 @@ pub async fn get(
 }
 
 /// Rename an org.
-#[utoipa::path(patch, path = "/v1/orgs/{org_id}", tag = "admin", request_body = OrgInput,
-    responses((status = 200, body = Org), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(patch, operation_id = "updateOrg", path = "/v1/orgs/{org_id}", tag = "admin", request_body = OrgInput,
+    responses((status = 200, body = Org), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn update(
     _: Admin,
     state: web::Data<AppState>,
@@ -75,8 +75,8 @@ pub async fn update(
 }
 
 /// Delete an org and everything it owns.
-#[utoipa::path(delete, path = "/v1/orgs/{org_id}", tag = "admin",
-    responses((status = 204), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(delete, operation_id = "deleteOrg", path = "/v1/orgs/{org_id}", tag = "admin",
+    responses((status = 204), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn delete(
     _: Admin,
     state: web::Data<AppState>,

@@ -145,8 +145,8 @@ fn seal(state: &AppState, provider_id: &str, secret: &SecretString) -> Result<Ve
 
 /// Create a provider: an HTTP API (`base_url`) or, with `kind: "mcp"`, an MCP server
 /// (`url`, its streamable HTTP endpoint).
-#[utoipa::path(post, path = "/v1/providers", tag = "studio", request_body = ProviderInput,
-    responses((status = 201, body = Provider), (status = 422, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(post, operation_id = "createProvider", path = "/v1/providers", tag = "studio", request_body = ProviderInput,
+    responses((status = 201, body = Provider), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn create(
     key: Studio,
     state: web::Data<AppState>,
@@ -176,8 +176,8 @@ pub async fn create(
 ///
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
-#[utoipa::path(get, path = "/v1/providers", tag = "studio", params(ListParams),
-    responses((status = 200, body = ListResponse<Provider>)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "listProviders", path = "/v1/providers", tag = "studio", params(ListParams),
+    responses((status = 200, body = ListResponse<Provider>)), security(("orgKey" = ["studio"])))]
 pub async fn list(
     key: Studio,
     state: web::Data<AppState>,
@@ -188,8 +188,8 @@ pub async fn list(
 }
 
 /// Get a provider (its credential is never returned).
-#[utoipa::path(get, path = "/v1/providers/{provider_id}", tag = "studio",
-    responses((status = 200, body = Provider), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "getProvider", path = "/v1/providers/{provider_id}", tag = "studio",
+    responses((status = 200, body = Provider), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn get(
     key: Studio,
     state: web::Data<AppState>,
@@ -202,11 +202,11 @@ pub async fn get(
 }
 
 /// Update a provider; absent fields stay as they are.
-#[utoipa::path(patch, path = "/v1/providers/{provider_id}", tag = "studio", request_body = ProviderPatch,
+#[utoipa::path(patch, operation_id = "updateProvider", path = "/v1/providers/{provider_id}", tag = "studio", request_body = ProviderPatch,
     responses((status = 200, body = Provider), (status = 404, body = Problem),
         (status = 409, description = "`credential_required`: the origin or auth placement changed without the credential", body = Problem),
         (status = 422, body = Problem)),
-    security(("bearer" = [])))]
+    security(("orgKey" = ["studio"])))]
 pub async fn update(
     key: Studio,
     state: web::Data<AppState>,
@@ -268,8 +268,8 @@ fn same_binding(cur: &Provider, next: &ProviderFields) -> bool {
 }
 
 /// Delete a provider and its tools.
-#[utoipa::path(delete, path = "/v1/providers/{provider_id}", tag = "studio",
-    responses((status = 204), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(delete, operation_id = "deleteProvider", path = "/v1/providers/{provider_id}", tag = "studio",
+    responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn delete(
     key: Studio,
     state: web::Data<AppState>,

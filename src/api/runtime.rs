@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 
 use super::error::{ApiError, Problem};
 use super::extract::Runtime;
-use super::sse;
+use super::sse::{self, UiMessageStream};
 use crate::runtime::call::ToolCallInput;
 use crate::runtime::steps::StepView;
 use crate::runtime::RuntimeError;
@@ -54,13 +54,14 @@ impl From<RuntimeError> for ApiError {
 pub struct ToolCallResponse {
     pub id: String,
     pub name: String,
-    #[schema(value_type = Object)]
+    /// What enters the conversation: the tool's own payload (any JSON), possibly cut by
+    /// the size guard, or the looping envelope `{items, _itemCount, _pagingComplete, …}`.
     pub result: Value,
 }
 
 /// The tools, system messages and restriction of the thread's next model step.
-#[utoipa::path(post, path = "/v1/agents/{agent_id}/threads/{thread_id}/steps", tag = "runtime",
-    responses((status = 200, body = StepView), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(post, operation_id = "createStep", path = "/v1/agents/{agent_id}/threads/{thread_id}/steps", tag = "runtime",
+    responses((status = 200, body = StepView), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn steps(
     Runtime(caller): Runtime,
     state: web::Data<AppState>,
@@ -84,11 +85,17 @@ fn wants_stream(req: &HttpRequest) -> bool {
 /// start, start-step, tool-input-available, data-tool-loop-progress (at most one per
 /// 750 ms), tool-output-available or tool-output-error, finish-step, finish, [DONE].
 /// The call runs to its end even if the client leaves; read it back with GET /v1/tool-calls/{id}.
-#[utoipa::path(post, path = "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls", tag = "runtime",
+#[utoipa::path(post, operation_id = "createToolCall", path = "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls", tag = "runtime",
     request_body = ToolCallInput,
-    responses((status = 200, body = ToolCallResponse), (status = 400, body = Problem), (status = 404, body = Problem),
-              (status = 409, body = Problem), (status = 410, body = Problem), (status = 429, body = Problem), (status = 502, body = Problem)),
-    security(("bearer" = [])))]
+    responses(
+        (status = 200, description = "The call's outcome as JSON, or with `Accept: text/event-stream` its UI-message stream",
+            content((ToolCallResponse = "application/json"), (UiMessageStream = "text/event-stream"))),
+        (status = 400, description = "The arguments do not fit the tool (`invalid_arguments`, `invalid_for_each_key`, `all_pages_unsupported`); `detail` is written for the model", body = Problem),
+        (status = 404, description = "No such agent, or a `_resultId` that is not this thread's (`not_found`, `result_not_found`)", body = Problem),
+        (status = 409, description = "The thread must first read its cut results (`retrieval_required`), load the tool (`tool_not_loaded`), or the user must connect or bring a credential (`connect_required`, `credential_required`)", body = Problem),
+        (status = 410, description = "The stored result expired (`result_expired`)", body = Problem),
+        (status = 502, description = "The upstream API failed (`upstream_failed`), with what was learned from it and nothing of the credential", body = Problem)),
+    security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn tool_call(
     Runtime(caller): Runtime,
     state: web::Data<AppState>,
@@ -121,8 +128,8 @@ pub async fn tool_call(
 }
 
 /// Read a tool call's outcome (same caller), e.g. after a disconnect mid-walk.
-#[utoipa::path(get, path = "/v1/tool-calls/{call_id}", tag = "runtime",
-    responses((status = 200, body = ToolCallRecord), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "getToolCall", path = "/v1/tool-calls/{call_id}", tag = "runtime",
+    responses((status = 200, body = ToolCallRecord), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn get_tool_call(
     Runtime(caller): Runtime,
     state: web::Data<AppState>,

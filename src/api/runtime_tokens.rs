@@ -47,9 +47,9 @@ fn check_label(field: &str, v: &str) -> Result<(), ApiError> {
 }
 
 /// Mint a runtime token for one of your users.
-#[utoipa::path(post, path = "/v1/runtime-tokens", tag = "runtime", request_body = RuntimeTokenInput,
+#[utoipa::path(post, operation_id = "createRuntimeToken", path = "/v1/runtime-tokens", tag = "runtime", request_body = RuntimeTokenInput,
     responses((status = 201, body = RuntimeToken), (status = 403, body = Problem), (status = 422, body = Problem)),
-    security(("bearer" = [])))]
+    security(("orgKey" = ["mint"])))]
 pub async fn mint(
     key: Mint,
     state: web::Data<AppState>,

@@ -9,6 +9,7 @@ use serde_json::json;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio::sync::mpsc;
+use utoipa::ToSchema;
 
 use super::runtime::{chunk, error_text, start_chunks};
 use crate::auth::Caller;
@@ -24,6 +25,16 @@ struct ChannelProgress {
     call_id: String,
     last_ms: AtomicU64,
 }
+
+/// The AI SDK UI-message stream (v1) as Server-Sent Events: one `data: <json>` event per
+/// chunk — `start`, `start-step`, `tool-input-available`, `data-tool-loop-progress` (at most
+/// one per 750 ms), `tool-output-available` or `tool-output-error`, `finish-step`, `finish`
+/// — then `data: [DONE]`. Sent with `x-vercel-ai-ui-message-stream: v1`.
+#[derive(ToSchema)]
+#[schema(
+    example = "data: {\"type\":\"start\"}\n\ndata: {\"type\":\"start-step\"}\n\ndata: {\"type\":\"tool-input-available\",\"toolCallId\":\"call_1\",\"toolName\":\"list_orders\",\"input\":{\"_all_pages\":true}}\n\ndata: {\"type\":\"tool-output-available\",\"toolCallId\":\"call_1\",\"output\":{\"items\":[],\"_itemCount\":0,\"_pagingComplete\":true}}\n\ndata: {\"type\":\"finish-step\"}\n\ndata: {\"type\":\"finish\",\"finishReason\":\"stop\"}\n\ndata: [DONE]\n\n"
+)]
+pub struct UiMessageStream(pub String);
 
 const PROGRESS_INTERVAL_MS: u64 = 750;
 

@@ -117,9 +117,9 @@ fn path_params(path: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Define a tool by hand.
-#[utoipa::path(post, path = "/v1/tools", tag = "studio", request_body = ToolInput,
+#[utoipa::path(post, operation_id = "createTool", path = "/v1/tools", tag = "studio", request_body = ToolInput,
     responses((status = 201, body = Tool), (status = 404, body = Problem), (status = 422, body = Problem)),
-    security(("bearer" = [])))]
+    security(("orgKey" = ["studio"])))]
 pub async fn create(
     key: Studio,
     state: web::Data<AppState>,
@@ -152,8 +152,8 @@ pub async fn create(
 ///
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
-#[utoipa::path(get, path = "/v1/tools", tag = "studio", params(ListParams, ToolFilter),
-    responses((status = 200, body = ListResponse<Tool>)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "listTools", path = "/v1/tools", tag = "studio", params(ListParams, ToolFilter),
+    responses((status = 200, body = ListResponse<Tool>)), security(("orgKey" = ["studio"])))]
 pub async fn list(
     key: Studio,
     state: web::Data<AppState>,
@@ -165,8 +165,8 @@ pub async fn list(
 }
 
 /// Get a tool.
-#[utoipa::path(get, path = "/v1/tools/{tool_id}", tag = "studio",
-    responses((status = 200, body = Tool), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "getTool", path = "/v1/tools/{tool_id}", tag = "studio",
+    responses((status = 200, body = Tool), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn get(
     key: Studio,
     state: web::Data<AppState>,
@@ -179,9 +179,9 @@ pub async fn get(
 }
 
 /// Update a tool; absent fields stay as they are.
-#[utoipa::path(patch, path = "/v1/tools/{tool_id}", tag = "studio", request_body = ToolPatch,
+#[utoipa::path(patch, operation_id = "updateTool", path = "/v1/tools/{tool_id}", tag = "studio", request_body = ToolPatch,
     responses((status = 200, body = Tool), (status = 404, body = Problem), (status = 422, body = Problem)),
-    security(("bearer" = [])))]
+    security(("orgKey" = ["studio"])))]
 pub async fn update(
     key: Studio,
     state: web::Data<AppState>,
@@ -209,8 +209,8 @@ pub async fn update(
 }
 
 /// Delete a tool (and its agent bindings).
-#[utoipa::path(delete, path = "/v1/tools/{tool_id}", tag = "studio",
-    responses((status = 204), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(delete, operation_id = "deleteTool", path = "/v1/tools/{tool_id}", tag = "studio",
+    responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn delete(
     key: Studio,
     state: web::Data<AppState>,
@@ -226,10 +226,10 @@ pub async fn delete(
 ///
 /// Only local `$ref`s are followed; a remote `$ref` is refused, never fetched.
 /// Header parameters named Authorization, Cookie or Host are not imported.
-#[utoipa::path(post, path = "/v1/providers/{provider_id}/openapi", tag = "studio",
+#[utoipa::path(post, operation_id = "importOpenapiTools", path = "/v1/providers/{provider_id}/openapi", tag = "studio",
     request_body(content = String, description = "An OpenAPI 3.0 or 3.1 document", content_type = "application/yaml"),
     responses((status = 201, body = ImportedTools), (status = 404, body = Problem), (status = 422, body = Problem)),
-    security(("bearer" = [])))]
+    security(("orgKey" = ["studio"])))]
 pub async fn import_openapi(
     key: Studio,
     state: web::Data<AppState>,

@@ -12,6 +12,7 @@ use utoipa::ToSchema;
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Runtime;
 use super::list::{ListParams, ListResponse};
+use super::sse::UiMessageStream;
 use super::workflow_sse;
 use crate::state::AppState;
 use crate::store::workflow_runs::{self, WorkflowRun};
@@ -48,10 +49,13 @@ fn wants_stream(req: &HttpRequest) -> bool {
 /// tool-input-available (toolCallId `<run id>:<step id>`), data-tool-loop-progress (at
 /// most one per 750 ms), tool-output-available or tool-output-error, finish-step; then
 /// finish and [DONE]. The run is recorded even if the client leaves.
-#[utoipa::path(post, path = "/v1/workflows/{workflow_id}/runs", tag = "runtime",
+#[utoipa::path(post, operation_id = "createWorkflowRun", path = "/v1/workflows/{workflow_id}/runs", tag = "runtime",
     request_body = RunInput,
-    responses((status = 201, body = WorkflowRun), (status = 403, body = Problem), (status = 404, body = Problem)),
-    security(("bearer" = [])))]
+    responses(
+        (status = 201, description = "The run, recorded (`status` says whether every step succeeded)", body = WorkflowRun),
+        (status = 200, description = "With `Accept: text/event-stream`: the run's UI-message stream", body = UiMessageStream, content_type = "text/event-stream"),
+        (status = 403, body = Problem), (status = 404, body = Problem)),
+    security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn create(
     Runtime(caller): Runtime,
     state: web::Data<AppState>,
@@ -86,8 +90,8 @@ pub async fn create(
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 /// Only the runs made by the same caller (runtime token user, or org key) are listed.
-#[utoipa::path(get, path = "/v1/workflows/{workflow_id}/runs", tag = "runtime", params(ListParams),
-    responses((status = 200, body = ListResponse<WorkflowRun>), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "listWorkflowRuns", path = "/v1/workflows/{workflow_id}/runs", tag = "runtime", params(ListParams),
+    responses((status = 200, body = ListResponse<WorkflowRun>), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn list(
     Runtime(caller): Runtime,
     state: web::Data<AppState>,
@@ -104,8 +108,8 @@ pub async fn list(
 }
 
 /// Read a workflow run (same caller), e.g. after a disconnect mid-run.
-#[utoipa::path(get, path = "/v1/workflows/{workflow_id}/runs/{run_id}", tag = "runtime",
-    responses((status = 200, body = WorkflowRun), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "getWorkflowRun", path = "/v1/workflows/{workflow_id}/runs/{run_id}", tag = "runtime",
+    responses((status = 200, body = WorkflowRun), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn get(
     Runtime(caller): Runtime,
     state: web::Data<AppState>,

@@ -150,8 +150,8 @@ fn check_loop_and_if(i: usize, step: &Value) -> Result<(), ApiError> {
 }
 
 /// Create a workflow.
-#[utoipa::path(post, path = "/v1/workflows", tag = "studio", request_body = WorkflowInput,
-    responses((status = 201, body = Workflow), (status = 422, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(post, operation_id = "createWorkflow", path = "/v1/workflows", tag = "studio", request_body = WorkflowInput,
+    responses((status = 201, body = Workflow), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn create(
     key: Studio,
     state: web::Data<AppState>,
@@ -173,8 +173,8 @@ pub async fn create(
 ///
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
-#[utoipa::path(get, path = "/v1/workflows", tag = "studio", params(ListParams),
-    responses((status = 200, body = ListResponse<Workflow>)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "listWorkflows", path = "/v1/workflows", tag = "studio", params(ListParams),
+    responses((status = 200, body = ListResponse<Workflow>)), security(("orgKey" = ["studio"])))]
 pub async fn list(
     key: Studio,
     state: web::Data<AppState>,
@@ -185,8 +185,8 @@ pub async fn list(
 }
 
 /// Get a workflow.
-#[utoipa::path(get, path = "/v1/workflows/{workflow_id}", tag = "studio",
-    responses((status = 200, body = Workflow), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(get, operation_id = "getWorkflow", path = "/v1/workflows/{workflow_id}", tag = "studio",
+    responses((status = 200, body = Workflow), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn get(
     key: Studio,
     state: web::Data<AppState>,
@@ -199,9 +199,9 @@ pub async fn get(
 }
 
 /// Rename a workflow or replace its steps.
-#[utoipa::path(patch, path = "/v1/workflows/{workflow_id}", tag = "studio", request_body = WorkflowPatch,
+#[utoipa::path(patch, operation_id = "updateWorkflow", path = "/v1/workflows/{workflow_id}", tag = "studio", request_body = WorkflowPatch,
     responses((status = 200, body = Workflow), (status = 404, body = Problem), (status = 422, body = Problem)),
-    security(("bearer" = [])))]
+    security(("orgKey" = ["studio"])))]
 pub async fn update(
     key: Studio,
     state: web::Data<AppState>,
@@ -228,8 +228,8 @@ pub async fn update(
 }
 
 /// Delete a workflow.
-#[utoipa::path(delete, path = "/v1/workflows/{workflow_id}", tag = "studio",
-    responses((status = 204), (status = 404, body = Problem)), security(("bearer" = [])))]
+#[utoipa::path(delete, operation_id = "deleteWorkflow", path = "/v1/workflows/{workflow_id}", tag = "studio",
+    responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn delete(
     key: Studio,
     state: web::Data<AppState>,

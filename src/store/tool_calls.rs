@@ -18,8 +18,8 @@ pub struct ToolCallRecord {
     pub name: String,
     /// `running`, `succeeded` or `failed`.
     pub status: String,
-    /// What entered the conversation, once succeeded.
-    #[schema(value_type = Option<Object>)]
+    /// What entered the conversation (any JSON), once succeeded.
+    #[schema(value_type = Option<Value>)]
     pub result: Option<Json<Value>>,
     /// The problem document, once failed.
     #[schema(value_type = Option<Object>)]

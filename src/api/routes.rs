@@ -1,0 +1,87 @@
+//! The route table: every API route loopgate serves, in one list grouped by path. The
+//! same list registers the routes and is exported as `ROUTES`, so a test can check that
+//! the OpenAPI document describes exactly what is served (a route added here without its
+//! `#[utoipa::path]`, or documented but not routed, fails `openapi_doc`). Each path
+//! answers its other methods with `405` and `Allow`, and resolves a bearer token before
+//! the handler's extractors run (`extract::identify_first`), so 401/403 come before any
+//! body validation. `/docs` (the Swagger UI service) is the only route outside the table.
+
+use actix_web::middleware::from_fn;
+use actix_web::web;
+
+use super::error::ApiError;
+use super::extract::identify_first;
+use super::{
+    agents, api_keys, deployments, ops, orgs, providers, runtime, runtime_tokens, tools,
+    workflow_runs, workflows,
+};
+
+macro_rules! route_table {
+    ($($path:literal => { $($method:ident: $handler:path),+ $(,)? })*) => {
+        /// `(method, path)` of every route, in actix path syntax (the same as OpenAPI's).
+        pub const ROUTES: &[(&str, &str)] = &[$($((stringify!($method), $path),)+)*];
+
+        /// Registers every route of the table.
+        pub fn register(cfg: &mut web::ServiceConfig) {
+            $(
+                cfg.service(
+                    web::resource($path)
+                        $(.route(web::$method().to($handler)))+
+                        .default_service(web::to(|| method_not_allowed($path)))
+                        .wrap(from_fn(identify_first)),
+                );
+            )*
+        }
+    };
+}
+
+async fn method_not_allowed(path: &'static str) -> Result<actix_web::HttpResponse, ApiError> {
+    let allow = ROUTES
+        .iter()
+        .filter(|(_, p)| *p == path)
+        .map(|(m, _)| m.to_ascii_uppercase())
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(ApiError::MethodNotAllowed(allow))
+}
+
+route_table! {
+    "/healthz" => { get: ops::healthz }
+    "/readyz" => { get: ops::readyz }
+    "/metrics" => { get: ops::metrics }
+    "/openapi.json" => { get: ops::openapi_document }
+
+    "/v1/orgs" => { post: orgs::create, get: orgs::list }
+    "/v1/orgs/{org_id}" => { get: orgs::get, patch: orgs::update, delete: orgs::delete }
+    "/v1/orgs/{org_id}/api-keys" => { post: api_keys::create, get: api_keys::list }
+    "/v1/orgs/{org_id}/api-keys/{key_id}" => { get: api_keys::get, delete: api_keys::revoke }
+    "/v1/orgs/{org_id}/deployments" => { post: deployments::create, get: deployments::list }
+    "/v1/orgs/{org_id}/deployments/{deployment_id}" => {
+        get: deployments::get, patch: deployments::update, delete: deployments::delete,
+    }
+
+    "/v1/providers" => { post: providers::create, get: providers::list }
+    "/v1/providers/{provider_id}" => {
+        get: providers::get, patch: providers::update, delete: providers::delete,
+    }
+    "/v1/providers/{provider_id}/openapi" => { post: tools::import_openapi }
+    "/v1/tools" => { post: tools::create, get: tools::list }
+    "/v1/tools/{tool_id}" => { get: tools::get, patch: tools::update, delete: tools::delete }
+    "/v1/agents" => { post: agents::create, get: agents::list }
+    "/v1/agents/{agent_id}" => { get: agents::get, patch: agents::update, delete: agents::delete }
+    "/v1/agents/{agent_id}/tools" => { post: agents::add_binding }
+    "/v1/agents/{agent_id}/tools/{tool_id}" => {
+        get: agents::get_binding, patch: agents::update_binding, delete: agents::remove_binding,
+    }
+    "/v1/workflows" => { post: workflows::create, get: workflows::list }
+    "/v1/workflows/{workflow_id}" => {
+        get: workflows::get, patch: workflows::update, delete: workflows::delete,
+    }
+
+    "/v1/runtime-tokens" => { post: runtime_tokens::mint }
+    "/v1/agents/{agent_id}/threads/{thread_id}/steps" => { post: runtime::steps }
+    "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls" => { post: runtime::tool_call }
+    "/v1/tool-calls/{call_id}" => { get: runtime::get_tool_call }
+    "/v1/workflows/{workflow_id}/runs" => { post: workflow_runs::create, get: workflow_runs::list }
+    "/v1/workflows/{workflow_id}/runs/{run_id}" => { get: workflow_runs::get }
+}
