@@ -75,18 +75,22 @@ async fn throttle(state: &AppState, org: &OrgId) -> Result<(), ApiError> {
         })
 }
 
+/// Identifies and throttles the caller, unless `identify_first` already did.
 async fn authenticate(req: HttpRequest) -> Result<(web::Data<AppState>, Presented), ApiError> {
-    let resolved = req.extensions().get::<Presented>().cloned();
-    let (state, presented) = match resolved {
-        Some(p) => (state(&req)?, p),
-        None => identify(req).await?,
-    };
-    match &presented {
-        Presented::Key(k) => throttle(&state, &k.org).await?,
-        Presented::Runtime(r) => throttle(&state, &r.org).await?,
-        Presented::Admin => {}
+    if let Some(p) = req.extensions().get::<Presented>().cloned() {
+        return Ok((state(&req)?, p));
     }
+    let (state, presented) = identify(req).await?;
+    admit(&state, &presented).await?;
     Ok((state, presented))
+}
+
+async fn admit(state: &AppState, presented: &Presented) -> Result<(), ApiError> {
+    match presented {
+        Presented::Key(k) => throttle(state, &k.org).await,
+        Presented::Runtime(r) => throttle(state, &r.org).await,
+        Presented::Admin => Ok(()),
+    }
 }
 
 async fn identify(req: HttpRequest) -> Result<(web::Data<AppState>, Presented), ApiError> {
@@ -118,9 +122,9 @@ async fn identify(req: HttpRequest) -> Result<(web::Data<AppState>, Presented), 
     ))
 }
 
-/// Middleware on every route: resolves a presented bearer token (the slow part, a
-/// database lookup for keys) before the handler runs, and refuses an unknown one with
-/// 401. actix polls a handler's extractors together, so without this a body that fails
+/// Middleware on every route: resolves a presented bearer token and applies the org's
+/// rate limit (the slow parts: a database lookup for keys, Redis for the limit) before
+/// the handler runs, refusing an unknown token with 401 and a throttled org with 429. actix polls a handler's extractors together, so without this a body that fails
 /// to parse would answer 400/422 before the auth extractor's lookup finished; with it the
 /// auth extractor (the first argument of every handler) is ready at once and 401/403
 /// always come first. Requests without an `Authorization` header pass untouched (the
@@ -130,7 +134,8 @@ pub async fn identify_first(
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
     if req.path().starts_with("/v1/") && req.headers().contains_key(header::AUTHORIZATION) {
-        let (_, presented) = identify(req.request().clone()).await?;
+        let (state, presented) = identify(req.request().clone()).await?;
+        admit(&state, &presented).await?;
         req.extensions_mut().insert(presented);
     }
     next.call(req).await
