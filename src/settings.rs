@@ -38,6 +38,11 @@ pub struct Settings {
     /// Replicas sharing this Postgres and Redis: with Redis unreachable, each replica
     /// enforces quotas (provider rate limits, org limits) divided by this count.
     pub replicas: u32,
+    /// One upstream request, rate-limit waits, redirects and body included (P3 retries
+    /// each attempt within it; the walk's 60 s clock bounds them all).
+    pub upstream_timeout_ms: u64,
+    /// The largest upstream response body read; a longer one fails the request.
+    pub upstream_max_body_bytes: usize,
 }
 
 #[derive(Serialize)]
@@ -50,6 +55,8 @@ struct Defaults {
     org_requests_per_second: u32,
     org_concurrent_walks: u32,
     replicas: u32,
+    upstream_timeout_ms: u64,
+    upstream_max_body_bytes: usize,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -61,6 +68,8 @@ const DEFAULTS: Defaults = Defaults {
     org_requests_per_second: 50,
     org_concurrent_walks: 8,
     replicas: 1,
+    upstream_timeout_ms: 20_000,
+    upstream_max_body_bytes: 24 * 1024 * 1024,
 };
 
 /// The parts of `Settings` that must be present and well-formed to serve.
@@ -122,6 +131,9 @@ impl Settings {
         if self.org_concurrent_walks == 0 || self.org_requests_per_second == 0 || self.replicas == 0
         {
             bail!("org_concurrent_walks, org_requests_per_second and replicas must be positive");
+        }
+        if self.upstream_timeout_ms == 0 || self.upstream_max_body_bytes == 0 {
+            bail!("upstream_timeout_ms and upstream_max_body_bytes must be positive");
         }
         Ok(Secrets {
             database_url: db.clone(),

@@ -75,6 +75,8 @@ impl Application {
             cipher: cipher.clone(),
             http: HttpCaller::new(CallerConfig {
                 allow_private: settings.allow_private_upstreams,
+                timeout: std::time::Duration::from_millis(settings.upstream_timeout_ms),
+                max_body_bytes: settings.upstream_max_body_bytes,
                 ..CallerConfig::default()
             }),
             rate_limits: RateLimits::across_replicas(quota.clone()),

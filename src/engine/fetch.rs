@@ -102,13 +102,19 @@ pub async fn fetch<U: Upstream, C: Clock>(
         let backoff = Duration::from_millis(250u64 << attempt.min(6));
         let wait = failure.retry_after.unwrap_or(backoff);
         if budget.elapsed(clock) + wait >= limits.wall {
+            // Say when the API will take the request again, so the model can tell the
+            // person (or call again) instead of retrying at once.
+            let why = match failure.retry_after {
+                Some(ra) => format!(
+                    "the API asked to retry after {} s, past this call's time limit",
+                    ra.as_secs()
+                ),
+                None => "a retry would have passed the time limit".to_owned(),
+            };
             return Err(Failed {
                 stop: StopReason::UpstreamError,
                 status: failure.status,
-                message: format!(
-                    "{} (a retry would have passed the time limit)",
-                    failure.message
-                ),
+                message: format!("{} ({why})", failure.message),
             });
         }
         clock.sleep(wait).await;

@@ -4,6 +4,7 @@
 //! Run through `scripts/test`, which brings both up.
 
 mod cursor_servers;
+mod fault_server;
 mod helpers;
 mod rig;
 mod upstream_server;
@@ -17,6 +18,7 @@ mod cursor_rig;
 mod cursor_walks;
 mod errors;
 mod hardening;
+mod faults;
 mod isolation;
 mod openapi_doc;
 mod openapi_import;
