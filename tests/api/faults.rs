@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use crate::fault_server::{self, FaultServer, PER_PAGE};
 use crate::helpers::{fresh_database, spawn_with, test_settings, TestApp};
+use crate::rig::Rig;
 
 /// The page a walk fails on: pages 1 and 2 come (20 rows), page 3 faults.
 const FAIL_AT: usize = 3;
@@ -15,84 +16,36 @@ const KEPT: usize = (FAIL_AT - 1) * PER_PAGE;
 struct Faulty {
     app: TestApp,
     up: FaultServer,
-    agent: String,
+    rig: Rig,
     token: String,
 }
 
 /// An app with small upstream bounds (1.5 s per request, 1 MiB per body) and a looping
-/// tool over the fault server.
+/// tool `list_rows` over the fault server.
 async fn faulty() -> Faulty {
     let mut s = test_settings(fresh_database().await);
     s.upstream_timeout_ms = 1_500;
     s.upstream_max_body_bytes = 1024 * 1024;
     let app = spawn_with(s).await;
     let up = fault_server::start().await;
-    let t = app.tenant("faults").await;
-    let provider = app
-        .post(
-            "/v1/providers",
-            &t.key,
-            json!({"name": "faulty", "base_url": up.base, "auth": {"type": "bearer"}, "credential": "org-secret-for-faults"}),
-        )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let tool = app
-        .post(
-            "/v1/tools",
-            &t.key,
-            json!({"provider_id": provider, "name": "list_rows", "description": "Rows of the faulty API",
-                   "method": "GET", "path": "/f/{fault}/{fail_at}",
-                   "input_schema": {"type": "object", "required": ["fault", "fail_at"], "properties": {
-                       "fault": {"type": "string"}, "fail_at": {"type": "integer"},
-                       "page": {"type": "integer"}, "per_page": {"type": "integer", "maximum": PER_PAGE}}}}),
-        )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let agent = app
-        .post(
-            "/v1/agents",
-            &t.key,
-            json!({"name": "fault agent", "deployment_id": t.deployment,
-                   "agentTools": [{"tool_id": tool, "provider_id": provider, "loop_responses": true}]}),
-        )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let token = app
-        .post(
-            "/v1/runtime-tokens",
-            &t.key,
-            json!({"user_id": "u1", "agent_id": agent}),
-        )
-        .await
-        .ok(201)["token"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let schema = json!({"type": "object", "required": ["fault", "fail_at"], "properties": {
+        "fault": {"type": "string"}, "fail_at": {"type": "integer"},
+        "page": {"type": "integer"}, "per_page": {"type": "integer", "maximum": PER_PAGE}}});
+    let defs = vec![("list_rows", "GET", "/f/{fault}/{fail_at}", schema)];
+    let rig = Rig::with_tools(&app, &up.base, defs, true).await;
+    let token = rig.token(&app, "u1", json!({})).await;
     Faulty {
         app,
         up,
-        agent,
+        rig,
         token,
     }
 }
 
 impl Faulty {
     async fn call(&self, thread: &str, name: &str, args: Value) -> crate::helpers::Res {
-        self.app
-            .post(
-                &format!("/v1/agents/{}/threads/{thread}/tool-calls", self.agent),
-                &self.token,
-                json!({"name": name, "arguments": args}),
-            )
+        self.rig
+            .call(&self.app, &self.token, thread, name, args)
             .await
     }
 }
@@ -124,7 +77,7 @@ async fn matrix(fault: &str, expect: Expect) {
             for w in words {
                 assert!(detail.contains(w), "{fault}: detail lacks {w:?}: {detail}");
             }
-            assert!(!detail.contains("org-secret-for-faults"), "{detail}");
+            assert!(!detail.contains("org-secret"), "{detail}");
         }
         None => {
             let r = single.ok(200);
@@ -206,212 +159,122 @@ async fn matrix(fault: &str, expect: Expect) {
 const UPSTREAM_ERROR: &[&str] = &["upstream_error"];
 const TIMED_OUT: &[&str] = &["upstream_error", "time"];
 
-#[tokio::test]
-async fn fault_429_without_retry_after_is_retried_then_named() {
-    let detail: &[&str] = &["429", "slow down"];
-    matrix(
-        "429",
-        Expect {
-            detail: Some(detail),
-            attempts: TRANSIENT,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
+/// One test per fault: `name, fault, detail words (or None), attempts, stops`.
+macro_rules! fault {
+    ($(#[$m:meta])* $name:ident, $fault:literal, $detail:expr, $attempts:expr, $stops:expr) => {
+        $(#[$m])*
+        #[tokio::test]
+        async fn $name() {
+            let detail: Option<&'static [&'static str]> = $detail;
+            matrix($fault, Expect { detail, attempts: $attempts, stops: $stops }).await;
+        }
+    };
 }
 
-#[tokio::test]
-async fn fault_429_with_retry_after_is_honoured_then_named() {
-    let detail: &[&str] = &["429", "slow down"];
-    matrix(
-        "429-retry-after",
-        Expect {
-            detail: Some(detail),
-            attempts: TRANSIENT,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn fault_429_with_a_retry_after_past_the_time_limit_gives_up_at_once_and_says_when() {
-    let detail: &[&str] = &["429", "quota used up", "3600"];
-    matrix(
-        "429-retry-after-long",
-        Expect {
-            detail: Some(detail),
-            attempts: 1,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn fault_500_is_retried_then_named() {
-    let detail: &[&str] = &["500", "database on fire"];
-    matrix(
-        "500",
-        Expect {
-            detail: Some(detail),
-            attempts: TRANSIENT,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn fault_502_is_retried_then_named() {
-    let detail: &[&str] = &["502", "Bad Gateway"];
-    matrix(
-        "502",
-        Expect {
-            detail: Some(detail),
-            attempts: TRANSIENT,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn fault_503_is_retried_then_named() {
-    let detail: &[&str] = &["503", "maintenance"];
-    matrix(
-        "503",
-        Expect {
-            detail: Some(detail),
-            attempts: TRANSIENT,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn fault_504_is_retried_then_named() {
-    let detail: &[&str] = &["504", "upstream timed out"];
-    matrix(
-        "504",
-        Expect {
-            detail: Some(detail),
-            attempts: TRANSIENT,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn fault_an_upstream_that_never_answers_times_out() {
-    let detail: &[&str] = &["in time"];
-    matrix(
-        "hang",
-        Expect {
-            detail: Some(detail),
-            attempts: TRANSIENT,
-            stops: TIMED_OUT,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn fault_a_connection_reset_mid_body_is_retried_then_named() {
-    let detail: &[&str] = &["connection"];
-    matrix(
-        "reset",
-        Expect {
-            detail: Some(detail),
-            attempts: TRANSIENT,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-#[ignore = "G7 mid-walk: a page that is not the collection is a failed page — lands with helper exact's walk fix"]
-async fn fault_malformed_json_mid_walk_is_a_failed_page_not_a_row() {
-    matrix(
-        "bad-json",
-        Expect {
-            detail: None,
-            attempts: 1,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-#[ignore = "G7 mid-walk: a page that is not the collection is a failed page — lands with helper exact's walk fix"]
-async fn fault_an_html_error_page_with_200_mid_walk_is_a_failed_page_not_a_row() {
-    matrix(
-        "html-200",
-        Expect {
-            detail: None,
-            attempts: 1,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn fault_an_endless_body_is_cut_at_the_byte_cap() {
-    let detail: &[&str] = &["larger than 1048576 bytes"];
-    matrix(
-        "endless",
-        Expect {
-            detail: Some(detail),
-            attempts: 1,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn fault_a_slow_drip_times_out() {
-    let detail: &[&str] = &["in time"];
-    matrix(
-        "drip",
-        Expect {
-            detail: Some(detail),
-            attempts: TRANSIENT,
-            stops: TIMED_OUT,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn fault_a_body_over_the_byte_cap_is_refused() {
-    let detail: &[&str] = &["larger than 1048576 bytes"];
-    matrix(
-        "too-big",
-        Expect {
-            detail: Some(detail),
-            attempts: 1,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
-}
-
-#[tokio::test]
-async fn fault_a_redirect_loop_is_cut_after_the_redirect_limit() {
-    let detail: &[&str] = &["redirects"];
-    matrix(
-        "redirect-loop",
-        Expect {
-            detail: Some(detail),
-            attempts: 6,
-            stops: UPSTREAM_ERROR,
-        },
-    )
-    .await;
-}
+fault!(
+    fault_429_without_retry_after_is_retried_then_named,
+    "429",
+    Some(&["429", "slow down"]),
+    TRANSIENT,
+    UPSTREAM_ERROR
+);
+fault!(
+    fault_429_with_retry_after_is_honoured_then_named,
+    "429-retry-after",
+    Some(&["429", "slow down"]),
+    TRANSIENT,
+    UPSTREAM_ERROR
+);
+fault!(
+    fault_429_with_a_retry_after_past_the_time_limit_gives_up_at_once_and_says_when,
+    "429-retry-after-long",
+    Some(&["429", "quota used up", "3600"]),
+    1,
+    UPSTREAM_ERROR
+);
+fault!(
+    fault_500_is_retried_then_named,
+    "500",
+    Some(&["500", "database on fire"]),
+    TRANSIENT,
+    UPSTREAM_ERROR
+);
+fault!(
+    fault_502_is_retried_then_named,
+    "502",
+    Some(&["502", "Bad Gateway"]),
+    TRANSIENT,
+    UPSTREAM_ERROR
+);
+fault!(
+    fault_503_is_retried_then_named,
+    "503",
+    Some(&["503", "maintenance"]),
+    TRANSIENT,
+    UPSTREAM_ERROR
+);
+fault!(
+    fault_504_is_retried_then_named,
+    "504",
+    Some(&["504", "upstream timed out"]),
+    TRANSIENT,
+    UPSTREAM_ERROR
+);
+fault!(
+    fault_an_upstream_that_never_answers_times_out,
+    "hang",
+    Some(&["in time"]),
+    TRANSIENT,
+    TIMED_OUT
+);
+fault!(
+    fault_a_connection_reset_mid_body_is_retried_then_named,
+    "reset",
+    Some(&["connection"]),
+    TRANSIENT,
+    UPSTREAM_ERROR
+);
+fault!(
+    #[ignore = "G7 mid-walk: a page that is not the collection is a failed page — lands with helper exact's walk fix"]
+    fault_malformed_json_mid_walk_is_a_failed_page_not_a_row,
+    "bad-json",
+    None,
+    1,
+    UPSTREAM_ERROR
+);
+fault!(
+    #[ignore = "G7 mid-walk: a page that is not the collection is a failed page — lands with helper exact's walk fix"]
+    fault_an_html_error_page_with_200_mid_walk_is_a_failed_page_not_a_row,
+    "html-200",
+    None,
+    1,
+    UPSTREAM_ERROR
+);
+fault!(
+    fault_an_endless_body_is_cut_at_the_byte_cap,
+    "endless",
+    Some(&["larger than 1048576 bytes"]),
+    1,
+    UPSTREAM_ERROR
+);
+fault!(
+    fault_a_slow_drip_times_out,
+    "drip",
+    Some(&["in time"]),
+    TRANSIENT,
+    TIMED_OUT
+);
+fault!(
+    fault_a_body_over_the_byte_cap_is_refused,
+    "too-big",
+    Some(&["larger than 1048576 bytes"]),
+    1,
+    UPSTREAM_ERROR
+);
+fault!(
+    fault_a_redirect_loop_is_cut_after_the_redirect_limit,
+    "redirect-loop",
+    Some(&["redirects"]),
+    6,
+    UPSTREAM_ERROR
+);

@@ -76,12 +76,23 @@ impl Rig {
 
     /// Provider with an org credential; every tool bound with `loop_responses: looping`.
     pub async fn new(app: &TestApp, up: &Upstream, looping: bool) -> Rig {
+        Self::with_tools(app, &up.base, tool_defs(), looping).await
+    }
+
+    /// [`Rig::new`] over any upstream at `base` with these tools
+    /// `(name, method, path, input_schema)`.
+    pub async fn with_tools(
+        app: &TestApp,
+        base: &str,
+        defs: Vec<(&str, &str, &str, Value)>,
+        looping: bool,
+    ) -> Rig {
         let t = app.tenant("rig").await;
         let provider = app
             .post(
                 "/v1/providers",
                 &t.key,
-                json!({"name": "crm", "base_url": up.base, "auth": {"type": "bearer"}, "credential": "org-secret"}),
+                json!({"name": "crm", "base_url": base, "auth": {"type": "bearer"}, "credential": "org-secret"}),
             )
             .await
             .ok(201)["id"]
@@ -90,7 +101,7 @@ impl Rig {
             .to_string();
         let mut tools = HashMap::new();
         let mut bindings = Vec::new();
-        for (name, method, path, schema) in tool_defs() {
+        for (name, method, path, schema) in defs {
             let r = app
                 .post(
                     "/v1/tools",
