@@ -50,6 +50,16 @@ pub const CURSOR_NAMES: &[&str] = &[
     "marker",
 ];
 
+/// P8: a name reduced to what people mean by it — lower case, without separators (`_`,
+/// `-`, `.`), sigils (`$`, `@`) or JSON:API brackets: `page[size]`, `pageSize`, `Page-Size`
+/// and `page_size` are all `pagesize`.
+pub fn normalize(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
 /// Where a parameter lives in the tool's arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Param {

@@ -96,6 +96,38 @@ impl Page {
         }
     }
 
+    /// G7: reads this page the way an earlier page of the same collection was read: when
+    /// the payload has an array at `slot`, those are its rows (an empty one is zero rows),
+    /// whatever array the page would have been taken for on its own. False when it has
+    /// none there — the page is not the collection `slot` came from.
+    pub fn conform(&mut self, slot: &Slot) -> bool {
+        if self.slot.as_ref() == Some(slot) {
+            return true;
+        }
+        let Slot::Key(path) = slot else {
+            return false;
+        };
+        if !self.json || self.slot == Some(Slot::Root) {
+            return false;
+        }
+        let rows = match pointer_mut(&mut self.frame, path) {
+            Some(Value::Array(a)) => std::mem::take(a),
+            _ => return false,
+        };
+        if let Some(Slot::Key(old)) = self.slot.take() {
+            let back: Vec<Value> = std::mem::take(&mut self.items)
+                .iter()
+                .map(Item::to_value)
+                .collect();
+            if let Some(t) = pointer_mut(&mut self.frame, &old) {
+                *t = Value::Array(back);
+            }
+        }
+        self.items = rows.iter().map(Item::from_value).collect();
+        self.slot = Some(slot.clone());
+        true
+    }
+
     /// The payload with `items` put back in the slot.
     pub fn assemble(frame: &Value, slot: Option<&Slot>, items: Vec<Value>) -> Value {
         match slot {
@@ -347,6 +379,50 @@ fn choose_slot(top: &[(String, Cap<'_>)], total: usize) -> Option<Vec<String>> {
     }
     best.filter(|(len, _, c)| *len * 2 >= total || holds_records(c))
         .map(|(_, p, _)| p)
+        .or_else(|| empty_collection(top, &nested))
+}
+
+/// G7: an empty array is the (empty) item array when it is the only array there is and
+/// the object around it is not a record (no `id`-like key): `{"bookings": [], "total": 0}`
+/// is zero rows, while `{"id": 7, "tags": []}` stays one record.
+fn empty_collection(
+    top: &[(String, Cap<'_>)],
+    nested: &[(&String, &Vec<(String, Cap<'_>)>)],
+) -> Option<Vec<String>> {
+    let is_identity = |k: &str| {
+        matches!(
+            k.trim_start_matches('_').to_ascii_lowercase().as_str(),
+            "id" | "uuid" | "guid"
+        )
+    };
+    if top.iter().any(|(k, _)| is_identity(k)) {
+        return None;
+    }
+    let empty = |c: &Cap<'_>| matches!(c, Cap::Arr(a) if a.is_empty());
+    let arrays: Vec<Vec<String>> = top
+        .iter()
+        .filter(|(_, c)| matches!(c, Cap::Arr(_)))
+        .map(|(k, _)| vec![k.clone()])
+        .chain(nested.iter().flat_map(|(p, children)| {
+            children
+                .iter()
+                .filter(|(_, c)| matches!(c, Cap::Arr(_)))
+                .map(|(k, _)| vec![(*p).clone(), k.clone()])
+        }))
+        .collect();
+    let all_empty = top
+        .iter()
+        .all(|(_, c)| !matches!(c, Cap::Arr(_)) || empty(c))
+        && nested.iter().all(|(_, ch)| {
+            ch.iter()
+                .all(|(_, c)| !matches!(c, Cap::Arr(_)) || empty(c))
+        });
+    let top_level: Vec<&Vec<String>> = arrays.iter().filter(|p| p.len() == 1).collect();
+    match (all_empty, top_level.as_slice(), arrays.as_slice()) {
+        (true, [only], _) => Some((*only).clone()),
+        (true, [], [only]) => Some(only.clone()),
+        _ => None,
+    }
 }
 
 /// Whether an array starts with an object or array (a list of records).
@@ -414,6 +490,45 @@ mod tests {
         let v = json!({"id": 1, "name": "a long enough name to dominate", "tags": []});
         assert_eq!(slot(v), None);
         assert_eq!(slot(json!("text")), None);
+    }
+
+    #[test]
+    fn g7_an_empty_item_array_is_zero_rows_not_a_record() {
+        for v in [
+            json!({"bookings": []}),
+            json!({"bookings": [], "total": 0, "next": null}),
+            json!({"result": {"bookings": []}, "ok": true}),
+            json!({"data": []}),
+            json!([]),
+        ] {
+            let p = Page::from_value(&v);
+            assert!(p.slot.is_some() && p.items.is_empty(), "{v}");
+        }
+        // A record with an empty list, or with several empty lists, is one record.
+        assert_eq!(slot(json!({"id": 7, "tags": []})), None);
+        assert_eq!(slot(json!({"_id": "x", "bookings": []})), None);
+        assert_eq!(slot(json!({"a": [], "b": []})), None);
+        assert_eq!(slot(json!({"name": "x"})), None);
+    }
+
+    #[test]
+    fn g7_conform_reads_a_page_at_an_earlier_pages_slot() {
+        let want = Slot::Key(vec!["bookings".into()]);
+        let mut p = Page::from_value(&json!({"id": 3, "bookings": []}));
+        assert!(p.conform(&want) && p.items.is_empty());
+        assert_eq!(p.frame, json!({"id": 3, "bookings": []}));
+        let mut p =
+            Page::from_value(&json!({"bookings": [{"id": 1}], "big": [{"x": 1}, {"x": 2}]}));
+        assert!(p.conform(&want));
+        assert_eq!(p.items.len(), 1);
+        let mut p =
+            Page::from_value(&json!({"big": [{"x": 1}, {"x": 2}], "bookings": [{"id": 1}]}));
+        assert!(p.conform(&Slot::Key(vec!["big".into()])));
+        assert_eq!(p.items.len(), 2);
+        assert_eq!(p.frame["bookings"], json!([{"id": 1}]));
+        assert!(!Page::from_value(&json!({"error": "x"})).conform(&want));
+        assert!(!Page::parse(b"<html>").conform(&want));
+        assert!(!Page::from_value(&json!([{"id": 1}])).conform(&want));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! URLs (body or RFC 8288 `Link` header) and announced totals. Used to keep walking past a
 //! short page (P2), to follow cursors (P5), and to warn about unread pages (P7).
 
+use crate::engine::analysis::normalize;
 use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -26,75 +27,82 @@ impl Signals {
     }
 }
 
+// Every key is compared in its normalised form (P8: case, `_`, `-`, `.`, `@`, `$` and
+// brackets do not matter), so `has_more`, `hasMore` and `Has-More` are one name.
+
 /// Objects that commonly hold paging metadata, searched one level down.
 const CONTAINERS: &[&str] = &[
     "meta",
     "metadata",
     "pagination",
     "paging",
-    "page_info",
-    "pageInfo",
-    "response_metadata",
+    "pageinfo",
+    "responsemetadata",
     "links",
-    "_links",
     "page",
     "cursor",
     "cursors",
     "hits",
     "next",
     "info",
+    "pager",
+    "pageable",
 ];
 const HAS_MORE: &[&str] = &[
-    "has_more",
-    "hasMore",
-    "has_next",
-    "hasNext",
-    "hasNextPage",
-    "has_next_page",
+    "hasmore",
+    "hasnext",
+    "hasnextpage",
+    "hasmoreitems",
+    "hasmorepages",
+    "hasmoreresults",
     "more",
-    "moreResults",
+    "moreresults",
+    "moreavailable",
+    "morerecords",
 ];
+/// Flags saying the opposite: this page is the last one (Spring's `last`).
+const IS_LAST: &[&str] = &["last", "islast", "islastpage", "lastpage"];
 const TOTALS: &[&str] = &[
     "total",
-    "total_count",
-    "totalCount",
-    "totalResults",
-    "total_results",
-    "totalItems",
-    "total_items",
-    "totalSize",
-    "total_size",
-    "totalRecords",
-    "total_records",
-    "@odata.count",
+    "totalcount",
+    "totalresults",
+    "totalitems",
+    "totalsize",
+    "totalrecords",
+    "totalelements",
+    "totalhits",
+    "totalrows",
+    "odatacount",
     "count",
 ];
 /// Token keys in order of preference: an explicit "next" beats a bare `cursor`, which
 /// some APIs use to echo the current position.
 const TOKENS: &[&str] = &[
-    "nextPageToken",
-    "next_page_token",
-    "next_cursor",
-    "nextCursor",
-    "next_token",
-    "nextToken",
-    "continuationToken",
-    "continuation_token",
+    "nextpagetoken",
+    "nextcursor",
+    "nexttoken",
+    "nextmarker",
+    "nextkey",
+    "nextpagecursor",
+    "continuationtoken",
     "continuation",
-    "endCursor",
-    "end_cursor",
+    "scrollid",
+    "endcursor",
     "after",
     "cursor",
     "next",
 ];
+/// Keys that are only a token inside paging metadata: at the top level they are often
+/// the request echoed back.
+const NESTED_ONLY_TOKENS: &[&str] = &["after", "next", "endcursor"];
 const URLS: &[&str] = &[
-    "@odata.nextLink",
-    "nextLink",
-    "next_link",
-    "next_page_url",
-    "nextPageUrl",
-    "next_url",
-    "nextUrl",
+    "odatanextlink",
+    "nextlink",
+    "nextpageurl",
+    "nextpageuri",
+    "nexturl",
+    "nexturi",
+    "nextpage",
     "next",
     "href",
 ];
@@ -131,11 +139,17 @@ struct Found {
 }
 
 fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
-    for (k, v) in obj {
+    for (key, v) in obj {
+        let k = normalize(key);
         let k = k.as_str();
         if HAS_MORE.contains(&k) {
             if let Some(b) = as_flag(v) {
                 f.has_more.get_or_insert(b);
+            }
+        }
+        if IS_LAST.contains(&k) {
+            if let Some(b) = as_flag(v) {
+                f.has_more.get_or_insert(!b);
             }
         }
         if let Some(rank) = TOTALS.iter().position(|t| *t == k) {
@@ -147,10 +161,8 @@ fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
                 }
             }
         }
-        // A bare `after` or `next` is a token only inside paging metadata: at the top level
-        // it is often the request echoed back.
         if let Some(rank) = TOKENS.iter().position(|t| *t == k) {
-            if depth > 0 || !matches!(k, "after" | "next" | "endCursor" | "end_cursor") {
+            if depth > 0 || !NESTED_ONLY_TOKENS.contains(&k) {
                 if let Some(s) = v.as_str().filter(|s| !s.is_empty()) {
                     if looks_like_url(s) {
                         f.urls.push((rank + 100, s.to_owned()));
@@ -160,7 +172,11 @@ fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
                 }
             }
         }
-        if let Some(rank) = URLS.iter().position(|t| *t == k) {
+        let url_rank = URLS.iter().position(|t| *t == k).or_else(|| {
+            // P8: a next link under a key on no list (`nextPageUri`, `next_results_url`).
+            (k.starts_with("next") || k.ends_with("next")).then_some(URLS.len() + 50)
+        });
+        if let Some(rank) = url_rank {
             if let Some(s) = v.as_str().filter(|s| looks_like_url(s)) {
                 f.urls.push((rank + depth * 100, s.to_owned()));
             }
@@ -302,6 +318,37 @@ mod tests {
             Some("nxt")
         );
         assert_eq!(sig(json!({"after": "echo"})).next_token, None);
+    }
+
+    #[test]
+    fn p8_names_are_read_as_people_write_them() {
+        assert_eq!(sig(json!({"Has-More": true})).has_more, Some(true));
+        assert_eq!(sig(json!({"HAS_NEXT_PAGE": "true"})).has_more, Some(true));
+        assert_eq!(sig(json!({"last": false})).has_more, Some(true), "Spring");
+        assert_eq!(sig(json!({"isLastPage": true})).has_more, Some(false));
+        assert_eq!(sig(json!({"totalElements": 120})).total, Some(120));
+        assert_eq!(sig(json!({"Total_Count": 7})).total, Some(7));
+        assert_eq!(
+            sig(json!({"pageInfo": {"EndCursor": "e1", "hasNextPage": true}}))
+                .next_token
+                .as_deref(),
+            Some("e1")
+        );
+        // A relative next link under a key on no list (Twilio's `next_page_uri`, others).
+        for key in [
+            "next_page_uri",
+            "nextPageUri",
+            "next_results_url",
+            "links_next",
+        ] {
+            assert_eq!(
+                sig(json!({key: "/v1/things?page=2"})).next_url.as_deref(),
+                Some("/v1/things?page=2"),
+                "{key}"
+            );
+        }
+        assert_eq!(sig(json!({"next_page_uri": null})).next_url, None);
+        assert_eq!(sig(json!({"nextAction": "retry"})).next_url, None);
     }
 
     #[test]

@@ -52,20 +52,139 @@ impl Collection {
         self.likely_more = more_claimed;
     }
 
-    fn complete(&self, paginated: bool) -> bool {
+    /// How this collection ended, as a row of the truth table.
+    pub fn ending(&self, paginated: bool) -> Ending {
+        let short = self.total.is_some_and(|t| (self.rows as u64) < t);
         match self.stop {
-            StopReason::End if self.single => !paginated || (self.known_end && !self.likely_more),
-            StopReason::End => {
-                !self.likely_more && self.total.is_none_or(|t| self.rows as u64 >= t)
+            StopReason::End if self.single => {
+                if self.likely_more {
+                    Ending::PageOfMore
+                } else if !paginated {
+                    Ending::Whole
+                } else if self.known_end {
+                    Ending::LastPage
+                } else {
+                    Ending::PageUnproven
+                }
             }
-            _ => false,
+            StopReason::End if self.likely_more || short => Ending::EndedShort,
+            StopReason::End => Ending::Walked,
+            StopReason::Loop if self.likely_more => Ending::LoopOpen,
+            StopReason::Loop => Ending::LoopSettled,
+            StopReason::OffOrigin => Ending::OffOrigin,
+            StopReason::UpstreamError => Ending::UpstreamError,
+            bound => Ending::Bound(bound),
         }
     }
 }
 
+/// P4: every way a call can end — one row each of the truth table in [`Ending::verdict`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// One page of a tool that does not page, and nothing in it says there is more.
+    Whole,
+    /// One page that the response itself shows is the last (from the first page).
+    LastPage,
+    /// One page, and the API says there are more (P7).
+    PageOfMore,
+    /// One page of a paginated tool; nothing says whether it was the last.
+    PageUnproven,
+    /// A walk that fetched every page of every value.
+    Walked,
+    /// The API stopped giving rows while still announcing more (a total not reached,
+    /// `has_more` on an empty page).
+    EndedShort,
+    /// Every value that could be used was fetched, but some `_for_each` values could not
+    /// be used (E2) — their rows are unknown.
+    ValuesRejected,
+    /// A bound (`pages`, `requests`, `items`, `bytes`, `time`) left pages or values
+    /// unfetched.
+    Bound(StopReason),
+    /// A page or cursor came back again, and every distinct row seems fetched.
+    LoopSettled,
+    /// A page or cursor came back again, and rows may be missing.
+    LoopOpen,
+    /// The next-page link left the provider's origin.
+    OffOrigin,
+    /// A request failed for good (rows before it kept).
+    UpstreamError,
+}
+
+impl Ending {
+    /// THE truth table: `(_stoppedBy, _pagingComplete, _likelyMoreRows)` for each ending.
+    /// `_stoppedBy` is `end` only when nothing was left unfetched by loopgate; it is
+    /// absent when one page was asked for on purpose and that page does not prove it was
+    /// the last.
+    pub fn verdict(self) -> (Option<StopReason>, bool, bool) {
+        use StopReason as S;
+        match self {
+            Self::Whole | Self::LastPage | Self::Walked => (Some(S::End), true, false),
+            Self::PageOfMore => (None, false, true),
+            Self::PageUnproven => (None, false, false),
+            Self::EndedShort | Self::ValuesRejected => (Some(S::End), false, true),
+            Self::Bound(b) => (Some(b), false, true),
+            Self::LoopSettled => (Some(S::Loop), false, false),
+            Self::LoopOpen => (Some(S::Loop), false, true),
+            Self::OffOrigin => (Some(S::OffOrigin), false, true),
+            Self::UpstreamError => (Some(S::UpstreamError), false, true),
+        }
+    }
+
+    /// Ended by something other than the API running out of rows.
+    fn is_stop(self) -> bool {
+        matches!(
+            self,
+            Self::Bound(_)
+                | Self::LoopSettled
+                | Self::LoopOpen
+                | Self::OffOrigin
+                | Self::UpstreamError
+        )
+    }
+
+    /// Among collections that all reached their end: the least certain one speaks.
+    fn doubt(self) -> u8 {
+        match self {
+            Self::Whole | Self::LastPage | Self::Walked => 0,
+            Self::PageUnproven => 1,
+            Self::PageOfMore => 2,
+            _ => 3,
+        }
+    }
+}
+
+/// How the whole call ended: the first stop, in the order it happened (a collection's,
+/// then the bound that left `_for_each` values unfetched); else the least certain end.
+pub fn overall(
+    cols: &[Collection],
+    halted: Option<StopReason>,
+    rejected: bool,
+    paginated: bool,
+) -> Ending {
+    let endings: Vec<Ending> = cols.iter().map(|c| c.ending(paginated)).collect();
+    if let Some(e) = endings.iter().copied().find(|e| e.is_stop()) {
+        return e;
+    }
+    if let Some(b) = halted {
+        return Ending::Bound(b);
+    }
+    let settled = endings
+        .into_iter()
+        .max_by_key(|e| e.doubt())
+        .unwrap_or(Ending::Walked);
+    if rejected && settled.doubt() == 0 {
+        Ending::ValuesRejected
+    } else {
+        settled
+    }
+}
+
+/// `halted`: the bound that left `unfetched` values unfetched.
+#[allow(clippy::too_many_arguments)]
 pub fn combine(
     cols: &[Collection],
     unfetched: &[Value],
+    halted: Option<StopReason>,
     errors: &[ForEachError],
     plan: &CallPlan,
     analysis: &ToolAnalysis,
@@ -74,16 +193,8 @@ pub fn combine(
 ) -> Verdict {
     let paginated = analysis.paginated();
     let fetched: Vec<&Collection> = cols.iter().filter(|c| c.pages > 0).collect();
-    let complete_cols = fetched.iter().all(|c| c.complete(paginated));
-    let paging_complete = complete_cols && unfetched.is_empty() && errors.is_empty();
-    let likely_more_rows =
-        fetched.iter().any(|c| c.likely_more) || !unfetched.is_empty() || !errors.is_empty();
-    let first_stop = cols.iter().map(|c| c.stop).find(|s| *s != StopReason::End);
-    let mut stopped_by = Some(first_stop.unwrap_or(StopReason::End));
-    if !plan.all_pages && first_stop.is_none() && !complete_cols {
-        // One page was asked for; there was no walk to stop.
-        stopped_by = None;
-    }
+    let ending = overall(cols, halted, !errors.is_empty(), paginated);
+    let (stopped_by, paging_complete, likely_more_rows) = ending.verdict();
     let total = if !fetched.is_empty() && fetched.iter().all(|c| c.total.is_some()) {
         let sum: u64 = fetched.iter().filter_map(|c| c.total).sum();
         // A "total" below what we hold was a per-page count, not a total.
@@ -91,15 +202,7 @@ pub fn combine(
     } else {
         None
     };
-    let mut note = headline(
-        cols,
-        stopped_by,
-        complete_cols,
-        paginated,
-        limits,
-        rows,
-        total,
-    );
+    let mut note = headline(cols, ending, paginated, limits, rows, total);
     if let Some(t) = total.filter(|t| (rows as u64) < *t) {
         note.push_str(&format!(
             " Fetched {rows} of the {t} rows the API reported ({} missing).",
@@ -142,8 +245,7 @@ pub fn combine(
 
 fn headline(
     cols: &[Collection],
-    stopped_by: Option<StopReason>,
-    complete: bool,
+    ending: Ending,
     paginated: bool,
     limits: &Limits,
     rows: usize,
@@ -154,60 +256,35 @@ fn headline(
         Some(v) => format!(" (while fetching {v})"),
         None => String::new(),
     };
-    match stopped_by {
-        None => {
-            let announced = match total {
-                Some(t) if t > rows as u64 => format!("; the API reports {t} in all"),
-                _ => String::new(),
-            };
-            let more = cols.iter().any(|c| c.likely_more);
-            if more {
-                format!(
-                    "Only one page was fetched ({rows} rows{announced}) and the API says there are more. \
-                     This tool is paginated: call it again with `_all_pages: true` to get every page before counting or summarising."
-                )
-            } else {
-                format!(
-                    "Only one page was fetched ({rows} rows). This tool is paginated, so more rows may exist: \
-                     `_all_pages: true` fetches every page."
-                )
-            }
-        }
-        Some(StopReason::End) if complete && cols.iter().all(|c| c.single) && !paginated => {
-            format!("Complete result: {rows} rows.")
-        }
-        Some(StopReason::End) if complete && cols.iter().all(|c| c.single) => {
-            format!("This page holds every row: {rows} rows.")
-        }
-        Some(StopReason::End) if complete => {
+    let announced = match total {
+        Some(t) if t > rows as u64 => format!("; the API reports {t} in all"),
+        _ => String::new(),
+    };
+    match ending {
+        Ending::PageOfMore if paginated => format!(
+            "Only one page was fetched ({rows} rows{announced}) and the API says there are more. \
+             This tool is paginated: call it again with `_all_pages: true` to get every page before counting or summarising."
+        ),
+        Ending::PageOfMore => format!(
+            "This response holds {rows} rows{announced}, and the API says there are more, but this tool has no \
+             parameter to ask for the next page."
+        ),
+        Ending::PageUnproven => format!(
+            "Only one page was fetched ({rows} rows). This tool is paginated, so more rows may exist: \
+             `_all_pages: true` fetches every page."
+        ),
+        Ending::Whole => format!("Complete result: {rows} rows."),
+        Ending::LastPage => format!("This page holds every row: {rows} rows."),
+        Ending::Walked => {
             let pages: u32 = cols.iter().map(|c| c.pages).sum();
             format!("Every page was fetched: {rows} rows from {pages} pages.")
         }
-        Some(StopReason::End) => format!(
+        Ending::EndedShort => format!(
             "The API stopped returning rows while still reporting more; {rows} rows were fetched."
         ),
-        Some(StopReason::Pages) => format!(
-            "Stopped at the limit of {} pages per collection{}; more rows are likely.",
-            limits.pages_per_collection,
-            at_value(first_hit(StopReason::Pages))
-        ),
-        Some(StopReason::Requests) => format!(
-            "Stopped at the limit of {} upstream requests for one call; more rows are likely.",
-            limits.requests
-        ),
-        Some(StopReason::Items) => format!(
-            "Stopped at the limit of {} rows; more rows are likely.",
-            limits.items
-        ),
-        Some(StopReason::Bytes) => format!(
-            "Stopped after {} MB of upstream data (the limit); more rows are likely.",
-            limits.bytes / (1024 * 1024)
-        ),
-        Some(StopReason::Time) => format!(
-            "Stopped at the time limit of {} s; more rows are likely.",
-            limits.wall.as_secs()
-        ),
-        Some(StopReason::Loop) => {
+        Ending::ValuesRejected => format!("Every usable `_for_each` value was fetched: {rows} rows."),
+        Ending::Bound(b) => bound_note(b, limits, at_value(first_hit(b))),
+        Ending::LoopSettled | Ending::LoopOpen => {
             let c = first_hit(StopReason::Loop);
             let all = match (total, c.is_some_and(|c| c.repeat_of_previous)) {
                 (Some(t), _) if rows as u64 >= t => "every row the API reported was fetched",
@@ -220,14 +297,14 @@ fn headline(
                 at_value(c)
             )
         }
-        Some(StopReason::OffOrigin) => {
+        Ending::OffOrigin => {
             let c = first_hit(StopReason::OffOrigin);
             let url = c.and_then(|c| c.off_origin_url.clone()).unwrap_or_default();
             format!(
                 "The API's next-page link ({url}) points outside the provider, so it was not followed; more rows are likely."
             )
         }
-        Some(StopReason::UpstreamError) => {
+        Ending::UpstreamError => {
             let c = first_hit(StopReason::UpstreamError);
             let why = c
                 .and_then(|c| c.failure.as_ref())
@@ -247,5 +324,30 @@ fn headline(
                 ),
             }
         }
+    }
+}
+
+fn bound_note(bound: StopReason, limits: &Limits, at_value: String) -> String {
+    match bound {
+        StopReason::Pages => format!(
+            "Stopped at the limit of {} pages per collection{at_value}; more rows are likely.",
+            limits.pages_per_collection,
+        ),
+        StopReason::Requests => format!(
+            "Stopped at the limit of {} upstream requests for one call; more rows are likely.",
+            limits.requests
+        ),
+        StopReason::Items => format!(
+            "Stopped at the limit of {} rows; more rows are likely.",
+            limits.items
+        ),
+        StopReason::Bytes => format!(
+            "Stopped after {} MB of upstream data (the limit); more rows are likely.",
+            limits.bytes / (1024 * 1024)
+        ),
+        _ => format!(
+            "Stopped at the time limit of {} s; more rows are likely.",
+            limits.wall.as_secs()
+        ),
     }
 }

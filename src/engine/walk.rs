@@ -4,7 +4,7 @@
 //! them.
 
 use crate::engine::analysis::{Param, ToolAnalysis};
-use crate::engine::doc::Page;
+use crate::engine::doc::{Page, Slot};
 use crate::engine::error::EngineError;
 use crate::engine::fetch::{fetch, Budget, Failed};
 use crate::engine::item::Item;
@@ -41,6 +41,9 @@ struct Ctx<'a, U, P, C> {
     last_progress: u64,
     items: Vec<Item>,
     first: Option<Page>,
+    /// Where the first page with an item array had it: later pages and values are read
+    /// the same way (G7).
+    slot: Option<Slot>,
 }
 
 /// Runs a call: every collection, every page when asked, within `limits`.
@@ -64,6 +67,7 @@ pub async fn run<U: Upstream, P: ProgressSink, C: Clock>(
         last_progress: start,
         items: Vec::new(),
         first: None,
+        slot: None,
     };
     let values: Vec<Option<Value>> = match &plan.for_each {
         Some(f) => f.values.iter().cloned().map(Some).collect(),
@@ -147,6 +151,7 @@ pub async fn run<U: Upstream, P: ProgressSink, C: Clock>(
     let verdict = verdict::combine(
         &cols,
         &unfetched,
+        halted.filter(|_| !unfetched.is_empty()),
         &errors,
         plan,
         analysis,
@@ -250,6 +255,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
     let mut seen_cursors: HashSet<String> = HashSet::new();
     let mut seen_pages: HashSet<u64> = HashSet::new();
     let mut previous_page: Option<u64> = None;
+    let mut col_slot: Option<Slot> = None;
     loop {
         let req = UpstreamRequest {
             args: args.clone(),
@@ -265,9 +271,41 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
                 break;
             }
         };
-        col.pages += 1;
+        let status = resp.status;
         let mut page = Page::parse_owned(resp.body);
-        let sig = signals::read(&page.frame, &resp.headers);
+        let expected = if col.pages == 0 {
+            ctx.slot.clone()
+        } else {
+            col_slot.clone()
+        };
+        if let Some(slot) = expected {
+            if !page.conform(&slot) && col.pages > 0 {
+                // G7: a later page that is not the collection the first page was (not
+                // JSON, an HTML page sent with 200, another shape) is a failed page.
+                col.stop = StopReason::UpstreamError;
+                col.likely_more = true;
+                col.failure = Some(Failed {
+                    stop: StopReason::UpstreamError,
+                    status: Some(status),
+                    message: format!("{}, not the list the first page held", shape_of(&page)),
+                });
+                break;
+            }
+        }
+        col.pages += 1;
+        if col.pages == 1 {
+            col_slot.clone_from(&page.slot);
+            if ctx.slot.is_none() {
+                ctx.slot.clone_from(&page.slot);
+            }
+        }
+        // A response without an item array is a record: its fields are not paging signals
+        // (an invoice's `total` is not a row count).
+        let sig = if page.slot.is_some() {
+            signals::read(&page.frame, &resp.headers)
+        } else {
+            Signals::default()
+        };
         if col.pages == 1 {
             col.total = sig.total;
         }
@@ -397,6 +435,34 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
         }
     }
     col
+}
+
+/// Says what a page that broke the walk looked like, for the note.
+fn shape_of(page: &Page) -> String {
+    match &page.frame {
+        _ if !page.json => {
+            let text = page.frame.as_str().unwrap_or_default();
+            let head: String = text.chars().take(60).collect();
+            format!("the page was not JSON ({head:?})")
+        }
+        Value::Null => "the page was empty".to_owned(),
+        Value::Object(m) => {
+            let keys: Vec<&str> = m.keys().take(8).map(String::as_str).collect();
+            format!("the page had another shape (keys {})", keys.join(", "))
+        }
+        other => format!("the page had another shape ({})", kind(other)),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Array(_) => "an array",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Object(_) => "an object",
+        Value::Null => "null",
+    }
 }
 
 /// Whether the arguments ask for the first page: no page number past the first, no offset,
