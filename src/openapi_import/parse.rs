@@ -1,12 +1,38 @@
 //! Bytes to a JSON value, and the OpenAPI version gate.
 //!
-//! JSON when the first non-space byte is `{`, YAML otherwise (YAML 1.2 via
-//! `serde_yaml`, which also bounds alias expansion and nesting depth, so a hostile
-//! document cannot blow up memory or the stack while parsing).
+//! JSON when the first non-space byte is `{`, YAML otherwise (YAML 1.2 core booleans, via
+//! `serde-saphyr` with explicit budgets: alias replay, anchors, nesting depth, nodes and
+//! scalar bytes are all bounded, so a hostile document — an alias bomb — is refused
+//! before it can grow memory; the request body itself is capped by the API layer).
 
 use serde_json::Value;
 
 use super::error::ImportError;
+
+/// Upper bounds on what one YAML document may make the parser do. A real OpenAPI
+/// document (GitHub's: ~8 MB of JSON) stays well inside; an alias bomb expands past
+/// `max_total_replayed_events` within a few kilobytes of input and is refused.
+fn yaml_options() -> serde_saphyr::Options {
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_depth: 64,
+            max_nodes: 2_000_000,
+            max_events: 4_000_000,
+            max_aliases: 10_000,
+            max_anchors: 10_000,
+            max_total_scalar_bytes: 32 * 1024 * 1024,
+        },
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: 200_000,
+            max_replay_stack_depth: 16,
+        },
+        strict_booleans: true,
+    }
+}
+
+fn from_yaml(bytes: &[u8]) -> Result<Value, String> {
+    serde_saphyr::from_slice_with_options(bytes, yaml_options()).map_err(|e| e.to_string())
+}
 
 /// Which OpenAPI line the document belongs to; 3.1 schemas are JSON Schema 2020-12.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,15 +49,15 @@ pub(crate) fn parse(document: &[u8]) -> Result<Value, ImportError> {
         // error is the one to report, since that is what such a document usually is.
         match serde_json::from_slice(bytes) {
             Ok(value) => value,
-            Err(json) => serde_yaml::from_slice(bytes).map_err(|_| ImportError::Syntax {
+            Err(json) => from_yaml(bytes).map_err(|_| ImportError::Syntax {
                 format: "JSON",
                 message: json.to_string(),
             })?,
         }
     } else {
-        serde_yaml::from_slice(bytes).map_err(|e| ImportError::Syntax {
+        from_yaml(bytes).map_err(|message| ImportError::Syntax {
             format: "YAML",
-            message: e.to_string(),
+            message,
         })?
     };
     if !value.is_object() {
@@ -120,5 +146,26 @@ mod tests {
             .contains("no `openapi`"));
         let newer = parse(b"openapi: 4.0.0\n").unwrap();
         assert!(version(&newer).unwrap_err().to_string().contains("'4.0.0'"));
+    }
+
+    /// issue 10: a "billion laughs" document of a few hundred bytes, each level nine
+    /// aliases of the one before (9^9 ≈ 387 million nodes if expanded), is refused by the
+    /// alias budget instead of growing the process.
+    #[test]
+    fn nested_alias_bomb_is_refused() {
+        let mut doc = String::from("openapi: 3.0.0\na0: &a0 [\"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\", \"lol\"]\n");
+        for i in 1..10 {
+            let p = i - 1;
+            doc.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        doc.push_str("paths: {}\n");
+        assert!(doc.len() < 1024);
+        let err = parse(doc.as_bytes()).unwrap_err().to_string();
+        assert!(err.starts_with("document is not valid YAML"), "{err}");
+        // a modest, legitimate use of anchors still parses
+        let ok = parse(b"openapi: 3.0.0\nx: &p {type: string}\ny: *p\nz: *p\n").unwrap();
+        assert_eq!(ok["z"]["type"], "string");
     }
 }

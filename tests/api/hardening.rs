@@ -139,3 +139,36 @@ async fn c3_cached_user_data_never_outlives_its_ttl() {
         .unwrap();
     assert!(pttl > 0 && pttl <= 3_600_000, "user data kept {pttl} ms");
 }
+
+/// issue 10: a 10 KB-class YAML alias bomb sent to the OpenAPI import is refused by the
+/// parser's alias budget (it used to expand to hundreds of MB), and an oversized body is
+/// refused before it is parsed.
+#[tokio::test]
+async fn openapi_import_refuses_an_alias_bomb_and_oversized_bodies() {
+    let app = crate::helpers::spawn_app().await;
+    let t = app.tenant("bomb").await;
+    let mut doc = String::from("openapi: 3.0.0\nl0: &l0 [");
+    doc.push_str(&vec!["\"lol\""; 16].join(", "));
+    doc.push_str("]\n");
+    for i in 1..12 {
+        let refs = vec![format!("*l{}", i - 1); 16].join(", ");
+        doc.push_str(&format!("l{i}: &l{i} [{refs}]\n"));
+    }
+    doc.push_str("paths: {}\n");
+    let at = format!("/v1/providers/{}/openapi", t.provider);
+    let r = app
+        .post_raw(&at, &t.key, "application/yaml", doc.into_bytes())
+        .await;
+    r.problem(422, "validation_failed");
+    assert!(
+        r.body["detail"].as_str().unwrap().contains("YAML"),
+        "{}",
+        r.text
+    );
+    // over the body cap: refused without being read whole
+    let huge = vec![b'#'; 5 * 1024 * 1024];
+    let r = app.post_raw(&at, &t.key, "application/yaml", huge).await;
+    assert_eq!(r.status.as_u16(), 413, "{}", r.text);
+    // the process is still serving
+    app.get("/v1/providers", &t.key).await.ok(200);
+}
