@@ -1,54 +1,74 @@
-//! P1 (and the schema half of P5): what a tool's input schema says about pagination and
-//! about its parameters. Detection is by name only, at the top level or one level down in
-//! the JSON request body (`body`), because imported OpenAPI tools put query parameters at
-//! the top and body fields under `body`.
+//! P1, P5 and P8 (the schema half): what a tool's input schema says about pagination and
+//! about its parameters. Names are compared normalised (case, separators, JSON:API
+//! brackets: [`normalize`]), a parameter's declared type decides between a number and an
+//! opaque cursor, and an `x-loopgate-pagination` object at the schema's root replaces
+//! detection when an author knows better. Parameters are read at the top level and one
+//! level down in the JSON request body (`body`), because imported OpenAPI tools put query
+//! parameters at the top and body fields under `body`. The response half of P8 (next
+//! links, flags, totals under any spelling) is in `signals`.
 
 use serde_json::Value;
 
-/// P1 spellings, compared exactly (APIs are consistent about case within one name).
+/// P1 spellings (compared normalised, so `page[size]`, `PageSize` and `page-size` match
+/// `pageSize`); listed as people write them for the `all_pages_unsupported` message.
 pub const PAGE_SIZE_NAMES: &[&str] = &[
     "itemsPerPage",
-    "items_per_page",
-    "perPage",
     "per_page",
     "pageSize",
-    "page_size",
+    "page[size]",
+    "page[limit]",
     "maxResults",
-    "max_results",
     "limit",
     "$top",
+    "size",
+    "pagelen",
 ];
 pub const PAGE_NUMBER_NAMES: &[&str] = &[
     "page",
     "pageNumber",
-    "page_number",
+    "page[number]",
     "pageIndex",
-    "page_index",
+    "pageNum",
+    "pageNo",
 ];
-pub const OFFSET_NAMES: &[&str] = &["offset", "skip", "$skip", "startIndex", "start_index"];
+pub const OFFSET_NAMES: &[&str] = &[
+    "offset",
+    "page[offset]",
+    "skip",
+    "$skip",
+    "startIndex",
+    "startAt",
+    "from",
+    "start",
+];
 /// P5 cursor parameter spellings.
 pub const CURSOR_NAMES: &[&str] = &[
     "cursor",
+    "page[cursor]",
     "pageToken",
-    "page_token",
+    "nextPageToken",
     "after",
-    "starting_after",
     "page[after]",
+    "starting_after",
     "start_cursor",
     "next",
     "continuation",
     "continuationToken",
-    "continuation_token",
     "nextToken",
-    "next_token",
     "next_cursor",
     "$skiptoken",
-    "skipToken",
     "pagination_token",
-    "paginationToken",
-    "page[cursor]",
     "marker",
+    "scroll_id",
 ];
+/// Names too generic to be a position unless the schema declares them numeric.
+const NUMERIC_ONLY: &[&str] = &["from", "start", "size"];
+
+/// The schema extension an author adds at the root of an input schema when detection
+/// cannot decide: `{"size": "<param>", "page"|"offset"|"cursor": "<param>"}` names the
+/// parameters (a body field as `body.<name>`), or `{"disabled": true}` turns `_all_pages`
+/// off. When present it replaces detection entirely.
+pub const PAGINATION_HINT: &str = "x-loopgate-pagination";
 
 /// P8: a name reduced to what people mean by it — lower case, without separators (`_`,
 /// `-`, `.`), sigils (`$`, `@`) or JSON:API brackets: `page[size]`, `pageSize`, `Page-Size`
@@ -72,6 +92,22 @@ pub struct Param {
     pub maximum: Option<u64>,
     /// Declared `default`, used as the first page number of a walk.
     pub default: Option<Value>,
+    /// Holds a number: declared `integer`/`number`, a string with a numeric `format` or
+    /// `pattern`, or no declared type at all. A string that is not numeric is opaque (P8:
+    /// the type wins over the name).
+    pub numeric: bool,
+}
+
+impl Param {
+    /// The JSON value to send for position or size `n`: a number, or its text when the
+    /// parameter is declared a string.
+    pub fn number(&self, n: u64) -> Value {
+        if self.ty.as_deref() == Some("string") {
+            Value::String(n.to_string())
+        } else {
+            Value::from(n)
+        }
+    }
 }
 
 /// The result of reading one input schema. Cheap to clone; compute once per tool.
@@ -83,6 +119,13 @@ pub struct ToolAnalysis {
     pub cursor: Option<Param>,
     /// Every parameter, top level first, then body fields (E3 lists them).
     pub params: Vec<Param>,
+}
+
+impl Param {
+    /// Declared numeric (not merely untyped).
+    fn is_numeric_typed(&self) -> bool {
+        matches!(self.ty.as_deref(), Some("integer" | "number"))
+    }
 }
 
 impl ToolAnalysis {
@@ -127,28 +170,74 @@ pub fn analyze(input_schema: &Value) -> ToolAnalysis {
     if let Some(body) = input_schema.get("properties").and_then(|p| p.get("body")) {
         collect(body, true, &mut params);
     }
-    // OData's `$top`/`$skip`/`$skiptoken` arrive as `top`/`skip`/`skiptoken` from importers
-    // that drop the `$`, so a leading `$` never decides a match.
-    let same = |p: &Param, n: &str| p.name.trim_start_matches('$') == n.trim_start_matches('$');
-    let find = |names: &[&str]| {
-        // Top-level parameters win over body fields with the same name.
-        names
+    let roles = match input_schema.get(PAGINATION_HINT) {
+        Some(hint) => hinted(hint, &params),
+        None => detected(&params),
+    };
+    ToolAnalysis {
+        page_size: roles[0].clone(),
+        page_number: roles[1].clone(),
+        offset: roles[2].clone(),
+        cursor: roles[3].clone(),
+        params,
+    }
+}
+
+/// P1/P8 by name and type: `[size, page, offset, cursor]`.
+fn detected(params: &[Param]) -> [Option<Param>; 4] {
+    let find = |names: &[&str], fits: &dyn Fn(&Param) -> bool| {
+        let wanted: Vec<String> = names.iter().map(|n| normalize(n)).collect();
+        let hit = |p: &&Param| {
+            let n = normalize(&p.name);
+            wanted.contains(&n)
+                && fits(p)
+                && (p.is_numeric_typed() || !NUMERIC_ONLY.iter().any(|o| normalize(o) == n))
+        };
+        // In list order; top-level parameters win over body fields.
+        wanted
             .iter()
-            .find_map(|n| params.iter().find(|p| same(p, n) && !p.in_body))
-            .or_else(|| {
-                names
+            .find_map(|w| {
+                params
                     .iter()
-                    .find_map(|n| params.iter().find(|p| same(p, n)))
+                    .filter(|p| !p.in_body)
+                    .find(|p| normalize(&p.name) == *w && hit(p))
+            })
+            .or_else(|| {
+                wanted
+                    .iter()
+                    .find_map(|w| params.iter().find(|p| normalize(&p.name) == *w && hit(p)))
             })
             .cloned()
     };
-    ToolAnalysis {
-        page_size: find(PAGE_SIZE_NAMES),
-        page_number: find(PAGE_NUMBER_NAMES),
-        offset: find(OFFSET_NAMES),
-        cursor: find(CURSOR_NAMES),
-        params,
+    let numeric = |p: &Param| p.numeric;
+    let opaque = |p: &Param| !p.numeric;
+    let size = find(PAGE_SIZE_NAMES, &numeric);
+    let page = find(PAGE_NUMBER_NAMES, &numeric);
+    let offset = find(OFFSET_NAMES, &numeric);
+    // A string-typed `offset` or `page` is an opaque cursor the API hands out (Airtable).
+    let cursor = find(CURSOR_NAMES, &|_| true)
+        .or_else(|| find(OFFSET_NAMES, &opaque))
+        .or_else(|| find(PAGE_NUMBER_NAMES, &opaque));
+    [size, page, offset, cursor]
+}
+
+/// The author's `x-loopgate-pagination` hint: only the parameters it names.
+fn hinted(hint: &Value, params: &[Param]) -> [Option<Param>; 4] {
+    if hint.get("disabled").and_then(Value::as_bool) == Some(true) {
+        return [None, None, None, None];
     }
+    let role = |key: &str| {
+        let name = hint.get(key).and_then(Value::as_str)?;
+        let (in_body, name) = match name.strip_prefix("body.") {
+            Some(n) => (true, n),
+            None => (false, name),
+        };
+        params
+            .iter()
+            .find(|p| p.name == name && p.in_body == in_body)
+            .cloned()
+    };
+    [role("size"), role("page"), role("offset"), role("cursor")]
 }
 
 fn collect(schema: &Value, in_body: bool, out: &mut Vec<Param>) {
@@ -159,15 +248,41 @@ fn collect(schema: &Value, in_body: bool, out: &mut Vec<Param>) {
         if !in_body && name == "body" && prop.get("properties").is_some() {
             continue;
         }
+        let ty = declared_type(prop);
+        let numeric = match ty.as_deref() {
+            None | Some("integer" | "number") => true,
+            Some("string") => numeric_string(prop),
+            Some(_) => false,
+        };
         out.push(Param {
             name: name.clone(),
             in_body,
-            ty: declared_type(prop),
+            ty,
             minimum: prop.get("minimum").and_then(Value::as_i64),
             maximum: prop.get("maximum").and_then(Value::as_u64),
             default: prop.get("default").cloned(),
+            numeric,
         });
     }
+}
+
+/// A string parameter that still holds a number: `format: int32/int64/integer/number`,
+/// or a `pattern` of digits.
+fn numeric_string(prop: &Value) -> bool {
+    let format = prop
+        .get("format")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let pattern = prop
+        .get("pattern")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    matches!(format, "int32" | "int64" | "integer" | "number")
+        || (!pattern.is_empty()
+            && pattern
+                .trim_matches(|c| matches!(c, '^' | '$'))
+                .chars()
+                .all(|c| "[]0-9\\d+*{},".contains(c)))
 }
 
 /// `type` may be a string or a list (`["integer", "null"]`); the first non-null wins.
@@ -256,6 +371,90 @@ mod tests {
             json!({"starting_after": {"type": "string"}, "limit": {"type": "integer"}}),
         ));
         assert!(a.cursor_walkable() && !a.page_walkable() && a.paginated());
+    }
+
+    #[test]
+    fn p8_names_are_normalised() {
+        let name = |p: Option<Param>| p.map(|p| p.name);
+        // JSON:API, Zendesk.
+        let a = analyze(&schema(json!({
+            "page[size]": {"type": "integer"}, "page[after]": {"type": "string"}
+        })));
+        assert_eq!(name(a.page_size), Some("page[size]".to_owned()));
+        assert_eq!(name(a.cursor), Some("page[after]".to_owned()));
+        let a = analyze(&schema(json!({
+            "page[size]": {"type": "integer"}, "page[number]": {"type": "integer"}
+        })));
+        assert_eq!(name(a.page_number.clone()), Some("page[number]".to_owned()));
+        assert!(a.page_walkable());
+        let a = analyze(&schema(json!({
+            "page[limit]": {"type": "integer"}, "page[offset]": {"type": "integer"}
+        })));
+        assert_eq!(name(a.offset), Some("page[offset]".to_owned()));
+        let a = analyze(&schema(json!({"page[cursor]": {"type": "string"}})));
+        assert!(a.cursor_walkable());
+        // Twilio's capitals, Jira's camelCase, kebab case.
+        let a = analyze(&schema(json!({
+            "PageSize": {"type": "integer"}, "Page": {"type": "integer"}, "PageToken": {"type": "string"}
+        })));
+        assert!(a.page_walkable() && a.cursor_walkable());
+        let a = analyze(&schema(json!({
+            "startAt": {"type": "integer"}, "maxResults": {"type": "integer"}
+        })));
+        assert_eq!(name(a.offset), Some("startAt".to_owned()));
+        let a = analyze(&schema(json!({
+            "page-size": {"type": "integer"}, "page-number": {"type": "integer"}
+        })));
+        assert!(a.page_walkable());
+    }
+
+    #[test]
+    fn p8_the_declared_type_wins_over_the_name() {
+        // Airtable: a string `offset` is an opaque cursor.
+        let a = analyze(&schema(json!({
+            "pageSize": {"type": "integer"}, "offset": {"type": "string"}
+        })));
+        assert!(a.offset.is_none());
+        assert_eq!(a.cursor.map(|p| p.name), Some("offset".to_owned()));
+        // A string holding digits is still a number, sent back as text.
+        let a = analyze(&schema(json!({
+            "limit": {"type": "string", "pattern": "^[0-9]+$"}, "offset": {"type": "string", "format": "int32"}
+        })));
+        assert!(a.page_walkable());
+        assert_eq!(a.offset.map(|p| p.number(40)), Some(json!("40")));
+        // Generic names count only when declared numeric.
+        let a = analyze(&schema(json!({"size": {}, "from": {}})));
+        assert!(!a.paginated());
+        let a = analyze(&schema(json!({
+            "size": {"type": "integer"}, "from": {"type": "integer"}
+        })));
+        assert!(a.page_walkable());
+        let a = analyze(&schema(
+            json!({"size": {"type": "string"}, "page": {"type": "integer"}}),
+        ));
+        assert!(
+            !a.page_walkable(),
+            "a string `size` is a filter, not a page size"
+        );
+    }
+
+    #[test]
+    fn p8_the_schema_hint_replaces_detection() {
+        let mut s = schema(json!({
+            "n": {"type": "integer"}, "pos": {"type": "string"}, "limit": {"type": "integer"}, "offset": {"type": "integer"}
+        }));
+        s[PAGINATION_HINT] = json!({"size": "n", "cursor": "pos"});
+        let a = analyze(&s);
+        assert_eq!(a.page_size.map(|p| p.name), Some("n".to_owned()));
+        assert_eq!(a.cursor.map(|p| p.name), Some("pos".to_owned()));
+        assert!(a.offset.is_none());
+        s[PAGINATION_HINT] = json!({"disabled": true});
+        assert!(!analyze(&s).paginated());
+        let mut b = schema(
+            json!({"body": {"type": "object", "properties": {"at": {"type": "integer"}, "n": {"type": "integer"}}}}),
+        );
+        b[PAGINATION_HINT] = json!({"size": "body.n", "offset": "body.at"});
+        assert!(analyze(&b).page_walkable());
     }
 
     #[test]

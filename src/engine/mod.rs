@@ -78,6 +78,8 @@ mod testkit;
 #[cfg(test)]
 mod tests_cursor;
 #[cfg(test)]
+mod tests_dialects;
+#[cfg(test)]
 mod tests_exact;
 #[cfg(test)]
 mod tests_fanout;

@@ -84,6 +84,7 @@ const TOKENS: &[&str] = &[
     "nextmarker",
     "nextkey",
     "nextpagecursor",
+    "aftercursor",
     "continuationtoken",
     "continuation",
     "scrollid",
@@ -187,6 +188,26 @@ fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
             }
         }
     }
+}
+
+/// P8: a non-empty string under the parameter `name` (normalised), at the top level or in
+/// paging metadata — an API handing back the next position under the name it is sent
+/// with.
+pub fn echoed(frame: &Value, name: &str) -> Option<String> {
+    let want = normalize(name);
+    let Value::Object(top) = frame else {
+        return None;
+    };
+    let here = |m: &Map<String, Value>| {
+        m.iter()
+            .find(|(k, v)| normalize(k) == want && v.as_str().is_some_and(|s| !s.is_empty()))
+            .and_then(|(_, v)| v.as_str().map(str::to_owned))
+    };
+    here(top).or_else(|| {
+        top.iter()
+            .filter(|(k, _)| CONTAINERS.contains(&normalize(k).as_str()))
+            .find_map(|(_, v)| v.as_object().and_then(here))
+    })
 }
 
 fn as_flag(v: &Value) -> Option<bool> {

@@ -120,6 +120,34 @@ pub fn arg_u64(req: &UpstreamRequest, name: &str) -> Option<u64> {
     v.as_u64().or_else(|| v.as_str()?.parse().ok())
 }
 
+/// `name=value` from a URL's query.
+pub fn query(url: &str, name: &str) -> Option<String> {
+    url.split_once('?')?.1.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k == name).then(|| v.to_owned())
+    })
+}
+
+pub fn arg_str(req: &UpstreamRequest, name: &str) -> Option<String> {
+    let v = req
+        .args
+        .get(name)
+        .or_else(|| req.args.get("body").and_then(|b| b.get(name)))?;
+    v.as_str().map(str::to_owned)
+}
+
+pub fn with_header(
+    body: Value,
+    name: &str,
+    value: String,
+) -> Result<UpstreamResponse, UpstreamFailure> {
+    Ok(UpstreamResponse {
+        status: 200,
+        headers: vec![(name.to_owned(), value)],
+        body: serde_json::to_vec(&body).unwrap_or_default(),
+    })
+}
+
 #[derive(Default)]
 pub struct ProgressLog(pub Mutex<Vec<Progress>>);
 

@@ -13,7 +13,7 @@ fn schema(props: Value) -> Value {
 }
 
 /// Runs `_all_pages` (plus `extra` arguments) with the provider at `origin`.
-fn walk_all(
+pub(crate) fn walk_all(
     schema: &Value,
     extra: Value,
     api: &FakeApi,
@@ -46,34 +46,6 @@ fn all_rows(o: &Outcome) {
     );
     assert!(o.verdict.paging_complete, "{}", o.verdict.note);
     assert_eq!(o.verdict.stopped_by, Some(StopReason::End));
-}
-
-/// `name=value` from a URL's query.
-fn query(url: &str, name: &str) -> Option<String> {
-    url.split_once('?')?.1.split('&').find_map(|kv| {
-        let (k, v) = kv.split_once('=')?;
-        (k == name).then(|| v.to_owned())
-    })
-}
-
-fn arg_str(req: &UpstreamRequest, name: &str) -> Option<String> {
-    let v = req
-        .args
-        .get(name)
-        .or_else(|| req.args.get("body").and_then(|b| b.get(name)))?;
-    v.as_str().map(str::to_owned)
-}
-
-fn with_header(
-    body: Value,
-    name: &str,
-    value: String,
-) -> Result<UpstreamResponse, UpstreamFailure> {
-    Ok(UpstreamResponse {
-        status: 200,
-        headers: vec![(name.to_owned(), value)],
-        body: serde_json::to_vec(&body).unwrap_or_default(),
-    })
 }
 
 /// Opaque cursors: the offset, disguised.

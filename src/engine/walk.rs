@@ -3,7 +3,7 @@
 //! Every way a walk can end has a name, and the verdict says whether the rows are all of
 //! them.
 
-use crate::engine::analysis::{Param, ToolAnalysis};
+use crate::engine::analysis::{normalize, Param, ToolAnalysis};
 use crate::engine::doc::{Page, Slot};
 use crate::engine::error::EngineError;
 use crate::engine::fetch::{fetch, Budget, Failed};
@@ -22,13 +22,7 @@ use std::time::Duration;
 
 /// Cursor parameters that take the id of the last row when the API only says `has_more`
 /// (Stripe's `starting_after`).
-const LAST_ID_CURSORS: &[&str] = &[
-    "starting_after",
-    "startingAfter",
-    "after",
-    "page[after]",
-    "after_id",
-];
+const LAST_ID_CURSORS: &[&str] = &["startingafter", "after", "pageafter", "afterid"];
 
 struct Ctx<'a, U, P, C> {
     plan: &'a CallPlan,
@@ -221,7 +215,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
                 .maximum
                 .unwrap_or(u64::from(limits.default_page_size))
                 .max(1);
-            set_arg(&mut args, &p.name, p.in_body, json!(chosen));
+            set_arg(&mut args, &p.name, p.in_body, p.number(chosen));
             size = Some(chosen);
         }
         style = match (
@@ -232,7 +226,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
         ) {
             (Some(_), Some(o), _, _) => {
                 let at = get_arg(&args, o).and_then(as_u64).unwrap_or(0);
-                set_arg(&mut args, &o.name, o.in_body, json!(at));
+                set_arg(&mut args, &o.name, o.in_body, o.number(at));
                 Style::Offset(o.clone(), at)
             }
             (Some(_), None, Some(p), _) => {
@@ -241,7 +235,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
                     .or_else(|| p.default.as_ref().and_then(Value::as_i64))
                     .or(p.minimum)
                     .unwrap_or(1);
-                set_arg(&mut args, &p.name, p.in_body, json!(n));
+                set_arg(&mut args, &p.name, p.in_body, p.number(page_no(n)));
                 Style::Page(p.clone(), n)
             }
             (_, _, _, Some(c)) => Style::Cursor(c.clone()),
@@ -309,6 +303,16 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
         if col.pages == 1 {
             col.total = sig.total;
         }
+        // P8: the API hands the next position back under the cursor parameter's own name
+        // (Airtable's string `offset`); the value just sent, handed back, is an echo.
+        let echo = analysis
+            .cursor
+            .as_ref()
+            .filter(|_| page.slot.is_some())
+            .and_then(|c| {
+                signals::echoed(&page.frame, &c.name)
+                    .filter(|t| get_arg(&args, c).and_then(Value::as_str) != Some(t))
+            });
         if page.slot.is_none() && plan.uses_reserved && !page.frame.is_null() {
             // A single record (no list in it, or a text body) is one row of the envelope,
             // e.g. a `_for_each` over the ids of a get-one endpoint.
@@ -346,7 +350,9 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
             break;
         }
         let fetched = col.rows;
-        let more = sig.says_more(fetched) || col.total.is_some_and(|t| (fetched as u64) < t);
+        let more = sig.says_more(fetched)
+            || echo.is_some()
+            || col.total.is_some_and(|t| (fetched as u64) < t);
         match &mut style {
             Style::Single => {
                 // P7: "more rows" only when the API says so; a merely full page leaves
@@ -367,7 +373,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
                     break;
                 }
                 *number += 1;
-                set_arg(&mut args, &p.name, p.in_body, json!(*number));
+                set_arg(&mut args, &p.name, p.in_body, p.number(page_no(*number)));
             }
             Style::Offset(p, at) => {
                 if end_of_numbered(n, size, &sig, more, col.total, fetched) {
@@ -377,7 +383,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
                 // Step by rows received, not rows asked for: right even when the API
                 // silently caps the page size.
                 *at += n as u64;
-                set_arg(&mut args, &p.name, p.in_body, json!(*at));
+                set_arg(&mut args, &p.name, p.in_body, p.number(*at));
             }
             Style::Cursor(p) => {
                 // An explicit "no more", or an empty page nobody claims is followed by more,
@@ -398,7 +404,11 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
                     }
                 } else if let Some(t) = &sig.next_token {
                     Some((t.clone(), false))
-                } else if sig.has_more == Some(true) && LAST_ID_CURSORS.contains(&p.name.as_str()) {
+                } else if let Some(t) = echo.clone() {
+                    Some((t, false))
+                } else if sig.has_more == Some(true)
+                    && LAST_ID_CURSORS.contains(&normalize(&p.name).as_str())
+                {
                     page_last_id.clone().map(|id| (id, false))
                 } else {
                     None
@@ -435,6 +445,10 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
         }
     }
     col
+}
+
+fn page_no(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
 }
 
 /// Says what a page that broke the walk looked like, for the note.
