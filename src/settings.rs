@@ -43,6 +43,12 @@ pub struct Settings {
     pub upstream_timeout_ms: u64,
     /// The largest upstream response body read; a longer one fails the request.
     pub upstream_max_body_bytes: usize,
+    /// Tools offered directly before connected-app toolkits go behind tool search
+    /// (LOOP_ENGINE D1), unless an agent sets its own `direct_tool_budget`.
+    pub direct_tool_budget: u32,
+    /// Public base URL of this service, for the connect links handed to end users
+    /// (e.g. `https://loopgate.example.com`); defaults to `http://<bind>`.
+    pub public_url: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -57,6 +63,7 @@ struct Defaults {
     replicas: u32,
     upstream_timeout_ms: u64,
     upstream_max_body_bytes: usize,
+    direct_tool_budget: u32,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -70,6 +77,7 @@ const DEFAULTS: Defaults = Defaults {
     replicas: 1,
     upstream_timeout_ms: 20_000,
     upstream_max_body_bytes: 24 * 1024 * 1024,
+    direct_tool_budget: 15,
 };
 
 /// The parts of `Settings` that must be present and well-formed to serve.

@@ -91,6 +91,8 @@ impl Application {
                 &[&secrets.credential_key[..], b"cache-fingerprint"].concat(),
             ),
             clock,
+            direct_tool_budget: settings.direct_tool_budget as usize,
+            search_indexes: Default::default(),
         };
         let org_limiter =
             crate::quota::org::OrgRequests::new(settings.org_requests_per_second, quota.clone());

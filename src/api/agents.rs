@@ -21,6 +21,9 @@ pub struct AgentInput {
     /// System instructions handed to the model with every step.
     #[serde(default)]
     pub instructions: String,
+    /// Tools offered directly (0–1000) before connected-app toolkits go behind
+    /// `search_tools` / `load_tool`; unset: the service-wide setting (15 by default).
+    pub direct_tool_budget: Option<i32>,
     #[serde(rename = "agentTools", default)]
     pub agent_tools: Vec<Binding>,
 }
@@ -31,6 +34,10 @@ pub struct AgentPatch {
     pub name: Option<String>,
     pub deployment_id: Option<String>,
     pub instructions: Option<String>,
+    /// A new budget of directly offered tools, or `null` for the service-wide setting.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<i32>)]
+    pub direct_tool_budget: Option<Option<i32>>,
     /// Replaces every binding when present.
     #[serde(rename = "agentTools")]
     pub agent_tools: Option<Vec<Binding>>,
@@ -51,6 +58,15 @@ pub struct BindingInput {
 
 const MAX_INSTRUCTIONS: usize = 32 * 1024;
 
+fn check_budget(b: Option<i32>) -> Result<Option<i32>, ApiError> {
+    if b.is_some_and(|b| !(0..=1000).contains(&b)) {
+        return Err(ApiError::invalid(
+            "direct_tool_budget must be between 0 and 1000",
+        ));
+    }
+    Ok(b)
+}
+
 fn check_instructions(i: &str) -> Result<&str, ApiError> {
     if i.len() > MAX_INSTRUCTIONS {
         return Err(ApiError::invalid("instructions must be at most 32 KiB"));
@@ -70,6 +86,7 @@ pub async fn create(
         name: name(&body.name)?,
         deployment_id: &body.deployment_id,
         instructions: check_instructions(&body.instructions)?,
+        direct_tool_budget: check_budget(body.direct_tool_budget)?,
     };
     let agent = agents::create(&state.pool, &key.org, &f, &body.agent_tools).await?;
     Ok(HttpResponse::Created().json(agent))
@@ -122,6 +139,7 @@ pub async fn update(
             .as_deref()
             .map(check_instructions)
             .transpose()?,
+        direct_tool_budget: body.direct_tool_budget.map(check_budget).transpose()?,
         agent_tools: body.agent_tools.as_deref(),
     };
     let a = agents::update(&state.pool, &key.org, &path, &p)

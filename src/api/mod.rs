@@ -16,6 +16,7 @@ pub mod routes;
 pub mod runtime;
 pub mod runtime_tokens;
 pub mod sse;
+pub mod toolkits;
 pub mod tools;
 pub mod validate;
 pub mod workflow_runs;

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
+use super::toolkits::{self, ConnectionInput};
 use super::validate::{base_url, double_option, endpoint_url, name};
 use crate::crypto::new_id;
 use crate::state::AppState;
@@ -35,6 +36,10 @@ pub struct ProviderInput {
     #[serde(default)]
     pub user_credentials_required: bool,
     pub rate_limit: Option<RateLimit>,
+    /// Kind `app`: the toolkit its tools belong to, `[A-Za-z0-9_-]{1,64}`, unique in the org.
+    pub toolkit: Option<String>,
+    /// Kind `app`: how end users connect the toolkit.
+    pub connection: Option<ConnectionInput>,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -56,6 +61,10 @@ pub struct ProviderPatch {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<RateLimit>)]
     pub rate_limit: Option<Option<RateLimit>>,
+    /// Kind `app`: a new toolkit name.
+    pub toolkit: Option<String>,
+    /// Kind `app`: a new connection configuration (the client secret is kept unless given).
+    pub connection: Option<ConnectionInput>,
 }
 
 /// The provider's address for its kind: an MCP server's `url` (or `base_url`, the same
@@ -169,6 +178,14 @@ pub async fn create(
         .map(|c| seal(&state, &id, c))
         .transpose()?;
     let p = providers::create(&state.pool, &key.org, &id, &fields, sealed).await?;
+    let p = match toolkits::apply(&state, &key.org, p, body.toolkit, body.connection).await {
+        Ok(p) => p,
+        Err(e) => {
+            // all or nothing: a toolkit that cannot be stored leaves no provider behind
+            providers::delete(&state.pool, &key.org, &id).await?;
+            return Err(e);
+        }
+    };
     Ok(HttpResponse::Created().json(p))
 }
 
@@ -249,6 +266,7 @@ pub async fn update(
     let p = providers::update(&state.pool, &key.org, &cur.id, &fields, change)
         .await
         .map_err(or_not_found("provider"))?;
+    let p = toolkits::apply(&state, &key.org, p, body.toolkit, body.connection).await?;
     Ok(HttpResponse::Ok().json(p))
 }
 

@@ -142,7 +142,8 @@ pub async fn create(
         path: b.path,
         input_schema: b.input_schema,
         kind: b.kind.unwrap_or(provider.kind),
-        toolkit: b.toolkit,
+        // a connected-app provider's tools are in its toolkit (D2)
+        toolkit: b.toolkit.or(provider.toolkit),
     })?;
     let tool = tools::create(&state.pool, &key.org, &fields).await?;
     Ok(HttpResponse::Created().json(tool))
@@ -265,8 +266,12 @@ pub async fn import_openapi(
                 method: t.method,
                 path: t.path,
                 input_schema: t.input_schema,
-                kind: ToolKind::Api,
-                toolkit: None,
+                kind: if provider.kind == ToolKind::App {
+                    ToolKind::App
+                } else {
+                    ToolKind::Api
+                },
+                toolkit: provider.toolkit.clone(),
             })
             .map_err(|e| ApiError::invalid(format!("operation '{name}': {e}")))
         })

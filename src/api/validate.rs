@@ -32,6 +32,11 @@ pub fn endpoint_url(raw: &str) -> Result<String, ApiError> {
     Ok(http_url("url", raw)?.to_string())
 }
 
+/// An absolute http(s) URL named `field` (e.g. an OAuth authorization or token endpoint).
+pub fn absolute_url(field: &str, raw: &str) -> Result<String, ApiError> {
+    Ok(http_url(field, raw)?.to_string())
+}
+
 fn http_url(field: &str, raw: &str) -> Result<url::Url, ApiError> {
     let url = url::Url::parse(raw.trim())
         .map_err(|e| ApiError::invalid(format!("{field} is not an absolute URL: {e}")))?;

@@ -9,9 +9,10 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::fetch::CacheUse;
-use super::{cache, results, BoundTool, Runtime, RuntimeError, ThreadKey};
+use super::{cache, discovery, results, BoundTool, Runtime, RuntimeError, ThreadKey};
 use crate::auth::Caller;
 use crate::crypto::{new_id, random_token};
+use crate::discovery::meta::{LOAD_TOOL, SEARCH_TOOLS};
 use crate::engine::{self, ProgressSink};
 use crate::metrics::Metrics;
 use crate::store::deployments::CacheMode;
@@ -172,24 +173,26 @@ impl Runtime {
             Ok(a) => a,
             Err(e) => return ("unknown", Err(e)),
         };
-        let Some(bound) = agent.tool(&start.input.name) else {
-            let mut names: Vec<&str> = agent.tools.iter().map(|t| t.tool.name.as_str()).collect();
-            names.extend([QUERY_TOOL, FETCH_TOOL]);
-            return (
-                "unknown",
-                Err(RuntimeError::UnknownTool(format!(
-                    "there is no tool named '{}' for this agent; available tools: {}",
-                    start.input.name,
-                    names.join(", ")
-                ))),
-            );
-        };
-        let kind = match bound.tool.kind {
-            ToolKind::Api => "api",
-            ToolKind::Mcp => "mcp",
-            ToolKind::App => "app",
+        let name = start.input.name.as_str();
+        let index = agent.tools.iter().position(|t| t.tool.name == name);
+        let kind = match index.map(|i| agent.tools[i].tool.kind) {
+            Some(ToolKind::Api) => "api",
+            Some(ToolKind::Mcp) => "mcp",
+            Some(ToolKind::App) => "app",
+            None => "discovery",
         };
         let out = async {
+            let offer = self.offer(&agent, &start.thread).await?;
+            let meta_offered = index.is_none()
+                && match name {
+                    SEARCH_TOOLS | LOAD_TOOL => offer.any_pooled(),
+                    _ => false,
+                };
+            if index.is_none() && !meta_offered {
+                return Err(RuntimeError::UnknownTool(discovery::unknown_tool_detail(
+                    &agent, name,
+                )));
+            }
             if results::is_restricted(&self.kv, &start.thread).await? {
                 let pending = results::pending(&self.kv, &start.thread).await?;
                 return Err(RuntimeError::RetrievalRequired(format!(
@@ -198,7 +201,20 @@ impl Runtime {
                     pending.join(", ")
                 )));
             }
-            self.run_tool(caller, start, bound, agent.cache_mode, progress)
+            let Some(i) = index else {
+                return match name {
+                    SEARCH_TOOLS => self.search_tools(&agent, &offer, args),
+                    _ => self.load_tool(&agent, &start.thread, args).await,
+                };
+            };
+            // D1: a pooled tool is called only once loaded in this thread
+            if !offer.offered(&agent, i) {
+                return Err(RuntimeError::ToolNotLoaded(format!(
+                    "the tool '{name}' is not loaded yet: call {LOAD_TOOL} with {{\"toolName\": \"{name}\"}} first, \
+                     then call {name} again"
+                )));
+            }
+            self.run_tool(caller, start, &agent.tools[i], agent.cache_mode, progress)
                 .await
         };
         (kind, out.await)

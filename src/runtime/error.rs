@@ -23,6 +23,12 @@ pub enum RuntimeError {
     RetrievalRequired(String),
     #[error("{0}")]
     CredentialRequired(String),
+    /// D1: a pooled tool called before `load_tool`.
+    #[error("{0}")]
+    ToolNotLoaded(String),
+    /// D3: a connected-app tool of a toolkit the user has not connected.
+    #[error("{0}")]
+    ConnectRequired(String),
     #[error("{0}")]
     Result(#[from] ResultError),
     #[error("{detail}")]
@@ -50,6 +56,8 @@ impl RuntimeError {
             RuntimeError::UnknownTool(_) => ("invalid_arguments", 400),
             RuntimeError::RetrievalRequired(_) => ("retrieval_required", 409),
             RuntimeError::CredentialRequired(_) => ("credential_required", 409),
+            RuntimeError::ToolNotLoaded(_) => ("tool_not_loaded", 409),
+            RuntimeError::ConnectRequired(_) => ("connect_required", 409),
             RuntimeError::Result(ResultError::Expired(_)) => ("result_expired", 410),
             RuntimeError::Result(ResultError::NotFound(_)) => ("result_not_found", 404),
             RuntimeError::Result(ResultError::Store(_)) | RuntimeError::Kv(_) => {

@@ -8,6 +8,7 @@ pub mod bound;
 pub mod cache;
 pub mod call;
 pub mod clock;
+pub mod discovery;
 pub mod error;
 pub mod fetch;
 pub mod kv;
@@ -48,6 +49,10 @@ pub struct Runtime {
     /// Keys credential fingerprints in cache keys (derived from the credential key).
     pub fingerprint_key: [u8; 32],
     pub clock: Arc<dyn clock::WallClock>,
+    /// D1: directly offered tools when the agent sets no budget of its own.
+    pub direct_tool_budget: usize,
+    /// D1: search indexes of agents' pools.
+    pub search_indexes: discovery::IndexCache,
 }
 
 /// A tool as bound to an agent, with what the engine learned from its schema.
@@ -65,6 +70,8 @@ pub struct AgentView {
     pub cache_mode: CacheMode,
     pub instructions: String,
     pub tools: Vec<BoundTool>,
+    /// D1: tools offered directly before connected-app toolkits are pooled.
+    pub budget: usize,
 }
 
 impl AgentView {
@@ -112,6 +119,9 @@ impl Runtime {
             cache_mode: deployment.cache,
             instructions: agent.instructions,
             tools,
+            budget: agent
+                .direct_tool_budget
+                .map_or(self.direct_tool_budget, |b| b.max(0) as usize),
         })
     }
 

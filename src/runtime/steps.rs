@@ -1,11 +1,12 @@
-//! `steps`: what the model may see and call in its next step (L2, L4, A1, G5).
+//! `steps`: what the model may see and call in its next step (L2, L4, A1, G5, D1–D3).
 
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{results, Runtime, RuntimeError};
+use super::{discovery, results, Runtime, RuntimeError};
 use crate::auth::Caller;
+use crate::discovery::meta;
 use crate::engine::{self, ModelTool};
 
 /// A tool as the model sees it.
@@ -76,10 +77,14 @@ impl Runtime {
                 restricted: true,
             });
         }
+        // D1, D2: direct tools and those loaded in this thread; the rest wait in the pool
+        let offer = self.offer(&agent, &thread).await?;
         let mut tools: Vec<ToolView> = agent
             .tools
             .iter()
-            .map(|b| {
+            .enumerate()
+            .filter(|(i, _)| offer.offered(&agent, *i))
+            .map(|(_, b)| {
                 view(engine::model_tool(
                     &b.tool.name,
                     &b.tool.description,
@@ -89,6 +94,15 @@ impl Runtime {
                 ))
             })
             .collect();
+        if offer.any_pooled() {
+            let mut kits: Vec<&str> = offer
+                .pooled(&agent)
+                .filter_map(discovery::toolkit_of)
+                .collect();
+            kits.sort_unstable();
+            kits.dedup();
+            tools.extend(meta::discovery_tools(&kits).into_iter().map(view));
+        }
         if agent.looping() || results::holds_results(&self.kv, &thread).await? {
             tools.extend(retrieval());
         }

@@ -37,6 +37,9 @@ pub struct Agent {
     pub deployment_id: String,
     pub name: String,
     pub instructions: String,
+    /// Tools offered directly before connected-app toolkits go behind tool search
+    /// (D1); `null`: the service-wide setting (15 unless configured).
+    pub direct_tool_budget: Option<i32>,
     #[serde(rename = "agentTools")]
     pub agent_tools: Vec<Binding>,
     pub created_at: DateTime<Utc>,
@@ -50,6 +53,7 @@ struct Row {
     deployment_id: String,
     name: String,
     instructions: String,
+    direct_tool_budget: Option<i32>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }
@@ -68,6 +72,7 @@ impl Row {
             deployment_id: self.deployment_id,
             name: self.name,
             instructions: self.instructions,
+            direct_tool_budget: self.direct_tool_budget,
             agent_tools,
             created_at: self.created_at,
             updated_at: self.updated_at,
@@ -77,7 +82,7 @@ impl Row {
 
 macro_rules! columns {
     () => {
-        "id, org_id, deployment_id, name, instructions, created_at, updated_at"
+        "id, org_id, deployment_id, name, instructions, direct_tool_budget, created_at, updated_at"
     };
 }
 const COLUMNS: &str = columns!();
@@ -194,6 +199,7 @@ pub struct AgentFields<'a> {
     pub name: &'a str,
     pub deployment_id: &'a str,
     pub instructions: &'a str,
+    pub direct_tool_budget: Option<i32>,
 }
 
 fn deployment_error(e: sqlx::Error, deployment_id: &str) -> StoreError {
@@ -212,9 +218,10 @@ pub async fn create(
     bindings: &[Binding],
 ) -> Result<Agent, StoreError> {
     let mut tx = pool.begin().await?;
-    let sql = concat!(
-        "INSERT INTO agents (id, org_id, deployment_id, name, instructions) VALUES ($1, $2, $3, $4, $5) \
-         RETURNING ", columns!(), ""
+    let sql =
+        concat!(
+        "INSERT INTO agents (id, org_id, deployment_id, name, instructions, direct_tool_budget) \
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING ", columns!(), ""
     );
     let row: Row = sqlx::query_as(sql)
         .bind(new_id("agt"))
@@ -222,6 +229,7 @@ pub async fn create(
         .bind(f.deployment_id)
         .bind(f.name)
         .bind(f.instructions)
+        .bind(f.direct_tool_budget)
         .fetch_one(&mut *tx)
         .await
         .map_err(|e| deployment_error(e, f.deployment_id))?;
@@ -269,6 +277,8 @@ pub struct AgentPatch<'a> {
     pub name: Option<&'a str>,
     pub deployment_id: Option<&'a str>,
     pub instructions: Option<&'a str>,
+    /// `Some(None)` returns the agent to the service-wide budget.
+    pub direct_tool_budget: Option<Option<i32>>,
     /// Replaces every binding when set.
     pub agent_tools: Option<&'a [Binding]>,
 }
@@ -282,7 +292,8 @@ pub async fn update(
     let mut tx = pool.begin().await?;
     let sql = concat!(
         "UPDATE agents SET name = COALESCE($3, name), deployment_id = COALESCE($4, deployment_id), \
-         instructions = COALESCE($5, instructions), updated_at = now() \
+         instructions = COALESCE($5, instructions), \
+         direct_tool_budget = CASE WHEN $6 THEN $7 ELSE direct_tool_budget END, updated_at = now() \
          WHERE org_id = $1 AND id = $2 RETURNING ", columns!(), ""
     );
     let row: Row = sqlx::query_as(sql)
@@ -291,6 +302,8 @@ pub async fn update(
         .bind(p.name)
         .bind(p.deployment_id)
         .bind(p.instructions)
+        .bind(p.direct_tool_budget.is_some())
+        .bind(p.direct_tool_budget.flatten())
         .fetch_one(&mut *tx)
         .await
         .map_err(|e| deployment_error(e, p.deployment_id.unwrap_or_default()))?;

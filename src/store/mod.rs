@@ -7,6 +7,7 @@ pub mod agents;
 pub mod api_keys;
 pub mod deployments;
 pub mod error;
+pub mod loaded_tools;
 pub mod orgs;
 pub mod page;
 pub mod providers;

@@ -57,8 +57,36 @@ pub struct Provider {
     pub has_credential: bool,
     pub user_credentials_required: bool,
     pub rate_limit: Option<RateLimit>,
+    /// Kind `app`: the toolkit its tools belong to (LOOP_ENGINE D2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub toolkit: Option<String>,
+    /// Kind `app`: how end users connect the toolkit (the client secret is never returned).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connection: Option<Connection>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+/// How an end user connects a connected-app toolkit (LOOP_ENGINE D4).
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Connection {
+    /// OAuth 2.0 authorization code with PKCE.
+    Oauth2 {
+        authorize_url: String,
+        token_url: String,
+        client_id: String,
+        #[serde(default)]
+        scopes: Vec<String>,
+        /// Whether a client secret is stored (it is never returned).
+        #[serde(default)]
+        has_client_secret: bool,
+    },
+    /// The user pastes an API key into a form.
+    ApiKey {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instructions: Option<String>,
+    },
 }
 
 #[derive(sqlx::FromRow)]
@@ -74,6 +102,8 @@ struct Row {
     user_credentials_required: bool,
     rate_limit_rps: Option<f64>,
     rate_limit_burst: Option<i32>,
+    toolkit: Option<String>,
+    connection: Option<sqlx::types::Json<Connection>>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }
@@ -106,6 +136,8 @@ impl From<Row> for Provider {
                 }),
                 _ => None,
             },
+            toolkit: r.toolkit,
+            connection: r.connection.map(|c| c.0),
             created_at: r.created_at,
             updated_at: r.updated_at,
         }
@@ -116,7 +148,7 @@ macro_rules! columns {
     () => {
         "id, org_id, name, kind, base_url, auth_type, auth_name, \
      credential_ciphertext IS NOT NULL AS has_credential, user_credentials_required, \
-     rate_limit_rps, rate_limit_burst, created_at, updated_at"
+     rate_limit_rps, rate_limit_burst, toolkit, connection, created_at, updated_at"
     };
 }
 const COLUMNS: &str = columns!();
@@ -273,4 +305,54 @@ pub async fn existing_ids(
             .fetch_all(pool)
             .await?,
     )
+}
+
+/// Sets a connected-app provider's toolkit and connection; `secret` (the OAuth client
+/// secret's ciphertext, bound to the provider id) replaces the stored one when given.
+pub async fn set_app(
+    pool: &PgPool,
+    org: &OrgId,
+    id: &str,
+    toolkit: &str,
+    connection: &Connection,
+    secret: Option<Vec<u8>>,
+) -> Result<Provider, StoreError> {
+    let sql = concat!(
+        "UPDATE providers SET toolkit = $3, connection = $4, \
+         connection_secret_ciphertext = COALESCE($5, connection_secret_ciphertext), updated_at = now() \
+         WHERE org_id = $1 AND id = $2 RETURNING ",
+        columns!(),
+        ""
+    );
+    let row: Row = sqlx::query_as(sql)
+        .bind(org.as_str())
+        .bind(id)
+        .bind(toolkit)
+        .bind(sqlx::types::Json(connection))
+        .bind(secret)
+        .fetch_one(pool)
+        .await
+        .map_err(|e| match StoreError::from(e) {
+            StoreError::Conflict(_) => StoreError::Conflict(format!(
+                "another provider of this org already is toolkit '{toolkit}'"
+            )),
+            other => other,
+        })?;
+    Ok(row.into())
+}
+
+/// The OAuth client secret's ciphertext of a connected-app provider, for the connect flow only.
+pub async fn connection_secret(
+    pool: &PgPool,
+    org: &OrgId,
+    id: &str,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let row: (Option<Vec<u8>>,) = sqlx::query_as(
+        "SELECT connection_secret_ciphertext FROM providers WHERE org_id = $1 AND id = $2",
+    )
+    .bind(org.as_str())
+    .bind(id)
+    .fetch_one(pool)
+    .await?;
+    Ok(row.0)
 }

@@ -221,6 +221,23 @@ impl TestApp {
         }
     }
 
+    /// `POST /v1/agents/{agent}/threads/{thread}/tool-calls {name, arguments}`.
+    pub async fn tool_call(
+        &self,
+        agent: &str,
+        token: &str,
+        thread: &str,
+        name: &str,
+        args: Value,
+    ) -> Res {
+        self.post(
+            &format!("/v1/agents/{agent}/threads/{thread}/tool-calls"),
+            token,
+            json!({"name": name, "arguments": args}),
+        )
+        .await
+    }
+
     pub async fn create_org(&self, name: &str) -> String {
         let r = self.post("/v1/orgs", ADMIN, json!({"name": name})).await;
         r.ok(201)["id"].as_str().expect("org id").to_string()

@@ -16,6 +16,7 @@ mod cache;
 mod cursor_hostile;
 mod cursor_rig;
 mod cursor_walks;
+mod discovery;
 mod errors;
 mod faults;
 mod hardening;

@@ -152,12 +152,7 @@ impl Rig {
         name: &str,
         args: Value,
     ) -> crate::helpers::Res {
-        app.post(
-            &format!("/v1/agents/{}/threads/{thread}/tool-calls", self.agent),
-            token,
-            json!({"name": name, "arguments": args}),
-        )
-        .await
+        app.tool_call(&self.agent, token, thread, name, args).await
     }
 
     pub async fn steps(&self, app: &TestApp, token: &str, thread: &str) -> Value {

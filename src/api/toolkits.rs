@@ -1,0 +1,105 @@
+//! Studio: the connected-app side of a provider of kind `app` — its `toolkit` and how
+//! end users connect it (`connection`), LOOP_ENGINE D3–D4. The OAuth client secret is
+//! sealed to the provider id and never returned.
+
+use secrecy::{ExposeSecret, SecretString};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::error::ApiError;
+use super::validate::absolute_url;
+use crate::state::AppState;
+use crate::store::providers::{self, Connection, Provider};
+use crate::store::tools::ToolKind;
+use crate::store::OrgId;
+
+/// How end users connect a toolkit, as written by the Studio.
+#[derive(Deserialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ConnectionInput {
+    /// OAuth 2.0 authorization code with PKCE and `state`.
+    Oauth2 {
+        authorize_url: String,
+        token_url: String,
+        client_id: String,
+        /// Encrypted at rest, never returned.
+        #[schema(value_type = Option<String>)]
+        client_secret: Option<SecretString>,
+        #[serde(default)]
+        scopes: Vec<String>,
+    },
+    /// A form where the user pastes an API key; `instructions` say where to find one.
+    ApiKey { instructions: Option<String> },
+}
+
+fn valid_toolkit(t: &str) -> bool {
+    !t.is_empty()
+        && t.len() <= 64
+        && t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Checks `toolkit` / `connection` against the provider's kind and stores them; a
+/// provider that is not kind `app` takes neither.
+pub async fn apply(
+    state: &AppState,
+    org: &OrgId,
+    provider: Provider,
+    toolkit: Option<String>,
+    connection: Option<ConnectionInput>,
+) -> Result<Provider, ApiError> {
+    if provider.kind != ToolKind::App {
+        if toolkit.is_some() || connection.is_some() {
+            return Err(ApiError::invalid(
+                "`toolkit` and `connection` belong to providers of kind app (connected-app toolkits)",
+            ));
+        }
+        return Ok(provider);
+    }
+    if toolkit.is_none() && connection.is_none() && provider.toolkit.is_some() {
+        return Ok(provider);
+    }
+    let toolkit = toolkit.or(provider.toolkit.clone()).ok_or_else(|| {
+        ApiError::invalid("a provider of kind app needs `toolkit`: the name end users and models know it by, [A-Za-z0-9_-]{1,64}")
+    })?;
+    if !valid_toolkit(&toolkit) {
+        return Err(ApiError::invalid("toolkit must match [A-Za-z0-9_-]{1,64}"));
+    }
+    let (conn, secret) = match connection {
+        None => match provider.connection.clone() {
+            Some(c) => (c, None),
+            None => return Err(ApiError::invalid(
+                "a provider of kind app needs `connection`: {type: \"oauth2\", authorize_url, token_url, client_id, client_secret, scopes} or {type: \"api_key\", instructions}",
+            )),
+        },
+        Some(ConnectionInput::Oauth2 { authorize_url, token_url, client_id, client_secret, scopes }) => {
+            if client_id.trim().is_empty() || client_id.len() > 500 || scopes.len() > 50 {
+                return Err(ApiError::invalid("connection.client_id must be 1 to 500 characters, with at most 50 scopes"));
+            }
+            let sealed = match &client_secret {
+                Some(s) if !s.expose_secret().is_empty() && s.expose_secret().len() <= 4096 => {
+                    Some(state.cipher.encrypt(s.expose_secret().as_bytes(), provider.id.as_bytes()))
+                }
+                Some(_) => return Err(ApiError::invalid("connection.client_secret must be 1 to 4096 bytes")),
+                None => None,
+            };
+            let has_client_secret = sealed.is_some()
+                || matches!(provider.connection, Some(Connection::Oauth2 { has_client_secret: true, .. }));
+            let conn = Connection::Oauth2 {
+                authorize_url: absolute_url("connection.authorize_url", &authorize_url)?,
+                token_url: absolute_url("connection.token_url", &token_url)?,
+                client_id: client_id.trim().to_string(),
+                scopes,
+                has_client_secret,
+            };
+            (conn, sealed)
+        }
+        Some(ConnectionInput::ApiKey { instructions }) => {
+            if instructions.as_ref().is_some_and(|i| i.len() > 4096) {
+                return Err(ApiError::invalid("connection.instructions must be at most 4096 bytes"));
+            }
+            (Connection::ApiKey { instructions }, None)
+        }
+    };
+    Ok(providers::set_app(&state.pool, org, &provider.id, &toolkit, &conn, secret).await?)
+}
