@@ -245,7 +245,20 @@ impl Runtime {
 pub fn unknown_tool_detail(agent: &AgentView, name: &str) -> String {
     let close = discovery::close_matches(name, agent.tools.iter().map(|t| t.tool.name.as_str()), 5);
     let hint = if close.is_empty() {
-        format!("use a tool name from your tool list, or {SEARCH_TOOLS} to find one")
+        let mut names: Vec<&str> = agent
+            .tools
+            .iter()
+            .take(30)
+            .map(|t| t.tool.name.as_str())
+            .collect();
+        if agent.tools.len() > 30 {
+            names.push("…");
+        }
+        names.extend([super::call::QUERY_TOOL, super::call::FETCH_TOOL]);
+        format!(
+            "available tools: {} (or {SEARCH_TOOLS} to find one)",
+            names.join(", ")
+        )
     } else {
         format!("did you mean: {}?", close.join(", "))
     };
