@@ -7,6 +7,7 @@ pub mod auth;
 pub mod crypto;
 pub mod discovery;
 pub mod engine;
+pub mod mcp;
 pub mod metrics;
 pub mod openapi_import;
 pub mod quota;

@@ -79,6 +79,7 @@ impl Application {
                 max_body_bytes: settings.upstream_max_body_bytes,
                 ..CallerConfig::default()
             }),
+            mcp_sessions: Default::default(),
             rate_limits: RateLimits::across_replicas(quota.clone()),
             walks: WalkSlots::across_replicas(
                 settings.org_concurrent_walks as usize,

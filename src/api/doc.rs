@@ -27,7 +27,7 @@ on the first page only; pass `cursor` back until `has_more` is false. Authentica
         orgs::create, orgs::list, orgs::get, orgs::update, orgs::delete,
         api_keys::create, api_keys::list, api_keys::get, api_keys::revoke,
         deployments::create, deployments::list, deployments::get, deployments::update, deployments::delete,
-        providers::create, providers::list, providers::get, providers::update, providers::delete,
+        providers::create, providers::list, providers::get, providers::update, providers::delete, providers::sync,
         tools::import_openapi, tools::create, tools::list, tools::get, tools::update, tools::delete,
         agents::create, agents::list, agents::get, agents::update, agents::delete,
         agents::add_binding, agents::get_binding, agents::update_binding, agents::remove_binding,

@@ -11,6 +11,7 @@ use super::list::{ListParams, ListResponse};
 use super::toolkits::{self, ConnectionInput};
 use super::validate::{base_url, double_option, endpoint_url, name};
 use crate::crypto::new_id;
+use crate::mcp::sync::SyncReport;
 use crate::state::AppState;
 use crate::store::providers::{
     self, AuthType, CredentialChange, Provider, ProviderAuth, ProviderFields, RateLimit,
@@ -297,4 +298,32 @@ pub async fn delete(
         .await
         .map_err(or_not_found("provider"))?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Sync an MCP provider's tools (LOOP_ENGINE M1).
+///
+/// Lists the MCP server's tools (`tools/list`, every page) with the org's credential and
+/// makes them the provider's tools of kind `mcp`: new ones are added, changed ones updated
+/// in place (agent bindings kept), the ones the server no longer lists removed. The answer
+/// holds the provider's tools and what changed (`added`, `updated`, `removed` by name,
+/// `unchanged`, and `skipped` tools with the reason).
+#[utoipa::path(post, path = "/v1/providers/{provider_id}/sync", tag = "studio",
+    responses((status = 200, body = SyncReport), (status = 404, body = Problem), (status = 422, body = Problem),
+              (status = 502, body = Problem)),
+    security(("orgKey" = ["studio"])))]
+pub async fn sync(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let provider = providers::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("provider"))?;
+    if provider.kind != ToolKind::Mcp {
+        return Err(ApiError::invalid(
+            "only an MCP provider (kind mcp) can be synced; an API provider's tools come from an OpenAPI import or POST /v1/tools",
+        ));
+    }
+    let report = crate::mcp::sync::sync(&state.runtime, &key.org, &provider).await?;
+    Ok(HttpResponse::Ok().json(report))
 }

@@ -65,6 +65,7 @@ route_table! {
         get: providers::get, patch: providers::update, delete: providers::delete,
     }
     "/v1/providers/{provider_id}/openapi" => { post: tools::import_openapi }
+    "/v1/providers/{provider_id}/sync" => { post: providers::sync }
     "/v1/tools" => { post: tools::create, get: tools::list }
     "/v1/tools/{tool_id}" => { get: tools::get, patch: tools::update, delete: tools::delete }
     "/v1/agents" => { post: agents::create, get: agents::list }

@@ -9,14 +9,19 @@ use super::call::Credential;
 use super::{BoundTool, Runtime};
 use crate::engine::{Clock, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse};
 use crate::metrics::Metrics;
+use crate::store::tools::ToolKind;
+use crate::upstream::mcp::{self, McpClient, ToolPayload};
 use crate::upstream::{CallError, ProviderLimiter, Request, Target};
 
-/// One tool's upstream, with its credential and its provider's shared rate limiter.
+/// One tool's upstream, with its credential and its provider's shared rate limiter: an
+/// HTTP API, or for a tool of kind `mcp` its MCP server (M1), through the same caller.
 pub struct HttpUpstream<'a> {
     runtime: &'a Runtime,
     target: Target,
     limiter: Option<Arc<ProviderLimiter>>,
     provider_id: String,
+    /// The tool's name on its MCP server, for a tool of kind `mcp`.
+    mcp_tool: Option<String>,
 }
 
 impl<'a> HttpUpstream<'a> {
@@ -36,11 +41,57 @@ impl<'a> HttpUpstream<'a> {
         let limiter = runtime
             .rate_limits
             .for_provider(&bound.provider.id, bound.provider.rate_limit.as_ref());
+        let mcp_tool = (bound.tool.kind == ToolKind::Mcp)
+            .then(|| mcp::remote_name(&bound.tool.path).to_string());
         Self {
             runtime,
             target,
             limiter,
             provider_id: bound.provider.id.clone(),
+            mcp_tool,
+        }
+    }
+
+    /// M1: `tools/call` on the MCP server; the payload is what the engine parses, and an
+    /// `isError` result is a failure whose message is the tool's own text.
+    async fn call_mcp(
+        &self,
+        name: &str,
+        req: &UpstreamRequest,
+    ) -> Result<UpstreamResponse, UpstreamFailure> {
+        if req.next_url.is_some() {
+            return Err(UpstreamFailure {
+                transient: false,
+                status: None,
+                retry_after: None,
+                message:
+                    "an MCP tool has no next-page URL to follow: it pages through its own arguments"
+                        .into(),
+            });
+        }
+        let client = McpClient {
+            caller: &self.runtime.http,
+            sessions: &self.runtime.mcp_sessions,
+            target: &self.target,
+            rate: self.limiter.as_deref(),
+        };
+        let typed = |ct: &str, body: Vec<u8>| UpstreamResponse {
+            status: 200,
+            headers: vec![("content-type".into(), ct.into())],
+            body,
+        };
+        match client.call_tool(name, &req.args, req.timeout).await {
+            Ok(ToolPayload::Json(body)) => Ok(typed("application/json", body)),
+            Ok(ToolPayload::Text(text)) => {
+                Ok(typed("text/plain; charset=utf-8", text.into_bytes()))
+            }
+            Ok(ToolPayload::Error(text)) => Err(UpstreamFailure {
+                transient: false,
+                status: None,
+                retry_after: None,
+                message: format!("the tool answered with an error: {text}"),
+            }),
+            Err(e) => Err(failure(e)),
         }
     }
 }
@@ -58,13 +109,25 @@ impl Upstream for HttpUpstream<'_> {
     async fn call(&self, req: UpstreamRequest) -> Result<UpstreamResponse, UpstreamFailure> {
         let metrics = &self.runtime.metrics;
         Metrics::inc(&metrics.upstream_requests);
+        let started = Instant::now();
+        if let Some(name) = &self.mcp_tool {
+            let res = self.call_mcp(name, &req).await;
+            let status = match &res {
+                Ok(r) => Some(r.status),
+                Err(f) => f.status,
+            };
+            metrics.observe_upstream(&self.provider_id, status, started.elapsed());
+            if res.is_err() {
+                Metrics::inc(&metrics.upstream_failures);
+            }
+            return res;
+        }
         let limiter = self.limiter.as_deref();
         let request = match &req.next_url {
             // next links go through the caller's origin check and credential rules
             Some(url) => Request::NextUrl(url),
             None => Request::Args(&req.args),
         };
-        let started = Instant::now();
         let res = self
             .runtime
             .http

@@ -309,21 +309,29 @@ impl Runtime {
                 bound.provider.name, bound.provider.id
             )));
         }
-        let sealed =
-            providers::credential_ciphertext(&self.pool, caller.org(), &bound.provider.id).await?;
-        let secret = match sealed {
-            None => None,
-            Some(c) => {
-                let plain = self
-                    .cipher
-                    .decrypt(&c, bound.provider.id.as_bytes())
-                    .map_err(|e| RuntimeError::Internal(e.into()))?;
-                Some(SecretString::from(
-                    String::from_utf8_lossy(&plain).into_owned(),
-                ))
-            }
+        Ok(Credential::Org(
+            self.org_credential(caller.org(), &bound.provider.id)
+                .await?,
+        ))
+    }
+
+    /// The provider's org-level credential, decrypted, if one is stored.
+    pub async fn org_credential(
+        &self,
+        org: &crate::store::OrgId,
+        provider_id: &str,
+    ) -> Result<Option<SecretString>, RuntimeError> {
+        let Some(sealed) = providers::credential_ciphertext(&self.pool, org, provider_id).await?
+        else {
+            return Ok(None);
         };
-        Ok(Credential::Org(secret))
+        let plain = self
+            .cipher
+            .decrypt(&sealed, provider_id.as_bytes())
+            .map_err(|e| RuntimeError::Internal(e.into()))?;
+        Ok(Some(SecretString::from(
+            String::from_utf8_lossy(&plain).into_owned(),
+        )))
     }
 
     async fn retrieve(

@@ -29,7 +29,7 @@ use crate::store::deployments::CacheMode;
 use crate::store::providers::Provider;
 use crate::store::tools::Tool;
 use crate::store::{self, OrgId, StoreError};
-use crate::upstream::{Caller as HttpCaller, RateLimits};
+use crate::upstream::{Caller as HttpCaller, McpSessions, RateLimits};
 
 pub use error::RuntimeError;
 pub use kv::Kv;
@@ -40,6 +40,8 @@ pub struct Runtime {
     pub kv: Kv,
     pub cipher: Cipher,
     pub http: HttpCaller,
+    /// Open sessions with MCP servers (M1), reused by every call of this process.
+    pub mcp_sessions: McpSessions,
     pub rate_limits: RateLimits,
     pub walks: slots::WalkSlots,
     pub limits: Limits,

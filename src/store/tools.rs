@@ -151,6 +151,15 @@ pub async fn update(
     id: &str,
     f: &ToolFields,
 ) -> Result<Tool, StoreError> {
+    update_in(pool, org, id, f).await
+}
+
+async fn update_in<'e, E: sqlx::PgExecutor<'e>>(
+    ex: E,
+    org: &OrgId,
+    id: &str,
+    f: &ToolFields,
+) -> Result<Tool, StoreError> {
     let sql = concat!(
         "UPDATE tools SET name = $3, description = $4, method = $5, path = $6, input_schema = $7, \
          kind = $8, toolkit = $9, updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING ",
@@ -167,7 +176,7 @@ pub async fn update(
         .bind(Json(&f.input_schema))
         .bind(f.kind)
         .bind(&f.toolkit)
-        .fetch_one(pool)
+        .fetch_one(ex)
         .await?)
 }
 
@@ -179,4 +188,74 @@ pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreErr
         id,
     )
     .await
+}
+
+/// What a sync changed, by tool name.
+#[derive(Debug, Default, Clone, Serialize, ToSchema)]
+pub struct SyncChanges {
+    pub added: Vec<String>,
+    pub updated: Vec<String>,
+    pub removed: Vec<String>,
+    pub unchanged: usize,
+}
+
+/// Makes the provider's tools exactly `wanted`, matched on `path` (an MCP tool's name on
+/// its server): new ones are added, changed ones updated in place (their id and agent
+/// bindings kept), the others removed (with their bindings). All or nothing.
+pub async fn sync_provider(
+    pool: &PgPool,
+    org: &OrgId,
+    provider_id: &str,
+    wanted: &[ToolFields],
+) -> Result<(Vec<Tool>, SyncChanges), StoreError> {
+    let mut tx = pool.begin().await?;
+    let sql = concat!(
+        "SELECT ",
+        columns!(),
+        " FROM tools WHERE org_id = $1 AND provider_id = $2 ORDER BY created_at, id FOR UPDATE"
+    );
+    let current: Vec<Tool> = sqlx::query_as(sql)
+        .bind(org.as_str())
+        .bind(provider_id)
+        .fetch_all(&mut *tx)
+        .await?;
+    let mut changes = SyncChanges::default();
+    for t in &current {
+        if !wanted.iter().any(|w| w.path == t.path) {
+            sqlx::query("DELETE FROM tools WHERE org_id = $1 AND id = $2")
+                .bind(org.as_str())
+                .bind(&t.id)
+                .execute(&mut *tx)
+                .await?;
+            changes.removed.push(t.name.clone());
+        }
+    }
+    let mut out = Vec::with_capacity(wanted.len());
+    for w in wanted {
+        match current.iter().find(|t| t.path == w.path) {
+            Some(t)
+                if t.name == w.name
+                    && t.description == w.description
+                    && t.method == w.method
+                    && t.input_schema.0 == w.input_schema
+                    && t.kind == w.kind
+                    && t.toolkit == w.toolkit =>
+            {
+                changes.unchanged += 1;
+                out.push(t.clone());
+            }
+            Some(t) => {
+                let row = update_in(&mut *tx, org, &t.id, w).await?;
+                changes.updated.push(row.name.clone());
+                out.push(row);
+            }
+            None => {
+                let row = insert(&mut tx, org, w).await?;
+                changes.added.push(row.name.clone());
+                out.push(row);
+            }
+        }
+    }
+    tx.commit().await?;
+    Ok((out, changes))
 }

@@ -142,6 +142,17 @@ impl Caller {
                 };
                 (hop, Vec::new())
             }
+            Request::Rpc { body, headers } => {
+                let hop = Hop {
+                    method: Method::POST,
+                    url: base.clone(),
+                    body: Some(Body {
+                        content_type: "application/json".into(),
+                        bytes: body.to_vec(),
+                    }),
+                };
+                (hop, headers.to_vec())
+            }
         };
         let credential = credential(target)?;
         let headers = header_map(&headers)?;

@@ -33,6 +33,10 @@ pub enum CallError {
     /// The response body is larger than the byte budget.
     #[error("the response is larger than {limit} bytes")]
     TooLarge { limit: usize },
+    /// An MCP server answered with a JSON-RPC error, or with something that is not the
+    /// protocol (no answer to the request, a body that is not JSON-RPC).
+    #[error("the MCP server {0}")]
+    Protocol(String),
     #[error("more than {limit} redirects")]
     TooManyRedirects { limit: usize },
     /// No complete response in time (waiting for a rate-limit permit included).

@@ -74,6 +74,7 @@ mod caller;
 mod credential;
 mod encode;
 mod error;
+pub mod mcp;
 mod rate;
 mod response;
 mod ssrf;
@@ -85,6 +86,7 @@ use serde_json::{Map, Value};
 
 pub use caller::Caller;
 pub use error::CallError;
+pub use mcp::McpSessions;
 pub use rate::{ProviderLimiter, RateLimits};
 pub use ssrf::{blocked_ip, blocked_name};
 
@@ -104,11 +106,17 @@ pub struct Target {
     pub credential: Option<SecretString>,
 }
 
-/// What to request: the tool with arguments, or a next-page URL the API announced.
+/// What to request: the tool with arguments, a next-page URL the API announced, or a
+/// JSON-RPC message POSTed to the provider's endpoint (an MCP server, see [`mcp`]).
 #[derive(Debug, Clone, Copy)]
 pub enum Request<'a> {
     Args(&'a Map<String, Value>),
     NextUrl(&'a str),
+    /// A JSON body POSTed to `base_url` itself, with these extra headers.
+    Rpc {
+        body: &'a [u8],
+        headers: &'a [(String, String)],
+    },
 }
 
 #[derive(Debug, Clone)]

@@ -286,6 +286,34 @@ impl TestApp {
         }
     }
 
+    /// An agent of the tenant holding `bindings`, and a runtime token of `user` for it.
+    pub async fn agent_and_token(
+        &self,
+        t: &Tenant,
+        bindings: Vec<Value>,
+        user: &str,
+    ) -> (String, String) {
+        let agent = self
+            .post("/v1/agents", &t.key, json!({"name": "agent", "deployment_id": t.deployment, "instructions": "Answer from the data.", "agentTools": bindings}))
+            .await
+            .ok(201)["id"]
+            .as_str()
+            .expect("agent id")
+            .to_string();
+        let token = self
+            .post(
+                "/v1/runtime-tokens",
+                &t.key,
+                json!({"user_id": user, "agent_id": agent}),
+            )
+            .await
+            .ok(201)["token"]
+            .as_str()
+            .expect("token")
+            .to_string();
+        (agent, token)
+    }
+
     pub async fn create_tool(&self, key: &str, provider: &str, name: &str) -> String {
         let r = self
             .post(

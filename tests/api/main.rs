@@ -6,6 +6,7 @@
 mod cursor_servers;
 mod fault_server;
 mod helpers;
+mod mcp_upstream;
 mod rig;
 mod upstream_server;
 
@@ -21,6 +22,7 @@ mod errors;
 mod faults;
 mod hardening;
 mod isolation;
+mod mcp_providers;
 mod openapi_doc;
 mod openapi_import;
 mod pagination;

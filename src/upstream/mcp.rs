@@ -1,0 +1,448 @@
+//! MCP over streamable HTTP, client side (LOOP_ENGINE M1). An MCP server registered as a
+//! provider is reached through the same guarded [`Caller`] as an HTTP API: every JSON-RPC
+//! message is one `POST` to the provider's endpoint with its credential, under the SSRF
+//! guard, its rate limit, the timeout and the byte cap.
+//!
+//! Owns the handshake (`initialize`, then `notifications/initialized`), sessions
+//! (`Mcp-Session-Id`, reused per endpoint and credential; a `404` on a reused session
+//! starts a new one, once), reading an answer sent as JSON or inside an SSE stream,
+//! `tools/list` paging (`nextCursor`, bounded) and turning a `tools/call` result into the
+//! payload the engine reads ([`tool_payload`]). Never opens the optional GET stream:
+//! every answer loopgate needs comes back on its own POST.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use secrecy::ExposeSecret;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use super::error::Redactor;
+use super::{CallError, Caller, ProviderLimiter, RawResponse, Request, Target};
+
+/// The protocol revision loopgate asks for; the server's answer decides.
+pub const PROTOCOL_VERSION: &str = "2025-06-18";
+/// Sessions kept per process; the map is cleared when full (a session is cheap to redo).
+const SESSIONS_MAX: usize = 1024;
+
+#[derive(Debug, Clone)]
+struct Session {
+    id: Option<String>,
+    protocol: String,
+}
+
+/// The process's open MCP sessions, keyed by endpoint and credential (so one user's
+/// session is never used with another's credential).
+#[derive(Default)]
+pub struct McpSessions {
+    map: Mutex<HashMap<[u8; 32], Session>>,
+    next_id: AtomicU64,
+}
+
+impl McpSessions {
+    fn key(target: &Target) -> [u8; 32] {
+        let mut h = Sha256::new();
+        h.update(target.base_url.as_bytes());
+        h.update([0]);
+        if let Some(c) = &target.credential {
+            h.update(c.expose_secret().as_bytes());
+        }
+        h.finalize().into()
+    }
+    fn get(&self, key: &[u8; 32]) -> Option<Session> {
+        self.map.lock().ok()?.get(key).cloned()
+    }
+    fn put(&self, key: [u8; 32], s: Session) {
+        if let Ok(mut m) = self.map.lock() {
+            if m.len() >= SESSIONS_MAX {
+                m.clear();
+            }
+            m.insert(key, s);
+        }
+    }
+    fn forget(&self, key: &[u8; 32]) {
+        if let Ok(mut m) = self.map.lock() {
+            m.remove(key);
+        }
+    }
+    fn request_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed) + 1
+    }
+}
+
+/// One MCP server as this call reaches it: its target (endpoint in `base_url`, auth,
+/// credential) and its provider's rate limiter.
+pub struct McpClient<'a> {
+    pub caller: &'a Caller,
+    pub sessions: &'a McpSessions,
+    pub target: &'a Target,
+    pub rate: Option<&'a ProviderLimiter>,
+}
+
+fn left(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
+}
+
+impl McpClient<'_> {
+    /// `tools/list`, every page (following `nextCursor`), at most `max_pages` pages:
+    /// more is an error rather than a partial list (a re-sync removes what is missing).
+    pub async fn list_tools(
+        &self,
+        max_pages: usize,
+        timeout: Duration,
+    ) -> Result<Vec<Value>, CallError> {
+        let deadline = Instant::now() + timeout;
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..max_pages {
+            let params = match &cursor {
+                Some(c) => json!({"cursor": c}),
+                None => json!({}),
+            };
+            let page = self.request("tools/list", params, deadline).await?;
+            match page.get("tools") {
+                Some(Value::Array(a)) => tools.extend(a.iter().cloned()),
+                _ => {
+                    return Err(CallError::Protocol(
+                        "answered tools/list without a `tools` array".into(),
+                    ))
+                }
+            }
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) if !next.is_empty() => {
+                    if !seen.insert(next.to_string()) {
+                        return Err(CallError::Protocol(format!(
+                            "repeated the tools/list cursor {next:?}: the list never ends"
+                        )));
+                    }
+                    cursor = Some(next.to_string());
+                }
+                _ => return Ok(tools),
+            }
+        }
+        Err(CallError::Protocol(format!(
+            "has more than {max_pages} pages of tools; nothing was imported"
+        )))
+    }
+
+    /// `tools/call`, read as the payload the engine parses ([`tool_payload`]); the
+    /// text of an `isError` result is redacted of the credential like any error body.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        args: &Map<String, Value>,
+        timeout: Duration,
+    ) -> Result<ToolPayload, CallError> {
+        let deadline = Instant::now() + timeout;
+        let result = self
+            .request(
+                "tools/call",
+                json!({"name": name, "arguments": args}),
+                deadline,
+            )
+            .await?;
+        Ok(match tool_payload(&result) {
+            ToolPayload::Error(text) => {
+                ToolPayload::Error(Redactor::new(self.target.credential.as_ref()).clean(&text))
+            }
+            other => other,
+        })
+    }
+
+    /// One request in a session (opened or reused); a reused session the server no
+    /// longer knows (404) is replaced once.
+    async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+    ) -> Result<Value, CallError> {
+        let key = McpSessions::key(self.target);
+        if let Some(session) = self.sessions.get(&key) {
+            match self
+                .send(Some(&session), method, Some(params.clone()), deadline)
+                .await
+            {
+                Err(CallError::Status { status: 404, .. }) if session.id.is_some() => {
+                    self.sessions.forget(&key);
+                }
+                other => return other.map(|(_, v)| v),
+            }
+        }
+        let session = self.handshake(deadline).await?;
+        self.sessions.put(key, session.clone());
+        self.send(Some(&session), method, Some(params), deadline)
+            .await
+            .map(|(_, v)| v)
+    }
+
+    async fn handshake(&self, deadline: Instant) -> Result<Session, CallError> {
+        let params = json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "loopgate", "version": env!("CARGO_PKG_VERSION")},
+        });
+        let (raw, result) = self
+            .send(None, "initialize", Some(params), deadline)
+            .await?;
+        let session = Session {
+            id: header(&raw, "mcp-session-id").map(str::to_string),
+            protocol: result
+                .get("protocolVersion")
+                .and_then(Value::as_str)
+                .unwrap_or(PROTOCOL_VERSION)
+                .to_string(),
+        };
+        self.notify(&session, "notifications/initialized", deadline)
+            .await?;
+        Ok(session)
+    }
+
+    fn headers(session: Option<&Session>) -> Vec<(String, String)> {
+        let mut headers = vec![(
+            "accept".to_string(),
+            "application/json, text/event-stream".to_string(),
+        )];
+        if let Some(s) = session {
+            if let Some(id) = &s.id {
+                headers.push(("mcp-session-id".into(), id.clone()));
+            }
+            headers.push(("mcp-protocol-version".into(), s.protocol.clone()));
+        }
+        headers
+    }
+
+    async fn notify(
+        &self,
+        session: &Session,
+        method: &str,
+        deadline: Instant,
+    ) -> Result<(), CallError> {
+        let body = json!({"jsonrpc": "2.0", "method": method}).to_string();
+        let headers = Self::headers(Some(session));
+        let request = Request::Rpc {
+            body: body.as_bytes(),
+            headers: &headers,
+        };
+        self.caller
+            .send(self.target, request, self.rate, left(deadline))
+            .await
+            .map(|_| ())
+    }
+
+    async fn send(
+        &self,
+        session: Option<&Session>,
+        method: &str,
+        params: Option<Value>,
+        deadline: Instant,
+    ) -> Result<(RawResponse, Value), CallError> {
+        let id = self.sessions.request_id();
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(p) = params {
+            msg["params"] = p;
+        }
+        let body = msg.to_string();
+        let headers = Self::headers(session);
+        let request = Request::Rpc {
+            body: body.as_bytes(),
+            headers: &headers,
+        };
+        let raw = self
+            .caller
+            .send(self.target, request, self.rate, left(deadline))
+            .await?;
+        let redactor = Redactor::new(self.target.credential.as_ref());
+        let result = answer(&raw, id, method).map_err(|e| match e {
+            CallError::Protocol(m) => CallError::Protocol(redactor.clean(&m)),
+            other => other,
+        })?;
+        Ok((raw, result))
+    }
+}
+
+fn header<'r>(raw: &'r RawResponse, name: &str) -> Option<&'r str> {
+    raw.headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .map(|(_, v)| v.as_str())
+}
+
+/// The `data` of each event of an SSE body, parsed as JSON (others skipped).
+fn sse_messages(body: &[u8]) -> Vec<Value> {
+    let text = String::from_utf8_lossy(body).replace("\r\n", "\n");
+    text.split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            serde_json::from_str(&data.join("\n")).ok()
+        })
+        .collect()
+}
+
+/// The result of request `id` in a POST's answer (JSON, a JSON batch, or SSE).
+fn answer(raw: &RawResponse, id: u64, method: &str) -> Result<Value, CallError> {
+    let sse = header(raw, "content-type").is_some_and(|c| c.starts_with("text/event-stream"));
+    let messages = if sse {
+        sse_messages(&raw.body)
+    } else {
+        match serde_json::from_slice::<Value>(&raw.body) {
+            Ok(Value::Array(all)) => all,
+            Ok(one) => vec![one],
+            Err(e) => {
+                return Err(CallError::Protocol(format!(
+                    "answered {method} with a body that is not JSON-RPC ({e})"
+                )))
+            }
+        }
+    };
+    let ours = |v: &Value| v.as_u64() == Some(id) || v.as_str() == Some(&id.to_string());
+    for mut m in messages {
+        if !m.get("id").is_some_and(ours) {
+            continue;
+        }
+        if let Some(e) = m.get("error") {
+            return Err(CallError::Protocol(format!(
+                "refused {method}: {} (JSON-RPC error {})",
+                e.get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no message"),
+                e.get("code").unwrap_or(&Value::Null)
+            )));
+        }
+        if let Some(r) = m.get_mut("result") {
+            return Ok(r.take());
+        }
+    }
+    Err(CallError::Protocol(format!("sent no answer to {method}")))
+}
+
+/// An MCP tool's name on its server, kept as its loopgate tool's `path` (`/<name>`).
+pub fn remote_name(path: &str) -> &str {
+    path.strip_prefix('/').unwrap_or(path)
+}
+
+/// The `path` of the loopgate tool standing for the server's tool `name`.
+pub fn tool_path(name: &str) -> String {
+    format!("/{name}")
+}
+
+/// What a `tools/call` result means for the engine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolPayload {
+    /// JSON text: `structuredContent`, or text content that is JSON.
+    Json(Vec<u8>),
+    /// Text content that is not JSON.
+    Text(String),
+    /// `isError: true`: the tool's own error text, for the model to read.
+    Error(String),
+}
+
+/// `structuredContent` when present; else text content parsed as JSON when it is JSON
+/// (several JSON blocks become an array), else the text (blocks joined by newlines);
+/// content with images or other blocks stays as `{content: [...]}`.
+pub fn tool_payload(result: &Value) -> ToolPayload {
+    let content: &[Value] = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    let texts: Vec<&str> = content
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect();
+    let structured = result.get("structuredContent").filter(|v| !v.is_null());
+    if result.get("isError").and_then(Value::as_bool) == Some(true) {
+        let text = if texts.is_empty() {
+            structured.map(Value::to_string).unwrap_or_default()
+        } else {
+            texts.join("\n")
+        };
+        return ToolPayload::Error(if text.trim().is_empty() {
+            "the tool reported an error without a message".into()
+        } else {
+            text
+        });
+    }
+    if let Some(s) = structured {
+        return ToolPayload::Json(s.to_string().into_bytes());
+    }
+    if texts.len() != content.len() {
+        return ToolPayload::Json(json!({ "content": content }).to_string().into_bytes());
+    }
+    let is_json = |t: &str| serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok();
+    match texts.as_slice() {
+        [] => ToolPayload::Text(String::new()),
+        [one] if is_json(one) => ToolPayload::Json(one.trim().as_bytes().to_vec()),
+        many if many.iter().all(|t| is_json(t)) => {
+            ToolPayload::Json(format!("[{}]", many.join(",")).into_bytes())
+        }
+        many => ToolPayload::Text(many.join("\n")),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn m1_structured_content_wins_then_json_text_then_text() {
+        let r = json!({"content": [{"type": "text", "text": "ignored"}], "structuredContent": {"a": 1}});
+        assert_eq!(tool_payload(&r), ToolPayload::Json(br#"{"a":1}"#.to_vec()));
+        let r = json!({"content": [{"type": "text", "text": " [1, 2] "}]});
+        assert_eq!(tool_payload(&r), ToolPayload::Json(b"[1, 2]".to_vec()));
+        let r = json!({"content": [{"type": "text", "text": "{\"a\":1}"}, {"type": "text", "text": "2"}]});
+        assert_eq!(
+            tool_payload(&r),
+            ToolPayload::Json(br#"[{"a":1},2]"#.to_vec())
+        );
+        let r = json!({"content": [{"type": "text", "text": "hello"}, {"type": "text", "text": "world"}]});
+        assert_eq!(tool_payload(&r), ToolPayload::Text("hello\nworld".into()));
+        let r = json!({"content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]});
+        assert!(matches!(tool_payload(&r), ToolPayload::Json(_)));
+    }
+
+    #[test]
+    fn m1_is_error_is_the_tools_own_text() {
+        let r = json!({"isError": true, "content": [{"type": "text", "text": "no such repo"}]});
+        assert_eq!(tool_payload(&r), ToolPayload::Error("no such repo".into()));
+        let r = json!({"isError": true, "content": []});
+        assert!(matches!(tool_payload(&r), ToolPayload::Error(m) if !m.is_empty()));
+    }
+
+    #[test]
+    fn answers_are_read_from_json_batches_and_sse() {
+        let raw = |ct: &str, body: &str| RawResponse {
+            status: 200,
+            headers: vec![("content-type".into(), ct.into())],
+            body: body.as_bytes().to_vec(),
+        };
+        let sse =
+            "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\n\
+                   id: 1\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"ok\":true}}\n\n";
+        assert_eq!(
+            answer(&raw("text/event-stream", sse), 7, "m").unwrap(),
+            json!({"ok": true})
+        );
+        let batch =
+            r#"[{"jsonrpc":"2.0","id":3,"result":1},{"jsonrpc":"2.0","id":"4","result":2}]"#;
+        assert_eq!(
+            answer(&raw("application/json", batch), 4, "m").unwrap(),
+            json!(2)
+        );
+        let err = r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"bad"}}"#;
+        assert!(
+            matches!(answer(&raw("application/json", err), 5, "m"), Err(CallError::Protocol(m)) if m.contains("bad"))
+        );
+        assert!(answer(&raw("text/html", "<html>"), 5, "m").is_err());
+        assert!(answer(&raw("application/json", "{}"), 5, "m").is_err());
+    }
+}
