@@ -2,8 +2,12 @@
 # Brings up a project-local PostgreSQL (from the machine's own binaries) and, when
 # available, a project-local Redis. Idempotent: a running instance is reused.
 # Source it (`. scripts/services.sh`) to get DATABASE_URL / REDIS_URL exported.
-# Folders live under .data/ (git-ignored). Postgres refuses to run as root, so as
-# root it runs as the `postgres` OS user on a folder that user owns.
+# Two Postgres profiles: `test` (the default: fsync off, for throwaway test databases)
+# and `durable` (LOOPGATE_PG_PROFILE=durable, used by scripts/run: Postgres' own safe
+# defaults), each its own cluster. Folders live under .data/ (git-ignored). Postgres
+# refuses to run as root, so as root it runs as the `postgres` OS user on folders that
+# user owns; when that user cannot reach .data/ (a clone under a private home such as
+# /root, mode 700), the cluster lives in /var/tmp/loopgate-<hash of this folder>/.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,23 +35,51 @@ free_port() {
   echo "$p"
 }
 
+# Runs a Postgres tool as the postgres OS user when root (from /, which it can enter).
 as_pg() {
-  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+  if [ "$(id -u)" = 0 ]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
+}
+
+# Where the clusters live: .data/, or as root a folder the postgres user can reach.
+pg_base() {
+  if [ "$(id -u)" != 0 ] || runuser -u postgres -- test -x "$DATA" 2>/dev/null; then
+    echo "$DATA"
+    return
+  fi
+  local base
+  base="/var/tmp/loopgate-$(printf '%s' "$ROOT" | sha256sum | cut -c1-12)"
+  mkdir -p "$base"
+  chown postgres "$base"
+  chmod 700 "$base"
+  echo "$base"
 }
 
 start_postgres() {
-  local bin pgdata sock
+  local bin base pgdata sock profile unsafe=""
   bin="$(pg_bin)"
-  pgdata="$DATA/pg"
-  sock="$DATA/pg-sock"
+  profile="${LOOPGATE_PG_PROFILE:-test}"
+  if [ "$(id -u)" = 0 ]; then
+    id postgres >/dev/null 2>&1 || useradd --system --no-create-home --home-dir /var/lib/postgresql postgres
+  fi
+  base="$(pg_base)"
+  case "$profile" in
+    test)
+      pgdata="$base/pg"
+      unsafe="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+      ;;
+    durable) pgdata="$base/pg-run"; PG_PORT="${LOOPGATE_PG_PORT:-54339}" ;;
+    *) echo "LOOPGATE_PG_PROFILE must be test or durable, not $profile" >&2; exit 1 ;;
+  esac
+  sock="$pgdata-sock"
   mkdir -p "$pgdata" "$sock"
   if [ "$(id -u)" = 0 ]; then
-    id postgres >/dev/null 2>&1 || useradd --system --home-dir "$DATA" postgres
     chown -R postgres "$pgdata" "$sock"
-    chmod 700 "$pgdata"
   fi
+  chmod 700 "$pgdata"
   if [ ! -f "$pgdata/PG_VERSION" ]; then
-    as_pg "$bin/initdb" -D "$pgdata" --auth=trust --username=postgres --no-sync >/dev/null
+    local nosync=""
+    [ "$profile" = test ] && nosync="--no-sync"
+    as_pg "$bin/initdb" -D "$pgdata" --auth=trust --username=postgres $nosync >/dev/null
   fi
   if as_pg "$bin/pg_ctl" -D "$pgdata" status >/dev/null 2>&1; then
     # already running: its port is line 4 of postmaster.pid
@@ -55,7 +87,7 @@ start_postgres() {
   else
     PG_PORT=$(free_port "$PG_PORT")
     if ! as_pg "$bin/pg_ctl" -D "$pgdata" -l "$pgdata/server.log" -w \
-      -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400" \
+      -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $sock $unsafe -c max_connections=400" \
       start >/dev/null; then
       echo "PostgreSQL did not start; its log:" >&2
       tail -n 20 "$pgdata/server.log" >&2

@@ -24,8 +24,25 @@ enum Command {
     Openapi,
 }
 
+/// A failure is one line on stderr — what failed and why, e.g. `loopgate: invalid
+/// configuration: LOOPGATE_TOKEN_SIGNING_KEY must be at least 32 bytes` — never a
+/// backtrace, whatever `RUST_BACKTRACE` says, and exit status 1.
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn main() -> std::process::ExitCode {
+    match run().await {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            let line = format!("{e:#}")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            eprintln!("loopgate: {line}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> anyhow::Result<()> {
     loopgate::telemetry::init();
     let cli = Cli::parse();
     if let Command::Openapi = cli.command {

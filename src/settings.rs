@@ -80,6 +80,58 @@ const DEFAULTS: Defaults = Defaults {
     direct_tool_budget: 15,
 };
 
+/// Settings that are text whatever they look like: figment's environment provider would
+/// read `LOOPGATE_TOKEN_SIGNING_KEY=0000…` as a number (and drop its leading zeros), so
+/// these are taken from the environment verbatim instead.
+const TEXT: &[&str] = &[
+    "bind",
+    "database_url",
+    "redis_url",
+    "admin_token",
+    "credential_key",
+    "token_signing_key",
+    "token_issuer",
+    "token_audience",
+];
+
+/// Merges each `TEXT` setting found in the environment as a string: `LOOPGATE_<NAME>`,
+/// else (for the two URLs) the conventional `DATABASE_URL` / `REDIS_URL`.
+fn with_text_from_env(mut figment: Figment, env: impl Fn(&str) -> Option<String>) -> Figment {
+    for key in TEXT {
+        let upper = key.to_ascii_uppercase();
+        let unprefixed = matches!(*key, "database_url" | "redis_url");
+        let value =
+            env(&format!("LOOPGATE_{upper}")).or_else(|| unprefixed.then(|| env(&upper)).flatten());
+        if let Some(v) = value {
+            figment = figment.merge(Serialized::default(key, v));
+        }
+    }
+    figment
+}
+
+/// One line naming each setting that did not parse and why, by the name it was given
+/// in (`LOOPGATE_ORG_REQUESTS_PER_SECOND: invalid type: …`).
+fn describe(e: figment::Error) -> anyhow::Error {
+    let parts: Vec<String> = e
+        .into_iter()
+        .map(|e| {
+            let key = e.path.join(".");
+            let name = match &e.metadata {
+                Some(m) if m.name.contains("environment") => {
+                    format!("LOOPGATE_{}", key.to_ascii_uppercase().replace('.', "_"))
+                }
+                Some(m) => match &m.source {
+                    Some(src) => format!("`{key}` in {src}"),
+                    None => format!("`{key}` in {}", m.name),
+                },
+                None => format!("`{key}`"),
+            };
+            format!("{name}: {}", e.kind)
+        })
+        .collect();
+    anyhow::anyhow!("invalid configuration: {}", parts.join("; "))
+}
+
 /// The parts of `Settings` that must be present and well-formed to serve.
 pub struct Secrets {
     pub database_url: SecretString,
@@ -92,12 +144,16 @@ impl Settings {
     /// Reads defaults → file → environment.
     pub fn load() -> anyhow::Result<Self> {
         let file = std::env::var("LOOPGATE_CONFIG").unwrap_or_else(|_| "loopgate.toml".into());
-        Figment::from(Serialized::defaults(DEFAULTS))
+        let figment = Figment::from(Serialized::defaults(DEFAULTS))
             .merge(Toml::file(file))
-            .merge(Env::raw().only(&["DATABASE_URL", "REDIS_URL"]))
-            .merge(Env::prefixed("LOOPGATE_").ignore(&["CONFIG"]))
+            .merge(
+                Env::prefixed("LOOPGATE_")
+                    .ignore(&["CONFIG"])
+                    .filter(|k| !TEXT.iter().any(|t| k == *t)),
+            );
+        with_text_from_env(figment, |name| std::env::var(name).ok())
             .extract()
-            .context("invalid configuration")
+            .map_err(describe)
     }
 
     /// Checks every required value and decodes keys; the error names what is missing.
@@ -149,5 +205,33 @@ impl Settings {
             credential_key,
             token_signing_key,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_text_whatever_they_look_like() {
+        let env = |name: &str| match name {
+            "LOOPGATE_TOKEN_SIGNING_KEY" => Some("0".repeat(40)),
+            "LOOPGATE_ADMIN_TOKEN" => Some("1234567890123456789".into()),
+            "DATABASE_URL" => Some("postgres://raw/db".into()),
+            "LOOPGATE_REDIS_URL" => Some("redis://prefixed".into()),
+            "REDIS_URL" => Some("redis://raw".into()),
+            _ => None,
+        };
+        let s: Settings = with_text_from_env(Figment::from(Serialized::defaults(DEFAULTS)), env)
+            .extract()
+            .unwrap();
+        let text = |v: &Option<SecretString>| v.as_ref().map(|v| v.expose_secret().to_string());
+        assert_eq!(text(&s.token_signing_key), Some("0".repeat(40)));
+        assert_eq!(text(&s.admin_token).as_deref(), Some("1234567890123456789"));
+        assert_eq!(text(&s.database_url).as_deref(), Some("postgres://raw/db"));
+        assert_eq!(text(&s.redis_url).as_deref(), Some("redis://prefixed"));
+        assert!(s
+            .validate()
+            .is_err_and(|e| e.to_string().contains("LOOPGATE_CREDENTIAL_KEY")));
     }
 }

@@ -20,6 +20,7 @@ mod cursor_walks;
 mod discovery;
 mod errors;
 mod faults;
+mod first_run;
 mod hardening;
 mod isolation;
 mod mcp_providers;
