@@ -9,6 +9,7 @@ pub mod doc;
 pub mod error;
 pub mod extract;
 pub mod list;
+pub mod mcp;
 pub mod ops;
 pub mod orgs;
 pub mod providers;

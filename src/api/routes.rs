@@ -12,7 +12,7 @@ use actix_web::web;
 use super::error::ApiError;
 use super::extract::identify_first;
 use super::{
-    agents, api_keys, deployments, ops, orgs, providers, runtime, runtime_tokens, tools,
+    agents, api_keys, deployments, mcp, ops, orgs, providers, runtime, runtime_tokens, tools,
     workflow_runs, workflows,
 };
 
@@ -83,6 +83,7 @@ route_table! {
     "/v1/agents/{agent_id}/threads/{thread_id}/steps" => { post: runtime::steps }
     "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls" => { post: runtime::tool_call }
     "/v1/tool-calls/{call_id}" => { get: runtime::get_tool_call }
+    "/v1/agents/{agent_id}/mcp" => { post: mcp::post, get: mcp::get, delete: mcp::delete }
     "/v1/workflows/{workflow_id}/runs" => { post: workflow_runs::create, get: workflow_runs::list }
     "/v1/workflows/{workflow_id}/runs/{run_id}" => { get: workflow_runs::get }
 }

@@ -3,4 +3,5 @@
 //! the wire protocol lives in `upstream::mcp`). [`server`]: every agent served as an MCP
 //! server over streamable HTTP (M2), its tools being exactly the thread's `steps` answer.
 
+pub mod server;
 pub mod sync;

@@ -50,6 +50,8 @@ fn view(t: ModelTool) -> ToolView {
 }
 
 impl Runtime {
+    /// The next step of the thread: counts the step and, when a cut result is unread,
+    /// restricts the thread (G5) from now on.
     #[tracing::instrument(skip_all, fields(org = %caller.org(), agent = agent_id))]
     pub async fn steps(
         &self,
@@ -57,9 +59,33 @@ impl Runtime {
         agent_id: &str,
         thread_key: &str,
     ) -> Result<StepView, RuntimeError> {
+        self.step_view(caller, agent_id, thread_key, true).await
+    }
+
+    /// What `steps` would answer now, without counting a step or restricting the thread
+    /// (`step` is 0): the MCP server compares it before and after a call (M2).
+    pub async fn peek_steps(
+        &self,
+        caller: &Caller,
+        agent_id: &str,
+        thread_key: &str,
+    ) -> Result<StepView, RuntimeError> {
+        self.step_view(caller, agent_id, thread_key, false).await
+    }
+
+    async fn step_view(
+        &self,
+        caller: &Caller,
+        agent_id: &str,
+        thread_key: &str,
+        commit: bool,
+    ) -> Result<StepView, RuntimeError> {
         let agent = self.agent(caller, agent_id).await?;
         let thread = self.thread(caller, &agent.id, thread_key).await?;
-        let step = results::next_step(&self.kv, &thread).await?;
+        let step = match commit {
+            true => results::next_step(&self.kv, &thread).await?,
+            false => 0,
+        };
         let mut system = Vec::new();
         if agent.looping() {
             system.push(engine::loop_guidance().to_string());
@@ -69,7 +95,9 @@ impl Runtime {
         }
         let retrieval = || engine::retrieval_tools().into_iter().map(view);
         if !results::pending(&self.kv, &thread).await?.is_empty() {
-            results::set_restricted(&self.kv, &thread).await?;
+            if commit {
+                results::set_restricted(&self.kv, &thread).await?;
+            }
             return Ok(StepView {
                 step,
                 system,

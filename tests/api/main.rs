@@ -24,6 +24,7 @@ mod first_run;
 mod hardening;
 mod isolation;
 mod mcp_providers;
+mod mcp_server;
 mod openapi_doc;
 mod openapi_import;
 mod pagination;

@@ -90,12 +90,19 @@ fn names(v: &Value) -> Vec<String> {
 #[tokio::test]
 async fn m1_sync_imports_every_page_and_a_resync_says_what_changed() {
     let r = mcp_rig().await;
-    // five tools over three tools/list pages
+    // six tools over three tools/list pages
     assert_eq!(
         names(&r.sync["data"]),
-        ["broken", "docs_search", "greet", "list_contacts", "report"]
+        [
+            "broken",
+            "docs_search",
+            "greet",
+            "list_contacts",
+            "report",
+            "slow_contacts"
+        ]
     );
-    assert_eq!(names(&r.sync["added"]).len(), 5);
+    assert_eq!(names(&r.sync["added"]).len(), 6);
     let contacts = r.sync["data"]
         .as_array()
         .unwrap()
@@ -112,7 +119,7 @@ async fn m1_sync_imports_every_page_and_a_resync_says_what_changed() {
 
     let path = format!("/v1/providers/{}/sync", r.provider);
     let again = r.app.post(&path, &r.t.key, json!({})).await;
-    assert_eq!(again.ok(200)["unchanged"], 5);
+    assert_eq!(again.ok(200)["unchanged"], 6);
     assert!(again.body["added"].as_array().unwrap().is_empty());
 
     // the server lists one more tool, a hand-made tool is not on the server, and an
@@ -139,7 +146,7 @@ async fn m1_sync_imports_every_page_and_a_resync_says_what_changed() {
     assert_eq!(names(&c["added"]), ["archive"]);
     assert_eq!(names(&c["removed"]), ["gone"]);
     assert_eq!(names(&c["updated"]), ["list_contacts"]);
-    assert_eq!(c["unchanged"], 4);
+    assert_eq!(c["unchanged"], 5);
     let kept = c["data"]
         .as_array()
         .unwrap()

@@ -2,7 +2,7 @@
 //! `tools/list` pages by cursor (two tools a page); `list_contacts` pages its 45 rows by
 //! cursor (`cursor`/`limit` in, `nextCursor` out in `structuredContent`); `report` answers
 //! with about 800 KB of JSON as text content; `greet` answers plain text; `broken` answers
-//! `isError: true`. It records the `Authorization` header of every request.
+//! `isError: true`; `slow_contacts` pages like `list_contacts`, five rows and 250 ms a page. It records the `Authorization` header of every request.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -53,6 +53,12 @@ fn tools(extra: &[&'static str]) -> Vec<Tool> {
             schema(json!({"type": "object", "properties": {"who": {"type": "string"}}})),
         ),
         Tool::new("broken", "Always fails", schema(json!({"type": "object"}))),
+        Tool::new(
+            "slow_contacts",
+            "List contacts slowly, five a page",
+            schema(json!({"type": "object", "properties": {
+                "cursor": {"type": "string"}, "limit": {"type": "integer", "maximum": 5}}})),
+        ),
         Tool::new(
             "docs.search",
             "A dotted name",
@@ -107,8 +113,14 @@ impl ServerHandler for McpUpstream {
             .unwrap()
             .push((request.name.to_string(), args.clone()));
         let result = match request.name.as_ref() {
-            "list_contacts" => {
-                let limit = args["limit"].as_u64().unwrap_or(10).min(20) as usize;
+            "list_contacts" | "slow_contacts" => {
+                let slow = request.name == "slow_contacts";
+                if slow {
+                    // long enough a walk for progress reports (S1), no timing asserted
+                    tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+                }
+                let max = if slow { 5 } else { 20 };
+                let limit = args["limit"].as_u64().unwrap_or(10).min(max) as usize;
                 let start: usize = args["cursor"]
                     .as_str()
                     .and_then(|c| c.strip_prefix("c-"))
