@@ -224,3 +224,55 @@ async fn m2_only_the_agents_org_with_runtime_credentials_gets_in() {
     assert!(!tool_names(&ok).await.is_empty());
     ok.cancel().await.ok();
 }
+
+/// D1 over MCP: a pooled tool is not listed until `load_tool`, which changes the list
+/// (`tools/list_changed`); then it is listed and called.
+#[tokio::test]
+async fn m2_a_pooled_tool_is_loaded_then_called() {
+    let r = mcp_rig().await;
+    let greet = r.sync["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "greet")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    r.app
+        .patch(
+            &format!("/v1/agents/{}/tools/{greet}", r.agent),
+            &r.t.key,
+            json!({"discovery": true}),
+        )
+        .await
+        .ok(200);
+    let url = format!("{}/v1/agents/{}/mcp", r.app.address, r.agent);
+    let rec = Recorder::default();
+    let client = connect(&url, Some(&r.token), rec.clone())
+        .await
+        .expect("initialize");
+    let names = tool_names(&client).await;
+    assert!(!names.contains(&"greet".to_string()), "{names:?}");
+    assert!(
+        names.contains(&"load_tool".to_string()) && names.contains(&"search_tools".to_string())
+    );
+    let refused = call(&client, "greet", json!({"who": "Ada"}), None).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        format!("{refused:?}").contains("tool_not_loaded"),
+        "{refused:?}"
+    );
+
+    let before = rec.list_changed.load(Ordering::SeqCst);
+    let loaded = call(&client, "load_tool", json!({"toolName": "greet"}), None).await;
+    assert_ne!(loaded.is_error, Some(true), "{loaded:?}");
+    assert!(
+        rec.list_changed.load(Ordering::SeqCst) > before,
+        "load_tool changes the list"
+    );
+    assert!(tool_names(&client).await.contains(&"greet".to_string()));
+    let hello = call(&client, "greet", json!({"who": "Ada"}), None).await;
+    assert!(format!("{hello:?}").contains("Hello, Ada!"), "{hello:?}");
+    client.cancel().await.ok();
+}
