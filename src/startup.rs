@@ -108,6 +108,7 @@ impl Application {
             runtime,
             org_limiter,
             quota,
+            auth_guard: Default::default(),
         });
         let server = run(listener, state.clone())?;
         Ok(Self {

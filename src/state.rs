@@ -26,4 +26,6 @@ pub struct AppState {
     pub org_limiter: OrgRequests,
     /// Quota state shared by the replicas (and whether it currently falls back).
     pub quota: Arc<Shared>,
+    /// Failed-authentication throttle and the key / token liveness caches.
+    pub auth_guard: crate::auth::guard::AuthGuard,
 }

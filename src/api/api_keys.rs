@@ -91,5 +91,7 @@ pub async fn revoke(
     let key = api_keys::revoke(&state.pool, &org, &key_id)
         .await
         .map_err(or_not_found("API key"))?;
+    // the tokens it minted die with it
+    state.auth_guard.forget_alive_tokens();
     Ok(HttpResponse::Ok().json(key))
 }

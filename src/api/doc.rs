@@ -32,7 +32,7 @@ on the first page only; pass `cursor` back until `has_more` is false. Authentica
         agents::create, agents::list, agents::get, agents::update, agents::delete,
         agents::add_binding, agents::get_binding, agents::update_binding, agents::remove_binding,
         workflows::create, workflows::list, workflows::get, workflows::update, workflows::delete,
-        runtime_tokens::mint, runtime::steps, runtime::tool_call, runtime::get_tool_call, mcp::post, mcp::get, mcp::delete,
+        runtime_tokens::mint, runtime_tokens::revoke, runtime::steps, runtime::tool_call, runtime::get_tool_call, mcp::post, mcp::get, mcp::delete,
         workflow_runs::create, workflow_runs::list, workflow_runs::get,
     ),
     components(schemas(error::Problem, sse::UiMessageStream)),

@@ -18,6 +18,7 @@ use crate::auth::{Caller, KeyCaller};
 use crate::crypto::ct_eq;
 use crate::state::AppState;
 use crate::store::api_keys::{self, Scope};
+use crate::store::token_revocations;
 use crate::store::OrgId;
 
 fn bearer(req: &HttpRequest) -> Result<String, ApiError> {
@@ -93,29 +94,71 @@ async fn admit(state: &AppState, presented: &Presented) -> Result<(), ApiError> 
     }
 }
 
+/// Resolves the bearer token. A source address past its allowance of failed attempts is
+/// refused first (429, no lookup); every failure is counted against it (`auth::guard`).
 async fn identify(req: HttpRequest) -> Result<(web::Data<AppState>, Presented), ApiError> {
     let token = bearer(&req)?;
     let state = state(&req)?;
-    if is_admin(&state, &token) {
-        return Ok((state, Presented::Admin));
+    let ip = req.peer_addr().map(|a| a.ip());
+    if let Err(wait) = state.auth_guard.admit(ip) {
+        return Err(ApiError::RateLimited {
+            detail: "too many failed authentication attempts from this address; retry later".into(),
+            retry_after_secs: wait.as_secs_f64().ceil().max(1.0) as u64,
+        });
     }
+    let presented = resolve(&state, &token).await;
+    if matches!(presented, Err(ApiError::Unauthorized(_))) {
+        state.auth_guard.failed(ip);
+    }
+    Ok((state, presented?))
+}
+
+async fn resolve(state: &AppState, token: &str) -> Result<Presented, ApiError> {
+    if is_admin(state, token) {
+        return Ok(Presented::Admin);
+    }
+    let refused = || ApiError::Unauthorized("the API key is unknown or revoked".into());
     if token.starts_with(api_keys::KEY_PREFIX) {
-        let key = api_keys::authenticate(&state.pool, &token)
-            .await?
-            .ok_or_else(|| ApiError::Unauthorized("the API key is unknown or revoked".into()))?;
-        let caller = KeyCaller {
+        // malformed keys and recently unknown ids cost no database query
+        let id = api_keys::key_id_of(token).ok_or_else(refused)?;
+        if state.auth_guard.is_unknown_key(&id) {
+            return Err(refused());
+        }
+        let key = match api_keys::authenticate(&state.pool, token).await? {
+            Ok(key) => key,
+            Err(api_keys::Refusal::Unknown | api_keys::Refusal::Revoked) => {
+                state.auth_guard.remember_unknown_key(&id);
+                return Err(refused());
+            }
+            Err(_) => return Err(refused()),
+        };
+        return Ok(Presented::Key(KeyCaller {
             org: OrgId::trusted(key.org_id),
             key_id: key.id,
             scopes: key.scopes,
-        };
-        return Ok((state, Presented::Key(caller)));
+        }));
     }
     if token.matches('.').count() == 2 {
         let caller = state
             .tokens
-            .verify(&token)
+            .verify(token)
             .map_err(|e| ApiError::Unauthorized(e.to_string()))?;
-        return Ok((state, Presented::Runtime(caller)));
+        if !state.auth_guard.token_recently_alive(&caller.token_id) {
+            let alive = token_revocations::token_alive(
+                &state.pool,
+                &caller.org,
+                &caller.minted_by,
+                &caller.token_id,
+            )
+            .await?;
+            if !alive {
+                return Err(ApiError::Unauthorized(
+                    "the runtime token was revoked (or the API key that minted it was)".into(),
+                ));
+            }
+            state.auth_guard.remember_alive(&caller.token_id);
+        }
+        return Ok(Presented::Runtime(caller));
     }
     Err(ApiError::Unauthorized(
         "the bearer token is not recognised".into(),

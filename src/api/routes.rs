@@ -80,6 +80,7 @@ route_table! {
     }
 
     "/v1/runtime-tokens" => { post: runtime_tokens::mint }
+    "/v1/runtime-tokens/{token_id}" => { delete: runtime_tokens::revoke }
     "/v1/agents/{agent_id}/threads/{thread_id}/steps" => { post: runtime::steps }
     "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls" => { post: runtime::tool_call }
     "/v1/tool-calls/{call_id}" => { get: runtime::get_tool_call }

@@ -138,6 +138,10 @@ pub async fn get_tool_call(
     let rec = tool_calls::get(&state.pool, caller.org(), &caller.thread_owner(), &path)
         .await
         .map_err(super::error::or_not_found("tool call"))?;
+    // a token limited to one agent does not read the user's calls on another
+    if !caller.allows_agent(&rec.agent_id) {
+        return Err(ApiError::not_found("tool call"));
+    }
     Ok(HttpResponse::Ok().json(rec))
 }
 

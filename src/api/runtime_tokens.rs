@@ -12,7 +12,7 @@ use super::error::{ApiError, Problem};
 use super::extract::Mint;
 use crate::auth::tokens::{MintRequest, DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS};
 use crate::state::AppState;
-use crate::store::{agents, providers};
+use crate::store::{agents, providers, token_revocations};
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -34,6 +34,8 @@ pub struct RuntimeTokenInput {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RuntimeToken {
     pub token: String,
+    /// The token's id (`rt_…`): `DELETE /v1/runtime-tokens/{id}` revokes it.
+    pub id: String,
     pub expires_at: DateTime<Utc>,
 }
 
@@ -86,10 +88,11 @@ pub async fn mint(
     {
         return Err(ApiError::invalid("each credential must be 1 to 8192 bytes"));
     }
-    let (token, expires_at) = state
+    let (token, id, expires_at) = state
         .tokens
         .mint(&MintRequest {
             org: &key.org,
+            minted_by: &key.key_id,
             user_id: &body.user_id,
             agent_id: body.agent_id.as_deref(),
             cache_scope: body.cache_scope.as_deref(),
@@ -97,5 +100,36 @@ pub async fn mint(
             ttl_seconds: ttl,
         })
         .map_err(|e| ApiError::Internal(e.into()))?;
-    Ok(HttpResponse::Created().json(RuntimeToken { token, expires_at }))
+    Ok(HttpResponse::Created().json(RuntimeToken {
+        token,
+        id,
+        expires_at,
+    }))
+}
+
+/// Revoke a runtime token of your org by its id: it stops working at once on this
+/// replica and within seconds on the others. Revoking the API key that minted a token
+/// revokes the token too.
+#[utoipa::path(delete, operation_id = "revokeRuntimeToken", path = "/v1/runtime-tokens/{token_id}", tag = "runtime",
+    params(("token_id" = String, Path, description = "The token's id (`rt_…`), returned when it was minted")),
+    responses((status = 204, description = "Revoked (idempotent)"), (status = 404, body = Problem)),
+    security(("orgKey" = ["mint"])))]
+pub async fn revoke(
+    key: Mint,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = path.into_inner();
+    if !id.starts_with("rt_")
+        || id.len() > 64
+        || !id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return Err(ApiError::invalid(
+            "token_id must be a runtime token id (`rt_…`)",
+        ));
+    }
+    let until = Utc::now() + chrono::Duration::seconds(MAX_TTL_SECONDS);
+    token_revocations::revoke(&state.pool, &key.org, &id, until).await?;
+    state.auth_guard.forget_alive_tokens();
+    Ok(HttpResponse::NoContent().finish())
 }

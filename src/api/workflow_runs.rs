@@ -102,6 +102,10 @@ pub async fn list(
     let wf = workflows::get(&state.pool, org, &path)
         .await
         .map_err(or_not_found("workflow"))?;
+    // a token limited to one agent does not see the runs of another agent's workflows
+    if !caller.allows_agent(&wf.agent_id) {
+        return Err(ApiError::not_found("workflow"));
+    }
     let page =
         workflow_runs::list(&state.pool, org, &caller.thread_owner(), &wf.id, &q.page()?).await?;
     Ok(HttpResponse::Ok().json(ListResponse::from(page)))
@@ -116,6 +120,12 @@ pub async fn get(
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (wf, id) = path.into_inner();
+    let workflow = workflows::get(&state.pool, caller.org(), &wf)
+        .await
+        .map_err(or_not_found("workflow run"))?;
+    if !caller.allows_agent(&workflow.agent_id) {
+        return Err(ApiError::not_found("workflow run"));
+    }
     let run = workflow_runs::get(&state.pool, caller.org(), &caller.thread_owner(), &wf, &id)
         .await
         .map_err(or_not_found("workflow run"))?;

@@ -2,6 +2,7 @@
 //! The API layer's extractors turn a bearer token into a `Principal`; everything
 //! below works with the `OrgId` it proves.
 
+pub mod guard;
 pub mod tokens;
 
 use std::collections::HashMap;
@@ -31,6 +32,9 @@ pub struct RuntimeCaller {
     /// The user's own credentials, by provider id (decrypted only in memory).
     pub credentials: HashMap<String, SecretString>,
     pub token_id: String,
+    /// The API key that minted the token (revoking it revokes the token).
+    pub minted_by: String,
+    pub expires_at: chrono::DateTime<chrono::Utc>,
 }
 
 /// The caller of a runtime endpoint: a runtime token or an org key with scope `runtime`.
@@ -45,6 +49,15 @@ impl Caller {
         match self {
             Caller::Key(k) => &k.org,
             Caller::Runtime(r) => &r.org,
+        }
+    }
+
+    /// Whether this caller may act on (or read what was done on) `agent_id`: a runtime
+    /// token limited to one agent reaches no other.
+    pub fn allows_agent(&self, agent_id: &str) -> bool {
+        match self {
+            Caller::Runtime(r) => r.agent_id.as_deref().is_none_or(|a| a == agent_id),
+            Caller::Key(_) => true,
         }
     }
 

@@ -35,6 +35,8 @@ struct Claims {
     iat: i64,
     exp: i64,
     jti: String,
+    /// The API key that minted the token: revoking it revokes the token.
+    mk: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +50,8 @@ pub enum TokenError {
 /// What a customer backend asks for when minting.
 pub struct MintRequest<'a> {
     pub org: &'a OrgId,
+    /// The id of the API key minting the token.
+    pub minted_by: &'a str,
     pub user_id: &'a str,
     pub agent_id: Option<&'a str>,
     pub cache_scope: Option<&'a str>,
@@ -79,7 +83,11 @@ impl TokenService {
         })
     }
 
-    pub fn mint(&self, req: &MintRequest<'_>) -> Result<(String, DateTime<Utc>), TokenError> {
+    /// The signed token, its id (`jti`, for revocation) and its expiry.
+    pub fn mint(
+        &self,
+        req: &MintRequest<'_>,
+    ) -> Result<(String, String, DateTime<Utc>), TokenError> {
         let now = Utc::now();
         let exp = now + chrono::Duration::seconds(req.ttl_seconds);
         let jti = new_id("rt");
@@ -110,11 +118,12 @@ impl TokenService {
             iat: now.timestamp(),
             exp: exp.timestamp(),
             jti,
+            mk: req.minted_by.into(),
         };
         let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .map_err(|_| TokenError::Signing)?;
         let expires_at = DateTime::from_timestamp(claims.exp, 0).unwrap_or(exp);
-        Ok((token, expires_at))
+        Ok((token, claims.jti, expires_at))
     }
 
     pub fn verify(&self, token: &str) -> Result<RuntimeCaller, TokenError> {
@@ -122,10 +131,14 @@ impl TokenService {
         v.set_issuer(&[&self.issuer]);
         v.set_audience(&[&self.audience]);
         v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        v.validate_nbf = true;
         v.leeway = 5;
         let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &v)
             .map_err(|_| TokenError::Invalid)?;
         let c = data.claims;
+        if c.mk.is_empty() || c.jti.is_empty() {
+            return Err(TokenError::Invalid);
+        }
         let credentials = match &c.cred {
             None => HashMap::new(),
             Some(sealed) => {
@@ -150,6 +163,8 @@ impl TokenService {
             cache_scope: c.cs,
             credentials,
             token_id: c.jti,
+            minted_by: c.mk,
+            expires_at: DateTime::from_timestamp(c.exp, 0).unwrap_or_else(Utc::now),
         })
     }
 }
@@ -172,9 +187,10 @@ mod tests {
         let org = OrgId::trusted("org_a");
         let mut creds = HashMap::new();
         creds.insert("prv_x".to_string(), SecretString::from("user-secret-42"));
-        let (token, _) = s
+        let (token, _, _) = s
             .mint(&MintRequest {
                 org: &org,
+                minted_by: "key_test",
                 user_id: "u1",
                 agent_id: Some("agt_1"),
                 cache_scope: None,
@@ -195,9 +211,10 @@ mod tests {
         // another signing key, a tampered token, an expired one: all refused
         assert!(service(&[2u8; 32]).verify(&token).is_err());
         assert!(s.verify(&format!("{token}x")).is_err());
-        let (old, _) = s
+        let (old, _, _) = s
             .mint(&MintRequest {
                 org: &org,
+                minted_by: "key_test",
                 user_id: "u1",
                 agent_id: None,
                 cache_scope: None,
@@ -214,9 +231,10 @@ mod tests {
         let other = TokenService::new(&[1u8; 32], Cipher::new(&[3u8; 32]), "loopgate", "elsewhere")
             .unwrap();
         let org = OrgId::trusted("org_a");
-        let (token, _) = other
+        let (token, _, _) = other
             .mint(&MintRequest {
                 org: &org,
+                minted_by: "key_test",
                 user_id: "u",
                 agent_id: None,
                 cache_scope: None,

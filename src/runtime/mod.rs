@@ -89,12 +89,10 @@ impl Runtime {
     /// Loads the agent for this caller: another org's agent is not found, and a token
     /// limited to one agent cannot use another.
     pub async fn agent(&self, caller: &Caller, agent_id: &str) -> Result<AgentView, RuntimeError> {
-        if let Caller::Runtime(r) = caller {
-            if r.agent_id.as_deref().is_some_and(|a| a != agent_id) {
-                return Err(RuntimeError::Forbidden(
-                    "this runtime token is limited to another agent".into(),
-                ));
-            }
+        if !caller.allows_agent(agent_id) {
+            return Err(RuntimeError::Forbidden(
+                "this runtime token is limited to another agent".into(),
+            ));
         }
         let org = caller.org();
         let agent = store::agents::get(&self.pool, org, agent_id)

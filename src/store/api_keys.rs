@@ -154,15 +154,38 @@ pub async fn revoke(pool: &PgPool, org: &OrgId, id: &str) -> Result<ApiKey, Stor
     Ok(row.into())
 }
 
-/// Checks a presented key; `None` for anything unknown, revoked or wrong.
-pub async fn authenticate(pool: &PgPool, presented: &str) -> Result<Option<ApiKey>, StoreError> {
-    let Some(rest) = presented.strip_prefix(KEY_PREFIX) else {
-        return Ok(None);
+/// Why a presented key was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Not of the shape loopgate issues (checked without the database).
+    Malformed,
+    /// No such key id.
+    Unknown,
+    Revoked,
+    WrongSecret,
+}
+
+const ID_CHARS: usize = 22;
+const SECRET_CHARS: usize = 40;
+
+/// The key id of a presented key when it has exactly the shape loopgate issues
+/// (`lgk_` + 22 base62 + `_` + 40 base62); `None` otherwise, with no database work.
+pub fn key_id_of(presented: &str) -> Option<String> {
+    let rest = presented.strip_prefix(KEY_PREFIX)?;
+    let (id_part, secret) = rest.split_once('_')?;
+    let base62 = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_alphanumeric());
+    (base62(id_part, ID_CHARS) && base62(secret, SECRET_CHARS)).then(|| format!("key_{id_part}"))
+}
+
+/// Checks a presented key: the key, or why it was refused.
+pub async fn authenticate(
+    pool: &PgPool,
+    presented: &str,
+) -> Result<Result<ApiKey, Refusal>, StoreError> {
+    let Some(id) = key_id_of(presented) else {
+        return Ok(Err(Refusal::Malformed));
     };
-    let Some((id_part, secret)) = rest.split_once('_') else {
-        return Ok(None);
-    };
-    let id = format!("key_{id_part}");
+    let secret = &presented[presented.len() - SECRET_CHARS..];
     let found: Option<(Vec<u8>,)> =
         sqlx::query_as("SELECT secret_hash FROM api_keys WHERE id = $1")
             .bind(&id)
@@ -171,10 +194,10 @@ pub async fn authenticate(pool: &PgPool, presented: &str) -> Result<Option<ApiKe
     // Hash even when the id is unknown so both paths cost the same.
     let presented_hash = sha256(secret.as_bytes());
     let Some((stored,)) = found else {
-        return Ok(None);
+        return Ok(Err(Refusal::Unknown));
     };
     if !ct_eq(&stored, &presented_hash) {
-        return Ok(None);
+        return Ok(Err(Refusal::WrongSecret));
     }
     let row: Row = sqlx::query_as(concat!(
         "SELECT ",
@@ -185,7 +208,7 @@ pub async fn authenticate(pool: &PgPool, presented: &str) -> Result<Option<ApiKe
     .fetch_one(pool)
     .await?;
     if row.revoked_at.is_some() {
-        return Ok(None);
+        return Ok(Err(Refusal::Revoked));
     }
     // at most one write a minute per key, not one per request
     sqlx::query(
@@ -195,5 +218,5 @@ pub async fn authenticate(pool: &PgPool, presented: &str) -> Result<Option<ApiKe
     .bind(&id)
     .execute(pool)
     .await?;
-    Ok(Some(row.into()))
+    Ok(Ok(row.into()))
 }

@@ -12,6 +12,7 @@ pub mod orgs;
 pub mod page;
 pub mod providers;
 pub mod threads;
+pub mod token_revocations;
 pub mod tool_calls;
 pub mod tools;
 pub mod workflow_runs;

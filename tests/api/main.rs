@@ -13,6 +13,7 @@ mod upstream_server;
 mod admin;
 mod agents;
 mod aggregates;
+mod auth_hardening;
 mod cache;
 mod cursor_hostile;
 mod cursor_rig;

@@ -157,7 +157,8 @@ async fn ssrf_guard_refuses_private_upstreams() {
         app.patch(
             &format!("/v1/providers/{}", rig.provider),
             &rig.t.key,
-            json!({"base_url": base}),
+            // another origin: the credential is re-entered with it (issue 10)
+            json!({"base_url": base, "credential": "org-secret"}),
         )
         .await
         .ok(200);
