@@ -65,6 +65,7 @@ pub mod path;
 pub mod plan;
 pub mod present;
 pub mod raw;
+pub mod resume;
 pub mod retrieval;
 pub mod rows;
 pub mod signals;
@@ -88,6 +89,8 @@ mod tests_present;
 #[cfg(test)]
 mod tests_props;
 #[cfg(test)]
+mod tests_resume;
+#[cfg(test)]
 mod tests_walk;
 
 pub use analysis::{analyze, Param, ToolAnalysis};
@@ -101,6 +104,7 @@ pub use limits::Limits;
 pub use outcome::{Outcome, Provenance, StopReason, Verdict};
 pub use plan::{parse_call, CallPlan, ForEach, ForEachError};
 pub use present::{present, present_json, Presented, PresentedJson};
+pub use resume::{Pending, Position, Resume, ResumePoint};
 pub use retrieval::{fetch_result, query_result, query_result_json};
 pub use tools::{loop_guidance, model_tool, retrieval_tools, ModelTool};
 pub use upstream::{

@@ -4,6 +4,7 @@
 use crate::engine::doc::{Page, Slot};
 use crate::engine::item::Item;
 use crate::engine::plan::ForEachError;
+use crate::engine::resume::ResumePoint;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -70,6 +71,9 @@ pub struct Provenance {
     /// Rows stored.
     pub rows: usize,
     pub failed_values: usize,
+    /// P10: the walk stopped at a bound and left a `_continue`.
+    #[serde(default)]
+    pub resumable: bool,
 }
 
 impl Provenance {
@@ -125,6 +129,9 @@ pub struct Outcome {
     pub requests: u32,
     pub pages: u32,
     pub bytes: usize,
+    /// P10: where a walk stopped by a bound would go on (None when nothing is left, or
+    /// the walk cannot be resumed).
+    pub resume: Option<ResumePoint>,
 }
 
 impl Outcome {
@@ -177,6 +184,7 @@ impl Outcome {
             total: self.verdict.total,
             rows: self.items.len(),
             failed_values: self.for_each_errors.len(),
+            resumable: self.resume.is_some(),
         }
     }
 
@@ -283,6 +291,7 @@ impl Outcome {
             requests: 0,
             pages: 0,
             bytes: 0,
+            resume: None,
         }
     }
 }
@@ -314,6 +323,7 @@ mod tests {
             requests: 3,
             pages: 2,
             bytes: 10,
+            resume: None,
         }
     }
 

@@ -9,9 +9,20 @@ use crate::engine::error::EngineError;
 use crate::engine::fields::Projection;
 use crate::engine::filter::{parse_filter, Clause};
 use crate::engine::limits::{too_many, Limits};
+use crate::engine::resume::Resume;
 use serde_json::{json, Map, Value};
 
-pub const RESERVED: &[&str] = &["_fields", "_all_pages", "_for_each", "_filter", "_refresh"];
+pub const RESERVED: &[&str] = &[
+    "_fields",
+    "_all_pages",
+    "_for_each",
+    "_filter",
+    "_refresh",
+    "_continue",
+];
+
+/// Longest `_continue` accepted (the runtime's tokens are far shorter).
+const MAX_CONTINUE_BYTES: usize = 200;
 
 /// E1: one call per value of parameter `key`.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +64,10 @@ pub struct CallPlan {
     /// Origin (`scheme://host[:port]`) of the provider's base URL. Next-page URLs
     /// announced by the API are followed only on this origin (P5); the runtime sets it.
     pub origin: Option<String>,
+    /// P10: the `_continue` the model passed (opaque here; the runtime redeems it).
+    pub continue_token: Option<String>,
+    /// P10: where to resume, set by the runtime from the redeemed `_continue`.
+    pub resume: Option<Resume>,
 }
 
 impl CallPlan {
@@ -136,6 +151,17 @@ pub fn parse_call(
         .get("_for_each")
         .map(|v| parse_for_each(v, analysis, limits))
         .transpose()?;
+    let continue_token = match reserved.get("_continue") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= MAX_CONTINUE_BYTES => {
+            Some(s.trim().to_owned())
+        }
+        Some(_) => {
+            return Err(EngineError::invalid(
+                "`_continue` must be the `_continue` string of an earlier result of this tool, passed back unchanged.",
+            ))
+        }
+    };
     Ok(CallPlan {
         upstream_args: args,
         fields,
@@ -147,6 +173,8 @@ pub fn parse_call(
         looping,
         paginated: analysis.paginated(),
         origin: None,
+        continue_token,
+        resume: None,
     })
 }
 

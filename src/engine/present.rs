@@ -118,6 +118,12 @@ fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) 
             m.insert("_stoppedBy".into(), json!(s.as_str()));
         }
         let mut note = v.note.clone();
+        if outcome.resume.is_some() {
+            note.push_str(
+                " To fetch the rest, call this tool again with the same arguments plus the `_continue` given here: \
+                 the rows are added to this same `_resultId`.",
+            );
+        }
         if !plan.filter.is_empty() {
             note.push_str(&format!(
                 " `_filter` kept {n} of {} fetched rows.",

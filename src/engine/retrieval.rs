@@ -151,7 +151,12 @@ fn aggregate_answer(
         ),
         Some(gap) => format!(
             "Not sound: the stored result is a partial set ({gap}), so these figures cover only {which}. \
-             Present them as \"at least\" or \"in the rows retrieved\", never as totals."
+             Present them as \"at least\" or \"in the rows retrieved\", never as totals.{}",
+            if prov.resumable {
+                " To complete the set, call the tool again with the `_continue` of its latest result, then aggregate again."
+            } else {
+                ""
+            }
         ),
     };
     let build = |groups: Option<&[Value]>, extra: Option<String>| {
@@ -348,6 +353,7 @@ mod tests {
             total: None,
             rows: 10,
             failed_values: 0,
+            resumable: true,
         };
         let r =
             query_result_json(&plain, Some(&prov), &args, &Limits::default()).unwrap_or_default();

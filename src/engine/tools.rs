@@ -70,6 +70,13 @@ pub fn model_tool(
             }),
         );
         p.insert(
+            "_continue".into(),
+            json!({
+                "type": "string",
+                "description": "The `_continue` of an earlier result of this tool that stopped at a limit: fetches the rest and adds it to that same `_resultId`. Pass it with the same arguments, or alone."
+            }),
+        );
+        p.insert(
             "_refresh".into(),
             json!({
                 "type": "boolean",
@@ -85,6 +92,8 @@ pub fn model_tool(
         desc.push_str(" This tool is paginated: one call returns one page unless you pass `_all_pages: true`, which fetches every page at once.");
     }
     desc.push_str(" Pass `_fields` to keep only the fields you need, and `_for_each` to run it for several values of one parameter in a single call.");
+    desc.push_str(" A result that stopped at a limit carries `_continue`: call again with the same arguments plus that `_continue` to add the rest to the same `_resultId`.");
+    desc.push_str(" To count, total, average or group its rows, call queryToolResult with `aggregate` on the `_resultId` instead of adding rows up yourself.");
     ModelTool {
         name: name.to_owned(),
         description: desc.trim_start().to_owned(),
@@ -163,9 +172,10 @@ pub fn loop_guidance() -> &'static str {
      2. Fetch everything before you count: never total, rank or average rows from one page. Pass `_all_pages: true` to get every page in one call.\n\
      3. Ask only for what you need: pass `_fields` with the dot-paths you will use, and `_for_each` to repeat a call over a list of ids instead of calling it many times.\n\
      4. Read the verdict: if `_pagingComplete` is false or `_likelyMoreRows` is true, the rows are a partial set. Say so plainly, and present counts and sums as \"at least\" or \"in the rows retrieved\", never as totals.\n\
-     5. When a result says it was cut (`_truncated`), read the rest with queryToolResult (rows) or fetchToolResult (text) before answering.\n\
-     6. To count, total, average or rank a stored result, call queryToolResult with `aggregate` (count, sum, avg, min, max, group_by) rather than adding up rows yourself; its figures are totals only when it answers `sound: true`.\n\
-     7. Talk to the user about their data, not about these mechanics: never mention reserved arguments, result ids or paging to them."
+     5. When a result stopped at a limit and carries `_continue`, call the same tool again with the same arguments plus that `_continue` to fetch the rest into the same result, until `_pagingComplete` is true.\n\
+     6. When a result says it was cut (`_truncated`), read the rest with queryToolResult (rows) or fetchToolResult (text) before answering.\n\
+     7. To count, total, average or rank a stored result, call queryToolResult with `aggregate` (count, sum, avg, min, max, group_by) rather than adding up rows yourself; its figures are totals only when it answers `sound: true`.\n\
+     8. Talk to the user about their data, not about these mechanics: never mention reserved arguments, result ids or paging to them."
 }
 
 #[cfg(test)]
@@ -207,6 +217,8 @@ mod tests {
             t.description.contains("paginated") && t.description.contains("`_all_pages: true`")
         );
         assert!(t.description.contains("_fields") && t.description.contains("_for_each"));
+        assert!(t.description.contains("`_continue`") && t.description.contains("`aggregate`"));
+        assert!(props.contains_key("_continue"));
         assert_eq!(
             props["_for_each"]["properties"]["key"]["enum"],
             json!(["status", "per_page", "page"])
@@ -247,6 +259,7 @@ mod tests {
             "never mention",
             "`aggregate`",
             "sound: true",
+            "`_continue`",
         ] {
             assert!(g.contains(needle), "{needle}");
         }

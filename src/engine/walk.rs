@@ -12,6 +12,7 @@ use crate::engine::limits::Limits;
 use crate::engine::origin;
 use crate::engine::outcome::{Outcome, StopReason};
 use crate::engine::plan::{CallPlan, ForEachError};
+use crate::engine::resume::{self, Pending, Position, ResumePoint};
 use crate::engine::signals::{self, Signals};
 use crate::engine::upstream::{Clock, Progress, ProgressSink, Upstream, UpstreamRequest};
 use crate::engine::verdict::{self, Collection};
@@ -63,15 +64,29 @@ pub async fn run<U: Upstream, P: ProgressSink, C: Clock>(
         first: None,
         slot: None,
     };
-    let values: Vec<Option<Value>> = match &plan.for_each {
-        Some(f) => f.values.iter().cloned().map(Some).collect(),
-        None => vec![None],
+    // P10: a resumed call walks only what the call before left, from where it stopped
+    let work: Vec<Pending> = match &plan.resume {
+        Some(r) => r.point.pending.clone(),
+        None => (0..plan.for_each.as_ref().map_or(1, |f| f.values.len()))
+            .map(Pending::fresh)
+            .collect(),
     };
-    let mut errors: Vec<ForEachError> = plan
-        .for_each
-        .iter()
-        .flat_map(|f| f.rejected.clone())
-        .collect();
+    let mut values: Vec<(Option<Value>, Pending)> = Vec::with_capacity(work.len());
+    for p in work {
+        let value = match &plan.for_each {
+            Some(f) => Some(f.values.get(p.value).cloned().ok_or_else(stale)?),
+            None => None,
+        };
+        values.push((value, p));
+    }
+    let mut errors: Vec<ForEachError> = match &plan.resume {
+        Some(r) => r.errors_before.clone(),
+        None => plan
+            .for_each
+            .iter()
+            .flat_map(|f| f.rejected.clone())
+            .collect(),
+    };
     if values.is_empty() {
         return Err(EngineError::invalid(format!(
             "No `_for_each` value could be used: {}",
@@ -81,21 +96,32 @@ pub async fn run<U: Upstream, P: ProgressSink, C: Clock>(
     let mut cols: Vec<Collection> = Vec::new();
     let mut unfetched: Vec<Value> = Vec::new();
     let mut halted: Option<StopReason> = None;
-    for value in values {
+    // P10: what is left for a resumed call, in walk order
+    let mut left: Vec<Pending> = Vec::new();
+    for (value, pending) in values {
         if let Some(stop) = halted.or_else(|| ctx.budget.exhausted(limits, clock)) {
             halted = Some(stop);
             unfetched.extend(value);
+            left.push(pending);
             continue;
         }
-        let col = collection(&mut ctx, value.as_ref()).await;
+        let (col, cut) = collection(&mut ctx, value.as_ref(), &pending).await?;
         if let Some(f) = &col.failure {
             if col.pages == 0 && f.stop != StopReason::UpstreamError {
                 // Refused by the budget before anything came: not a failure of the value.
                 halted = Some(f.stop);
                 unfetched.extend(value);
+                left.push(pending);
                 continue;
             }
         }
+        left.extend(cut.map(|(at, skip)| Pending {
+            value: pending.value,
+            at,
+            skip,
+            rows: col.rows,
+            total: col.total,
+        }));
         // A budget that ran out mid-walk is a bound (named in the verdict), not an error.
         if let Some(f) = col
             .failure
@@ -150,7 +176,7 @@ pub async fn run<U: Upstream, P: ProgressSink, C: Clock>(
         plan,
         analysis,
         limits,
-        ctx.items.len(),
+        ctx.items.len() + plan.resume.as_ref().map_or(0, |r| r.rows_before),
     );
     let first = ctx.first.take().unwrap_or_else(|| Page::parse(b""));
     Ok(Outcome {
@@ -164,7 +190,14 @@ pub async fn run<U: Upstream, P: ProgressSink, C: Clock>(
         requests: ctx.budget.requests,
         pages: cols.iter().map(|c| c.pages).sum(),
         bytes: ctx.budget.bytes,
+        resume: (!left.is_empty()).then_some(ResumePoint { pending: left }),
     })
+}
+
+fn stale() -> EngineError {
+    EngineError::invalid(
+        "`_continue` no longer matches this call: call the tool again without `_continue` to start a fresh walk.",
+    )
 }
 
 fn upstream_detail(f: &Failed) -> String {
@@ -195,10 +228,14 @@ enum Style {
     Cursor(Param),
 }
 
+/// One collection, from its start or from where a call before left it (P10). Returns
+/// it, and — when a bound stopped it — where it would go on and how many rows of that page
+/// it already kept.
 async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
     ctx: &mut Ctx<'_, U, P, C>,
     value: Option<&Value>,
-) -> Collection {
+    from: &Pending,
+) -> Result<(Collection, Option<(Position, usize)>), EngineError> {
     let (plan, analysis, limits) = (ctx.plan, ctx.analysis, ctx.limits);
     let mut args = plan.upstream_args.clone();
     if let (Some(f), Some(v)) = (&plan.for_each, value) {
@@ -250,6 +287,28 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
     let mut seen_pages: HashSet<u64> = HashSet::new();
     let mut previous_page: Option<u64> = None;
     let mut col_slot: Option<Slot> = None;
+    // P10: rows of the first page already kept by the call before
+    let mut skip = from.skip;
+    col.rows = from.rows;
+    col.total = from.total;
+    match (&mut style, &from.at) {
+        (_, Position::Start) => {}
+        (Style::Page(p, number), Position::Page(at)) => {
+            *number = *at;
+            set_arg(&mut args, &p.name, p.in_body, json!(*at));
+        }
+        (Style::Offset(p, offset), Position::Offset(at)) => {
+            *offset = *at;
+            set_arg(&mut args, &p.name, p.in_body, json!(*at));
+        }
+        (Style::Cursor(p), Position::Cursor(at)) => {
+            set_arg(&mut args, &p.name, p.in_body, at.clone());
+        }
+        (Style::Cursor(_), Position::Url(url)) => {
+            next_url = Some(origin::follow(url, plan.origin.as_deref()).ok_or_else(stale)?);
+        }
+        _ => return Err(stale()),
+    }
     loop {
         let req = UpstreamRequest {
             args: args.clone(),
@@ -301,7 +360,7 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
             Signals::default()
         };
         if col.pages == 1 {
-            col.total = sig.total;
+            col.total = sig.total.or(col.total);
         }
         // P8: the API hands the next position back under the cursor parameter's own name
         // (Airtable's string `offset`); the value just sent, handed back, is an echo.
@@ -328,13 +387,16 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
             break;
         }
         previous_page = Some(fingerprint);
-        let items = std::mem::take(&mut page.items);
+        let mut items = std::mem::take(&mut page.items);
         let page_last_id = items.last().and_then(last_id);
+        let skipped = skip.min(items.len());
+        items.drain(..skipped);
+        skip = 0;
         if ctx.first.is_none() {
             ctx.first = Some(page);
         }
         let room = limits.items.saturating_sub(ctx.budget.items);
-        let take = n.min(room);
+        let take = (n - skipped).min(room);
         let tag = plan.for_each.as_ref().zip(value);
         ctx.items
             .extend(items.into_iter().take(take).map(|i| match tag {
@@ -344,9 +406,11 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
         ctx.budget.items += take;
         col.rows += take;
         report(ctx, col.pages, value);
-        if take < n {
+        if take < n - skipped {
             col.stop = StopReason::Items;
             col.likely_more = true;
+            // the page is asked for again, its first rows skipped
+            skip = skipped + take;
             break;
         }
         let fetched = col.rows;
@@ -444,7 +508,24 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
             break;
         }
     }
-    col
+    let cut = resume::resumable(col.stop).then(|| (position(&style, &next_url, &args), skip));
+    Ok((col, cut))
+}
+
+/// P10: where the collection's next request would start.
+fn position(style: &Style, next_url: &Option<String>, args: &Map<String, Value>) -> Position {
+    match style {
+        Style::Single => Position::Start,
+        Style::Page(_, n) => Position::Page(*n),
+        Style::Offset(_, at) => Position::Offset(*at),
+        Style::Cursor(p) => match (next_url, get_arg(args, p)) {
+            (Some(url), _) => Position::Url(url.clone()),
+            (None, Some(v)) if !v.is_null() && v.as_str() != Some("") => {
+                Position::Cursor(v.clone())
+            }
+            _ => Position::Start,
+        },
+    }
 }
 
 fn page_no(n: i64) -> u64 {

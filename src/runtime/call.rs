@@ -9,7 +9,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::fetch::CacheUse;
-use super::{cache, discovery, results, BoundTool, Runtime, RuntimeError, ThreadKey};
+use super::{cache, discovery, results, resume, BoundTool, Runtime, RuntimeError, ThreadKey};
 use crate::auth::Caller;
 use crate::crypto::{new_id, random_token};
 use crate::discovery::meta::{LOAD_TOOL, SEARCH_TOOLS};
@@ -47,6 +47,14 @@ pub struct CallStart {
 
 pub const QUERY_TOOL: &str = "queryToolResult";
 pub const FETCH_TOOL: &str = "fetchToolResult";
+
+/// Where [`Runtime::keep`] stores a result, and what a `_continue` of it is bound to.
+struct Kept<'a> {
+    /// The result a resumed walk grows; `None`: a fresh `_resultId`.
+    result_id: Option<String>,
+    tool_id: &'a str,
+    arguments: &'a Value,
+}
 
 /// Which credential a call uses.
 pub enum Credential {
@@ -228,29 +236,90 @@ impl Runtime {
         mode: CacheMode,
         progress: &P,
     ) -> Result<Value, RuntimeError> {
+        // P10: a `_continue` is redeemed (and claimed) before anything is fetched
+        let token = match start.input.arguments.get("_continue") {
+            Some(Value::String(t)) if bound.binding.loop_responses => t.trim().to_owned(),
+            _ => {
+                return self
+                    .walk_tool(caller, start, bound, mode, progress, None)
+                    .await
+            }
+        };
+        let cont = resume::redeem(
+            &self.kv,
+            &start.thread,
+            &token,
+            &bound.tool.id,
+            self.clock.now(),
+        )
+        .await?;
+        let out = self
+            .walk_tool(caller, start, bound, mode, progress, Some(&cont))
+            .await;
+        match &out {
+            Ok(_) => resume::spend(&self.kv, &start.thread, &token).await?,
+            Err(_) => resume::release(&self.kv, &start.thread, &token).await?,
+        }
+        out
+    }
+
+    async fn walk_tool<P: ProgressSink + Sync>(
+        &self,
+        caller: &Caller,
+        start: &CallStart,
+        bound: &BoundTool,
+        mode: CacheMode,
+        progress: &P,
+        cont: Option<&resume::Continuation>,
+    ) -> Result<Value, RuntimeError> {
+        let args = match cont {
+            Some(c) => resume::arguments_for(&start.input.arguments, c),
+            None => start.input.arguments.clone(),
+        };
         let mut plan = engine::parse_call(
             &bound.analysis,
             &bound.tool.input_schema.0,
-            start.input.arguments.clone(),
+            args.clone(),
             bound.binding.loop_responses,
             &self.limits,
         )?;
         plan.origin = Some(bound.provider.base_url.clone());
+        let mut prior = None;
+        if let Some(c) = cont {
+            resume::check_same_walk(&plan.cache_identity(), c)?;
+            prior = Some(results::load(&self.kv, &start.thread, &c.result_id).await?);
+            plan.resume = Some(engine::Resume {
+                point: c.point.clone(),
+                rows_before: c.rows,
+                errors_before: c.errors.clone(),
+            });
+        }
         let cache = CacheUse {
-            mode,
+            // a resumed walk is a part of a set: never read from or written to the cache
+            mode: if cont.is_some() { CacheMode::Off } else { mode },
             experiment: start.input.experiment,
             ttl: None,
         };
         let fetched = self.fetch(caller, bound, &plan, cache, progress).await?;
-        let mut value = self.keep(start, &plan, &fetched.outcome).await?;
-        if let Some((cached_at, expires)) = fetched.hit {
+        let (hit, too_large) = (fetched.hit, fetched.too_large);
+        let outcome = match &prior {
+            Some(stored) => engine::resume::grow(stored, fetched.outcome),
+            None => fetched.outcome,
+        };
+        let kept = Kept {
+            result_id: cont.map(|c| c.result_id.clone()),
+            tool_id: &bound.tool.id,
+            arguments: &args,
+        };
+        let mut value = self.keep(start, &plan, &outcome, kept).await?;
+        if let Some((cached_at, expires)) = hit {
             // C4: a hit is presented like a walk (another `_fields`/`_filter` still applies) and labelled
             let fmt = |t: chrono::DateTime<chrono::Utc>| {
                 t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             };
             engine::label_cache_hit(&mut value, &fmt(cached_at), &fmt(expires));
         }
-        if fetched.too_large {
+        if too_large {
             if let Value::Object(m) = &mut value {
                 m.insert(
                     "_cache".into(),
@@ -262,15 +331,20 @@ impl Runtime {
         Ok(value)
     }
 
-    /// Presents an outcome and keeps its full payload under a fresh `_resultId` (G3).
+    /// Presents an outcome and keeps its full payload under its `_resultId` (G3): a fresh
+    /// one, or the one a resumed walk grows (P10). A walk that can be resumed leaves a
+    /// `_continue`.
     async fn keep(
         &self,
         start: &CallStart,
         plan: &engine::CallPlan,
         outcome: &engine::Outcome,
+        kept: Kept<'_>,
     ) -> Result<Value, RuntimeError> {
-        let result_id = format!("res_{}", random_token(32));
-        let presented = engine::present(outcome, plan, &result_id, &self.limits);
+        let result_id = kept
+            .result_id
+            .unwrap_or_else(|| format!("res_{}", random_token(32)));
+        let mut presented = engine::present(outcome, plan, &result_id, &self.limits);
         if presented.truncated {
             Metrics::inc(&self.metrics.guard_cuts);
         }
@@ -286,6 +360,21 @@ impl Runtime {
                 presented.truncated,
             )
             .await?;
+            if let (Some(point), Value::Object(m)) = (&outcome.resume, &mut presented.value) {
+                let c = resume::Continuation {
+                    result_id: result_id.clone(),
+                    tool_id: kept.tool_id.to_owned(),
+                    identity: plan.cache_identity(),
+                    arguments: resume::walk_arguments(kept.arguments),
+                    point: point.clone(),
+                    rows: outcome.items.len(),
+                    errors: outcome.for_each_errors.clone(),
+                    expires_at: self.clock.now()
+                        + chrono::Duration::from_std(results::RESULT_TTL).unwrap_or_default(),
+                };
+                let token = resume::save(&self.kv, &start.thread, &c).await?;
+                m.insert("_continue".into(), Value::String(token));
+            }
         }
         Ok(presented.value)
     }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod fetch;
 pub mod kv;
 pub mod results;
+pub mod resume;
 pub mod slots;
 pub mod steps;
 

@@ -30,6 +30,7 @@ mod openapi_doc;
 mod openapi_import;
 mod pagination;
 mod providers;
+mod resume;
 mod runtime_ai_client;
 mod runtime_guard;
 mod runtime_limits;
