@@ -259,8 +259,11 @@ impl Caller {
                 };
                 return Ok(RawResponse {
                     status: status.as_u16(),
-                    headers,
-                    body,
+                    headers: headers
+                        .into_iter()
+                        .map(|(k, v)| (k, redactor.clean(&v)))
+                        .collect(),
+                    body: redactor.clean_bytes(body),
                 });
             }
             let retry_after = match status.as_u16() {

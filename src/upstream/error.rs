@@ -113,7 +113,14 @@ impl Redactor {
                 needles.push(raw.to_string());
                 let pct = super::encode::encode_component(raw);
                 let form: String = url::form_urlencoded::byte_serialize(raw.as_bytes()).collect();
-                for variant in [pct, form] {
+                // as it appears inside a JSON string (`/` may be escaped too)
+                let quoted = serde_json::to_string(raw).unwrap_or_default();
+                let json = quoted
+                    .get(1..quoted.len().saturating_sub(1))
+                    .unwrap_or("")
+                    .to_string();
+                let slashed = json.replace('/', "\\/");
+                for variant in [pct, form, json, slashed] {
                     if !needles.contains(&variant) {
                         needles.push(variant);
                     }
@@ -131,6 +138,29 @@ impl Redactor {
             if out.contains(needle.as_str()) {
                 out = out.replace(needle.as_str(), REDACTED);
             }
+        }
+        out
+    }
+
+    /// A whole response body with every copy of the credential replaced (a successful
+    /// body, its next links and headers leave the upstream layer only this way, so an API
+    /// echoing the credential never puts it into a result, a stored result or the cache).
+    pub(crate) fn clean_bytes(&self, body: Vec<u8>) -> Vec<u8> {
+        let mut out = body;
+        for needle in &self.needles {
+            let finder = memchr::memmem::Finder::new(needle.as_bytes());
+            if finder.find(&out).is_none() {
+                continue;
+            }
+            let mut cleaned = Vec::with_capacity(out.len());
+            let mut at = 0;
+            for hit in finder.find_iter(&out) {
+                cleaned.extend_from_slice(&out[at..hit]);
+                cleaned.extend_from_slice(REDACTED.as_bytes());
+                at = hit + needle.len();
+            }
+            cleaned.extend_from_slice(&out[at..]);
+            out = cleaned;
         }
         out
     }

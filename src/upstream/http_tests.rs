@@ -364,6 +364,40 @@ async fn an_echoed_credential_is_redacted() {
     assert!(!format!("{:?}", get("http://x", "/", AuthType::Bearer, None)).contains("S3cr3t"));
 }
 
+/// issue 10: an API echoing the credential in a successful body or a next link (here a
+/// query credential, as many APIs do) never hands it to the engine, so it reaches no
+/// result, stored result or cache entry.
+#[tokio::test]
+async fn a_credential_echoed_in_a_successful_response_is_redacted() {
+    let server = serve(|s| {
+        Reply::new(
+            200,
+            format!(
+                r#"{{"echo": "{}", "next": "https://x.example{}"}}"#,
+                s.target, s.target
+            ),
+        )
+        .header("link", &format!("<{}>; rel=\"next\"", s.target))
+    })
+    .await;
+    let t = get(&server.url(), "/b", AuthType::Query, Some("key"));
+    let r = caller().call(&t, &Map::new(), None).await.unwrap();
+    let body = String::from_utf8(r.body.clone()).unwrap();
+    assert!(
+        !body.contains("S3cr3t") && body.contains("[redacted]"),
+        "{body}"
+    );
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&body).is_ok(),
+        "still JSON: {body}"
+    );
+    assert!(
+        r.headers.iter().all(|(_, v)| !v.contains("S3cr3t")),
+        "{:?}",
+        r.headers
+    );
+}
+
 #[tokio::test]
 async fn connection_failures_are_transient_and_clean() {
     // A port nothing listens on.

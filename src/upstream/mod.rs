@@ -51,7 +51,8 @@
 //! query parameter `auth.name`, `none` → nothing (a target without a credential sends
 //! none; refusing that is the runtime's `credential_required`). It is marked sensitive,
 //! never logged, absent from `Debug` ([`secrecy::SecretString`]), and every message
-//! (error bodies echoing it, transport errors) is redacted of it, raw or URL-encoded.
+//! (successful and error bodies echoing it, response headers, transport errors) is
+//! redacted of it, raw, URL-encoded or JSON-escaped, before it leaves this layer.
 //!
 //! # Server-side request forgery guard (see `ssrf.rs`)
 //! Unless `allow_private`: only `http`/`https`; non-public addresses refused after
