@@ -85,6 +85,8 @@ mod tests_exact;
 #[cfg(test)]
 mod tests_fanout;
 #[cfg(test)]
+mod tests_kinds;
+#[cfg(test)]
 mod tests_present;
 #[cfg(test)]
 mod tests_props;

@@ -164,3 +164,12 @@ impl ProgressLog {
         self.0.lock().map(|l| l.clone()).unwrap_or_default()
     }
 }
+
+/// Every merged row's id, in order; a row without one (a phantom envelope) shows as
+/// `u64::MAX`, so it cannot hide.
+pub fn row_ids(o: &crate::engine::Outcome) -> Vec<u64> {
+    o.items
+        .iter()
+        .map(|i| i.to_value()["id"].as_u64().unwrap_or(u64::MAX))
+        .collect()
+}

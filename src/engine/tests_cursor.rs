@@ -38,9 +38,14 @@ fn ids(o: &Outcome) -> Vec<u64> {
 }
 
 fn all_rows(o: &Outcome) {
+    every_row(o, N);
+}
+
+/// Rows 0..n in order, and a verdict saying so.
+pub(crate) fn every_row(o: &Outcome, n: usize) {
     assert_eq!(
         ids(o),
-        (0..N as u64).collect::<Vec<_>>(),
+        (0..n as u64).collect::<Vec<_>>(),
         "{}",
         o.verdict.note
     );

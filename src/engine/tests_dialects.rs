@@ -2,8 +2,7 @@
 //! in-memory APIs shaped like public ones.
 
 use crate::engine::testkit::*;
-use crate::engine::tests_cursor::walk_all;
-use crate::engine::tests_walk::ids;
+use crate::engine::tests_cursor::{every_row, walk_all};
 use crate::engine::*;
 use serde_json::{json, Value};
 
@@ -14,14 +13,15 @@ fn schema(props: Value) -> Value {
 }
 
 fn complete(o: &Outcome) {
-    assert_eq!(
-        ids(o),
-        (0..N as u64).collect::<Vec<_>>(),
-        "{}",
-        o.verdict.note
-    );
-    assert!(o.verdict.paging_complete, "{}", o.verdict.note);
-    assert_eq!(o.verdict.stopped_by, Some(StopReason::End));
+    every_row(o, N);
+}
+
+/// One page on purpose (`_fields` only).
+fn single(s: &Value, args: Value, api: &FakeApi, clock: &FakeClock) -> Outcome {
+    let a = analyze(s);
+    let d = Limits::default();
+    let plan = parse_call(&a, s, args, true, &d).unwrap_or_else(|e| panic!("{e}"));
+    block_on(run(&plan, &a, api, &NoProgress, clock, &d)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Airtable: `pageSize` and a string `offset` the API hands out only while more remain.
@@ -68,18 +68,7 @@ fn p8_a_string_offset_is_an_opaque_cursor_sent_back_as_given() {
         ]
     );
     // One page alone says there is more.
-    let a = analyze(&s);
-    let plan = parse_call(&a, &s, json!({"_fields": ["id"]}), true, &Limits::default())
-        .unwrap_or_else(|e| panic!("{e}"));
-    let one = block_on(run(
-        &plan,
-        &a,
-        &api,
-        &NoProgress,
-        &clock,
-        &Limits::default(),
-    ))
-    .unwrap_or_else(|e| panic!("{e}"));
+    let one = single(&s, json!({"_fields": ["id"]}), &api, &clock);
     assert!(!one.verdict.paging_complete && one.verdict.likely_more_rows);
 }
 
@@ -163,24 +152,7 @@ fn p8_spring_pages_read_last_and_total_elements() {
     }));
     complete(&walk_all(&s, json!({}), &api, &clock, &Limits::default()));
     // A single full page is not the last, whatever its size says.
-    let a = analyze(&s);
-    let plan = parse_call(
-        &a,
-        &s,
-        json!({"size": 100, "_fields": ["id"]}),
-        true,
-        &Limits::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let one = block_on(run(
-        &plan,
-        &a,
-        &api,
-        &NoProgress,
-        &clock,
-        &Limits::default(),
-    ))
-    .unwrap_or_else(|e| panic!("{e}"));
+    let one = single(&s, json!({"size": 100, "_fields": ["id"]}), &api, &clock);
     assert_eq!(one.verdict.total, Some(N as u64));
     assert!(!one.verdict.paging_complete && one.verdict.likely_more_rows);
 }

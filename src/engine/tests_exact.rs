@@ -1,7 +1,7 @@
 //! G7 (rows at the root) and the P4 truth table, row by row, against in-memory APIs.
 
 use crate::engine::testkit::*;
-use crate::engine::tests_walk::{ids, page_api, page_schema, walk};
+use crate::engine::tests_walk::{page_api, page_schema, walk};
 use crate::engine::verdict::Ending;
 use crate::engine::*;
 use serde_json::{json, Value};
@@ -58,7 +58,7 @@ fn g7_a_record_without_an_item_array_is_one_row() {
         &api,
         &Limits::default(),
     );
-    assert_eq!(ids(&o), [1, 2]);
+    assert_eq!(row_ids(&o), [1, 2]);
     // A record's own `total` is not a row count.
     assert_eq!(o.verdict.total, None);
 }
@@ -75,7 +75,7 @@ fn g7_an_empty_last_page_at_an_exact_multiple_adds_nothing() {
             &api,
             &Limits::default(),
         );
-        assert_eq!(ids(&o), (0..n as u64).collect::<Vec<_>>(), "n={n}");
+        assert_eq!(row_ids(&o), (0..n as u64).collect::<Vec<_>>(), "n={n}");
         assert_eq!(triple(&o), (Some(StopReason::End), true, false), "n={n}");
     }
 }
@@ -95,7 +95,7 @@ fn g7_an_empty_fan_out_value_contributes_nothing_and_is_no_error() {
             &api,
             &Limits::default(),
         );
-        let mut got = ids(&o);
+        let mut got = row_ids(&o);
         got.sort_unstable();
         assert_eq!(got, [1, 3]);
         assert!(o.for_each_errors.is_empty());
@@ -128,7 +128,7 @@ fn g7_a_later_page_that_is_not_the_collection_is_a_failed_page() {
             &Limits::default(),
         );
         assert_eq!(
-            ids(&o),
+            row_ids(&o),
             (0..10).collect::<Vec<_>>(),
             "{what}: rows so far kept"
         );
