@@ -20,6 +20,7 @@ mod cursor_rig;
 mod cursor_walks;
 mod discovery;
 mod errors;
+mod exact_apis;
 mod faults;
 mod first_run;
 mod hardening;
