@@ -88,6 +88,8 @@ pub struct Metrics {
     pub stored_result_bytes: AtomicU64,
     /// Quota decisions that fell back to per-process limits (Redis unreachable).
     pub quota_fallbacks: AtomicU64,
+    /// Result-store operations served in process because Redis was unreachable.
+    pub kv_fallbacks: AtomicU64,
     rate_waits: AtomicU64,
     rate_wait_us: AtomicU64,
     /// `outcome`, `kind`.
@@ -207,7 +209,7 @@ impl Metrics {
             );
         }
         let secs = |us: u64| us as f64 / 1e6;
-        let counters: [(&str, &str, f64); 12] = [
+        let counters: [(&str, &str, f64); 13] = [
             ("loopgate_http_duration_seconds_sum", "Total time spent answering HTTP requests.", secs(g(&self.http_duration_us_sum))),
             ("loopgate_upstream_requests_total", "Requests sent to upstream APIs.", g(&self.upstream_requests) as f64),
             ("loopgate_upstream_failures_total", "Upstream requests that failed.", g(&self.upstream_failures) as f64),
@@ -220,6 +222,7 @@ impl Metrics {
             ("loopgate_rate_limit_waits_total", "Upstream requests that waited for a shared rate-limit permit.", g(&self.rate_waits) as f64),
             ("loopgate_rate_limit_wait_seconds_total", "Time upstream requests waited for shared rate-limit permits.", secs(g(&self.rate_wait_us))),
             ("loopgate_quota_fallbacks_total", "Quota decisions made per process because Redis was unreachable (limits divided by the replica count).", g(&self.quota_fallbacks) as f64),
+            ("loopgate_result_store_fallbacks_total", "Stored-result, thread-mark and dataset-cache operations kept in process because Redis was unreachable.", g(&self.kv_fallbacks) as f64),
         ];
         for (name, help, v) in counters {
             let _ = writeln!(out, "# HELP {name} {help}");

@@ -71,7 +71,7 @@ impl Application {
         let quota = crate::quota::Shared::new(redis.clone(), settings.replicas, metrics.clone());
         let runtime = Runtime {
             pool: pool.clone(),
-            kv: Kv::new(redis.clone()),
+            kv: Kv::new(redis.clone(), Some(metrics.clone())),
             cipher: cipher.clone(),
             http: HttpCaller::new(CallerConfig {
                 allow_private: settings.allow_private_upstreams,

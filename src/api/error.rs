@@ -132,6 +132,13 @@ impl From<StoreError> for ApiError {
             StoreError::NotFound => ApiError::NotFound("not found".into()),
             StoreError::Conflict(m) => ApiError::Conflict(m),
             StoreError::Invalid(m) => ApiError::invalid(m),
+            StoreError::Unavailable(e) => {
+                tracing::warn!(error = format!("{e:#}"), "database unavailable");
+                ApiError::Unavailable {
+                    detail: "the database is unavailable; retry after the indicated delay".into(),
+                    retry_after_secs: 5,
+                }
+            }
             StoreError::Database(e) => {
                 ApiError::Internal(anyhow::Error::new(e).context("database"))
             }

@@ -10,6 +10,7 @@ use crate::state::AppState;
 
 #[derive(Serialize, ToSchema)]
 pub struct Health {
+    /// `ok` (liveness); `ready`, or `degraded` when something runs degraded (readiness).
     pub status: &'static str,
     /// What runs degraded while ready, e.g. quotas enforced per process.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -39,36 +40,46 @@ pub async fn healthz() -> HttpResponse {
     })
 }
 
-/// Postgres (and Redis, when configured) answer.
+/// Ready when Postgres answers. Redis unreachable does not make the replica unready (tool
+/// calls keep working without it): the answer is then `degraded`, with what runs degraded
+/// in `detail`.
 #[utoipa::path(get, path = "/readyz", operation_id = "getReadiness", tag = "operations",
-    responses((status = 200, description = "Postgres (and Redis) answer", body = Health),
-              (status = 503, description = "Postgres or Redis does not answer (`unavailable`)", body = super::error::Problem)))]
+    responses((status = 200, description = "Postgres answers; `status` is `ready`, or `degraded` with `detail` when Redis does not answer", body = Health),
+              (status = 503, description = "Postgres does not answer (`unavailable`)", body = super::error::Problem)))]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    let unavailable = |what: &str| {
-        let mut detail = format!("{what} is not reachable");
-        for note in degradations(&state) {
-            detail.push_str("; ");
-            detail.push_str(&note);
+    let redis_ok = state.runtime.kv.probe().await;
+    let mut detail = Vec::new();
+    if !redis_ok {
+        detail.push(
+            "redis: not reachable; stored results and thread marks are kept on this replica only \
+             and the dataset cache is per process until it answers"
+                .to_string(),
+        );
+    }
+    detail.extend(degradations(&state));
+    let postgres = tokio::time::timeout(
+        std::time::Duration::from_secs(3),
+        sqlx::query("SELECT 1").execute(&state.pool),
+    )
+    .await;
+    if !matches!(postgres, Ok(Ok(_))) {
+        let mut text = "postgres is not reachable".to_string();
+        for note in &detail {
+            text.push_str("; ");
+            text.push_str(note);
         }
-        ApiError::Unavailable {
-            detail,
+        return Err(ApiError::Unavailable {
+            detail: text,
             retry_after_secs: 5,
-        }
-    };
-    sqlx::query("SELECT 1")
-        .execute(&state.pool)
-        .await
-        .map_err(|_| unavailable("postgres"))?;
-    if let Some(redis) = &state.redis {
-        let mut conn = redis.get().await.map_err(|_| unavailable("redis"))?;
-        let _: String = deadpool_redis::redis::cmd("PING")
-            .query_async(&mut conn)
-            .await
-            .map_err(|_| unavailable("redis"))?;
+        });
     }
     Ok(HttpResponse::Ok().json(Health {
-        status: "ready",
-        detail: degradations(&state),
+        status: if detail.is_empty() {
+            "ready"
+        } else {
+            "degraded"
+        },
+        detail,
     }))
 }
 
@@ -112,6 +123,17 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         help: "1 while quotas fall back to per-process limits (Redis unreachable).",
         labels: &[],
         value: if state.quota.degraded() { 1.0 } else { 0.0 },
+    });
+    gauges.push(Gauge {
+        name: "loopgate_result_store_degraded",
+        help:
+            "1 while stored results and the dataset cache are kept in process (Redis unreachable).",
+        labels: &[],
+        value: if state.runtime.kv.degraded() {
+            1.0
+        } else {
+            0.0
+        },
     });
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")

@@ -328,6 +328,12 @@ impl Runtime {
                 );
             }
         }
+        if self.kv.degraded() {
+            // Redis unreachable: the cache was per process and the _resultId lives here only
+            if let Value::Object(m) = &mut value {
+                m.insert("_degraded".into(), Value::from(super::kv::DEGRADED_NOTE));
+            }
+        }
         Ok(value)
     }
 

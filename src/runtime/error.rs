@@ -66,6 +66,7 @@ impl RuntimeError {
             RuntimeError::RateLimited { .. } => ("rate_limited", 429),
             RuntimeError::Upstream(_) => ("upstream_failed", 502),
             RuntimeError::Store(StoreError::NotFound) => ("not_found", 404),
+            RuntimeError::Store(StoreError::Unavailable(_)) => ("unavailable", 503),
             RuntimeError::Store(_) | RuntimeError::Internal(_) => ("internal_error", 500),
         }
     }

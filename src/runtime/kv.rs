@@ -2,21 +2,47 @@
 //! replicas (stored results, thread marks, cached datasets): Redis when `REDIS_URL`
 //! is set, an in-process map otherwise. Keys are built by callers and always start
 //! with the org and thread (or org and scope) they belong to.
+//!
+//! # Redis unreachable
+//! Tool calls keep working: an operation Redis does not answer within [`REDIS_BUDGET`]
+//! runs on this process's own map instead, and for [`RETRY_AFTER_FAILURE`] after a
+//! failure Redis is not asked at all (no call waits on a dead server). What is written
+//! meanwhile is kept on this replica only: its stored results are readable here, the
+//! dataset cache is per process. That is reported, never silent — [`Kv::degraded`] feeds
+//! `/readyz` detail, the `_degraded` label of results made meanwhile (see
+//! [`DEGRADED_NOTE`]) and the `loopgate_result_store_fallbacks_total` metric. Once Redis
+//! answers again it is used again; a key missing there is still looked up in the map
+//! (until it expires), and writing or deleting a key in Redis drops the map's copy, so
+//! nothing written during the outage is lost or served stale.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use deadpool_redis::redis;
+
+use crate::metrics::Metrics;
+
+/// The longest one operation waits for Redis before using the in-process map.
+pub const REDIS_BUDGET: Duration = Duration::from_millis(500);
+/// After a failure, how long Redis is left alone before it is tried again.
+pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
+
+/// What a result made while Redis is unreachable says about itself.
+pub const DEGRADED_NOTE: &str = "The shared result store (Redis) is unreachable: this result was \
+     not read from or written to the shared dataset cache, and its _resultId is kept on this \
+     server only, so a retrieval routed to another server may not find it.";
 
 #[derive(Debug, thiserror::Error)]
 #[error("the result store is unavailable")]
 pub struct KvError(#[source] anyhow::Error);
 
 #[derive(Clone)]
-pub enum Kv {
-    Redis(deadpool_redis::Pool),
-    Memory(Arc<Mutex<Memory>>),
+pub struct Kv {
+    redis: Option<deadpool_redis::Pool>,
+    local: Arc<Mutex<Memory>>,
+    health: Arc<Health>,
 }
 
 #[derive(Default)]
@@ -30,146 +56,198 @@ impl Memory {
         let now = Instant::now();
         self.entries.retain(|_, (exp, _)| *exp > now);
     }
+
+    fn live(&self, key: &str) -> Option<&String> {
+        self.entries
+            .get(key)
+            .filter(|(exp, _)| *exp > Instant::now())
+            .map(|(_, v)| v)
+    }
+
+    fn set(&mut self, key: &str, value: String, ttl: Duration) {
+        self.writes += 1;
+        if self.writes.is_multiple_of(256) {
+            self.purge();
+        }
+        self.entries
+            .insert(key.to_string(), (Instant::now() + ttl, value));
+    }
 }
 
-fn redis_err(e: impl Into<anyhow::Error>) -> KvError {
-    KvError(e.into())
+/// Whether Redis answered last time, and since when it has not.
+#[derive(Default)]
+struct Health {
+    degraded: AtomicBool,
+    /// Milliseconds (process clock) before which Redis is not tried again.
+    skip_until_ms: AtomicU64,
+    metrics: Option<Arc<Metrics>>,
+}
+
+fn now_ms() -> u64 {
+    static START: OnceLock<Instant> = OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
+
+fn ms(d: Duration) -> u64 {
+    d.as_millis().max(1) as u64
 }
 
 impl Kv {
-    pub fn new(redis: Option<deadpool_redis::Pool>) -> Self {
-        match redis {
-            Some(p) => Kv::Redis(p),
-            None => Kv::Memory(Arc::new(Mutex::new(Memory::default()))),
+    pub fn new(redis: Option<deadpool_redis::Pool>, metrics: Option<Arc<Metrics>>) -> Self {
+        Kv {
+            redis,
+            local: Arc::default(),
+            health: Arc::new(Health {
+                metrics,
+                ..Health::default()
+            }),
         }
+    }
+
+    /// Redis is configured but did not answer the last operation: writes stay on this
+    /// replica and the dataset cache is per process until it does.
+    pub fn degraded(&self) -> bool {
+        self.health.degraded.load(Ordering::Relaxed)
+    }
+
+    /// Asks Redis now (for `/readyz`), whatever the last failure; `true` when it answers
+    /// or is not configured. Updates [`Kv::degraded`].
+    pub async fn probe(&self) -> bool {
+        let Some(pool) = &self.redis else {
+            return true;
+        };
+        let ping = async {
+            let mut c = pool.get().await?;
+            redis::cmd("PING").query_async::<String>(&mut c).await?;
+            anyhow::Ok(())
+        };
+        let ok = matches!(tokio::time::timeout(REDIS_BUDGET, ping).await, Ok(Ok(())));
+        self.answered(ok);
+        ok
+    }
+
+    fn answered(&self, ok: bool) {
+        let h = &self.health;
+        if ok {
+            h.degraded.store(false, Ordering::Relaxed);
+            h.skip_until_ms.store(0, Ordering::Relaxed);
+            return;
+        }
+        if !h.degraded.swap(true, Ordering::Relaxed) {
+            tracing::warn!("Redis is unreachable: stored results and the dataset cache are kept in this process until it answers");
+        }
+        h.skip_until_ms
+            .store(now_ms() + ms(RETRY_AFTER_FAILURE), Ordering::Relaxed);
+        if let Some(m) = &h.metrics {
+            Metrics::inc(&m.kv_fallbacks);
+        }
+    }
+
+    /// Runs `op` on Redis within the budget: `None` when there is no Redis, it failed
+    /// just now, or it does not answer (then the caller uses the in-process map).
+    async fn redis<T: redis::FromRedisValue>(&self, op: Op<'_>) -> Option<T> {
+        let pool = self.redis.as_ref()?;
+        if now_ms() < self.health.skip_until_ms.load(Ordering::Relaxed) {
+            if let Some(m) = &self.health.metrics {
+                Metrics::inc(&m.kv_fallbacks);
+            }
+            return None;
+        }
+        let run = async {
+            let mut c = pool.get().await?;
+            let v = match op {
+                Op::Cmd(cmd) => cmd.query_async::<T>(&mut c).await?,
+                Op::Pipe(pipe) => pipe.query_async::<T>(&mut c).await?,
+            };
+            anyhow::Ok(v)
+        };
+        let out = match tokio::time::timeout(REDIS_BUDGET, run).await {
+            Ok(Ok(v)) => Some(v),
+            Ok(Err(e)) => {
+                tracing::debug!(error = %e, "Redis operation failed");
+                None
+            }
+            Err(_) => None,
+        };
+        self.answered(out.is_some());
+        out
+    }
+
+    fn local(&self) -> Result<std::sync::MutexGuard<'_, Memory>, KvError> {
+        self.local
+            .lock()
+            .map_err(|_| KvError(anyhow::anyhow!("poisoned")))
     }
 
     pub async fn set(&self, key: &str, value: &str, ttl: Duration) -> Result<(), KvError> {
-        match self {
-            Kv::Redis(pool) => {
-                let mut c = pool.get().await.map_err(redis_err)?;
-                let ms = ttl.as_millis().max(1) as u64;
-                redis::cmd("SET")
-                    .arg(key)
-                    .arg(value)
-                    .arg("PX")
-                    .arg(ms)
-                    .query_async::<()>(&mut c)
-                    .await
-                    .map_err(redis_err)
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(key).arg(value).arg("PX").arg(ms(ttl));
+        match self.redis::<()>(Op::Cmd(&cmd)).await {
+            Some(()) => {
+                self.local()?.entries.remove(key);
             }
-            Kv::Memory(m) => {
-                let mut m = m.lock().map_err(|_| KvError(anyhow::anyhow!("poisoned")))?;
-                m.writes += 1;
-                if m.writes % 256 == 0 {
-                    m.purge();
-                }
-                m.entries
-                    .insert(key.to_string(), (Instant::now() + ttl, value.to_string()));
-                Ok(())
-            }
+            None => self.local()?.set(key, value.to_string(), ttl),
         }
+        Ok(())
     }
 
     pub async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
-        match self {
-            Kv::Redis(pool) => {
-                let mut c = pool.get().await.map_err(redis_err)?;
-                redis::cmd("GET")
-                    .arg(key)
-                    .query_async(&mut c)
-                    .await
-                    .map_err(redis_err)
-            }
-            Kv::Memory(m) => {
-                let m = m.lock().map_err(|_| KvError(anyhow::anyhow!("poisoned")))?;
-                Ok(m.entries
-                    .get(key)
-                    .filter(|(exp, _)| *exp > Instant::now())
-                    .map(|(_, v)| v.clone()))
-            }
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(key);
+        if let Some(Some(v)) = self.redis::<Option<String>>(Op::Cmd(&cmd)).await {
+            return Ok(Some(v));
         }
+        // not in Redis (or Redis unreachable): maybe written here while it was down
+        Ok(self.local()?.live(key).cloned())
     }
 
     pub async fn del(&self, key: &str) -> Result<(), KvError> {
-        match self {
-            Kv::Redis(pool) => {
-                let mut c = pool.get().await.map_err(redis_err)?;
-                redis::cmd("DEL")
-                    .arg(key)
-                    .query_async::<()>(&mut c)
-                    .await
-                    .map_err(redis_err)
-            }
-            Kv::Memory(m) => {
-                let mut m = m.lock().map_err(|_| KvError(anyhow::anyhow!("poisoned")))?;
-                m.entries.remove(key);
-                Ok(())
-            }
-        }
+        let mut cmd = redis::cmd("DEL");
+        cmd.arg(key);
+        let _ = self.redis::<()>(Op::Cmd(&cmd)).await;
+        self.local()?.entries.remove(key);
+        Ok(())
     }
 
     /// Sets `key` only if it does not exist; `true` when this call set it.
     pub async fn set_nx(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, KvError> {
-        match self {
-            Kv::Redis(pool) => {
-                let mut c = pool.get().await.map_err(redis_err)?;
-                let reply: redis::Value = redis::cmd("SET")
-                    .arg(key)
-                    .arg(value)
-                    .arg("NX")
-                    .arg("PX")
-                    .arg(ttl.as_millis().max(1) as u64)
-                    .query_async(&mut c)
-                    .await
-                    .map_err(redis_err)?;
-                // `OK` when set, nil when the key already existed
-                Ok(matches!(reply, redis::Value::Okay)
-                    || matches!(&reply, redis::Value::SimpleString(s) if s == "OK"))
-            }
-            Kv::Memory(m) => {
-                let mut m = m.lock().map_err(|_| KvError(anyhow::anyhow!("poisoned")))?;
-                let now = Instant::now();
-                if m.entries.get(key).is_some_and(|(exp, _)| *exp > now) {
-                    return Ok(false);
-                }
-                m.entries
-                    .insert(key.to_string(), (now + ttl, value.to_string()));
-                Ok(true)
-            }
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(key).arg(value).arg("NX").arg("PX").arg(ms(ttl));
+        if let Some(reply) = self.redis::<redis::Value>(Op::Cmd(&cmd)).await {
+            // `OK` when set, nil when the key already existed
+            return Ok(matches!(reply, redis::Value::Okay)
+                || matches!(&reply, redis::Value::SimpleString(s) if s == "OK"));
         }
+        let mut m = self.local()?;
+        if m.live(key).is_some() {
+            return Ok(false);
+        }
+        m.set(key, value.to_string(), ttl);
+        Ok(true)
     }
 
     /// Atomically increments a counter, setting its TTL; returns the new value.
     pub async fn incr(&self, key: &str, ttl: Duration) -> Result<i64, KvError> {
-        match self {
-            Kv::Redis(pool) => {
-                let mut c = pool.get().await.map_err(redis_err)?;
-                let (n, _): (i64, i64) = redis::pipe()
-                    .atomic()
-                    .cmd("INCR")
-                    .arg(key)
-                    .cmd("PEXPIRE")
-                    .arg(key)
-                    .arg(ttl.as_millis().max(1) as u64)
-                    .query_async(&mut c)
-                    .await
-                    .map_err(redis_err)?;
-                Ok(n)
-            }
-            Kv::Memory(m) => {
-                let mut m = m.lock().map_err(|_| KvError(anyhow::anyhow!("poisoned")))?;
-                let now = Instant::now();
-                let cur = m
-                    .entries
-                    .get(key)
-                    .filter(|(exp, _)| *exp > now)
-                    .and_then(|(_, v)| v.parse::<i64>().ok())
-                    .unwrap_or(0);
-                m.entries
-                    .insert(key.to_string(), (now + ttl, (cur + 1).to_string()));
-                Ok(cur + 1)
-            }
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .cmd("INCR")
+            .arg(key)
+            .cmd("PEXPIRE")
+            .arg(key)
+            .arg(ms(ttl));
+        if let Some((n, _)) = self.redis::<(i64, i64)>(Op::Pipe(&pipe)).await {
+            return Ok(n);
         }
+        let mut m = self.local()?;
+        let cur = m.live(key).and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);
+        m.set(key, (cur + 1).to_string(), ttl);
+        Ok(cur + 1)
     }
+}
+
+/// One Redis round trip.
+#[derive(Clone, Copy)]
+enum Op<'a> {
+    Cmd(&'a redis::Cmd),
+    Pipe(&'a redis::Pipeline),
 }

@@ -1,5 +1,6 @@
 //! `StoreError`: what the store layer can fail with, with database constraint
-//! violations translated into conflicts and invalid references.
+//! violations translated into conflicts and invalid references, and a database that
+//! cannot be reached (down, restarting, pool exhausted) told apart from a broken query.
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -9,8 +10,29 @@ pub enum StoreError {
     Conflict(String),
     #[error("{0}")]
     Invalid(String),
+    /// Postgres cannot be reached or is not accepting connections: worth a retry
+    /// once it is back (503 with `Retry-After`), never a bug.
+    #[error("the database is unavailable")]
+    Unavailable(#[source] sqlx::Error),
     #[error("database error")]
     Database(#[source] sqlx::Error),
+}
+
+/// Errors that say the database is out of reach rather than that the query is wrong:
+/// no connection in time, a broken connection, or a server shutting down or starting up
+/// (SQLSTATE class 08 connection exceptions, 57P01–57P03).
+fn unreachable(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => db
+            .code()
+            .is_some_and(|c| c.starts_with("08") || matches!(&*c, "57P01" | "57P02" | "57P03")),
+        _ => false,
+    }
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -36,6 +58,9 @@ impl From<sqlx::Error> for StoreError {
                 }
                 _ => {}
             }
+        }
+        if unreachable(&e) {
+            return StoreError::Unavailable(e);
         }
         StoreError::Database(e)
     }

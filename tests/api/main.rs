@@ -8,6 +8,7 @@ mod fault_server;
 mod helpers;
 mod mcp_upstream;
 mod rig;
+mod temp_services;
 mod upstream_server;
 
 mod admin;
@@ -18,6 +19,7 @@ mod cache;
 mod cursor_hostile;
 mod cursor_rig;
 mod cursor_walks;
+mod dependencies;
 mod discovery;
 mod errors;
 mod exact_apis;
