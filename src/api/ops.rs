@@ -40,9 +40,10 @@ pub async fn healthz() -> HttpResponse {
     })
 }
 
-/// Ready when Postgres answers. Redis unreachable does not make the replica unready (tool
-/// calls keep working without it): the answer is then `degraded`, with what runs degraded
-/// in `detail`.
+/// Ready when Postgres answers.
+///
+/// Redis unreachable does not make the replica unready (tool calls keep working without
+/// it): the answer is then `degraded`, with what runs degraded in `detail`.
 #[utoipa::path(get, path = "/readyz", operation_id = "getReadiness", tag = "operations",
     responses((status = 200, description = "Postgres answers; `status` is `ready`, or `degraded` with `detail` when Redis does not answer", body = Health),
               (status = 503, description = "Postgres does not answer (`unavailable`)", body = super::error::Problem)))]
