@@ -235,7 +235,6 @@ fault!(
     UPSTREAM_ERROR
 );
 fault!(
-    #[ignore = "G7 mid-walk: a page that is not the collection is a failed page — lands with helper exact's walk fix"]
     fault_malformed_json_mid_walk_is_a_failed_page_not_a_row,
     "bad-json",
     None,
@@ -243,7 +242,6 @@ fault!(
     UPSTREAM_ERROR
 );
 fault!(
-    #[ignore = "G7 mid-walk: a page that is not the collection is a failed page — lands with helper exact's walk fix"]
     fault_an_html_error_page_with_200_mid_walk_is_a_failed_page_not_a_row,
     "html-200",
     None,
