@@ -7,6 +7,8 @@ pub mod auth;
 pub mod crypto;
 pub mod discovery;
 pub mod engine;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod mcp;
 pub mod metrics;
 pub mod openapi_import;

@@ -1,0 +1,3 @@
+//! libFuzzer target `item_array` (see `loopgate::fuzzing`; built and run by scripts/fuzz).
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| loopgate::fuzzing::item_array(data));

@@ -1,0 +1,3 @@
+//! libFuzzer target `stored_query` (see `loopgate::fuzzing`; built and run by scripts/fuzz).
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| loopgate::fuzzing::stored_query(data));

@@ -1,0 +1,3 @@
+//! libFuzzer target `token` (see `loopgate::fuzzing`; built and run by scripts/fuzz).
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| loopgate::fuzzing::token(data));

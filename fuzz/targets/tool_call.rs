@@ -1,0 +1,3 @@
+//! libFuzzer target `tool_call` (see `loopgate::fuzzing`; built and run by scripts/fuzz).
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| loopgate::fuzzing::tool_call(data));
