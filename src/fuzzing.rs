@@ -26,8 +26,11 @@ use crate::engine::{
 use crate::store::OrgId;
 use crate::workflow::refs;
 
+/// A harness: raw bytes in, a panic only on a bug.
+pub type Harness = fn(&[u8]);
+
 /// Every target, by the name its corpus folder and binary carry.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Harness)] = &[
     ("openapi_json", openapi),
     ("openapi_yaml", openapi),
     ("tool_call", tool_call),
@@ -226,7 +229,9 @@ pub fn token(data: &[u8]) {
             let Ok(claims) = serde_json::from_slice::<Value>(rest) else {
                 return;
             };
-            let key = jsonwebtoken::EncodingKey::from_secret(SIGNING_KEY);
+            let Ok(key) = jsonwebtoken::EncodingKey::from_secret(SIGNING_KEY) else {
+                return;
+            };
             if let Ok(signed) =
                 jsonwebtoken::encode(&jsonwebtoken::Header::default(), &claims, &key)
             {
