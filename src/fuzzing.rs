@@ -257,19 +257,21 @@ fn mint_round_trip(service: &TokenService, rest: &[u8]) {
     let org = OrgId::trusted("org_fuzz");
     let req = MintRequest {
         org: &org,
+        minted_by: "key_fuzz",
         user_id: &user,
         agent_id: agent.as_deref(),
         cache_scope: scope.as_deref(),
         credentials: &credentials,
         ttl_seconds: 60,
     };
-    let Ok((token, _)) = service.mint(&req) else {
+    let Ok((token, _, _)) = service.mint(&req) else {
         return;
     };
     let caller = service
         .verify(&token)
         .unwrap_or_else(|e| panic!("a fresh token verifies: {e}"));
     assert_eq!(caller.org, org);
+    assert_eq!(caller.minted_by, "key_fuzz");
     assert_eq!(caller.user_id, user);
     assert_eq!(caller.agent_id, agent);
     assert_eq!(caller.cache_scope, scope);
