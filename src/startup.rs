@@ -94,6 +94,12 @@ impl Application {
             clock,
             direct_tool_budget: settings.direct_tool_budget as usize,
             search_indexes: Default::default(),
+            public_url: settings
+                .public_url
+                .clone()
+                .map(|u| u.trim_end_matches('/').to_string())
+                .unwrap_or_else(|| format!("http://127.0.0.1:{port}")),
+            oauth: crate::upstream::oauth::OAuthHttp::new(settings.allow_private_upstreams),
         };
         let org_limiter =
             crate::quota::org::OrgRequests::new(settings.org_requests_per_second, quota.clone());

@@ -6,8 +6,8 @@ use utoipa::OpenApi;
 use super::contract::Contract;
 
 use super::{
-    agents, api_keys, deployments, error, mcp, ops, orgs, providers, runtime, runtime_tokens, sse,
-    tools, workflow_runs, workflows,
+    agents, api_keys, connect, connections, deployments, error, mcp, ops, orgs, providers, runtime,
+    runtime_tokens, sse, tools, workflow_runs, workflows,
 };
 
 #[derive(OpenApi)]
@@ -34,12 +34,14 @@ on the first page only; pass `cursor` back until `has_more` is false. Authentica
         workflows::create, workflows::list, workflows::get, workflows::update, workflows::delete,
         runtime_tokens::mint, runtime_tokens::revoke, runtime::steps, runtime::tool_call, runtime::get_tool_call, mcp::post, mcp::get, mcp::delete,
         workflow_runs::create, workflow_runs::list, workflow_runs::get,
+        connections::list, connections::delete, connect::show, connect::submit, connect::callback,
     ),
     components(schemas(error::Problem, sse::UiMessageStream)),
     tags(
         (name = "admin", description = "Platform admins: orgs, API keys, deployments (admin token)"),
         (name = "studio", description = "Configuration: providers, tools, agents, workflows (org key, scope `studio`)"),
         (name = "runtime", description = "Runtime tokens (scope `mint`) and agent runtimes (runtime token, or org key with scope `runtime`)"),
+        (name = "connect", description = "End users connecting a connected-app toolkit through a single-use link (the link is the credential)"),
         (name = "operations", description = "Health, readiness, metrics, this document"),
     )
 )]

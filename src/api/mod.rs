@@ -3,6 +3,8 @@
 
 pub mod agents;
 pub mod api_keys;
+pub mod connect;
+pub mod connections;
 pub mod contract;
 pub mod deployments;
 pub mod doc;

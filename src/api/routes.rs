@@ -12,8 +12,8 @@ use actix_web::web;
 use super::error::ApiError;
 use super::extract::identify_first;
 use super::{
-    agents, api_keys, deployments, mcp, ops, orgs, providers, runtime, runtime_tokens, tools,
-    workflow_runs, workflows,
+    agents, api_keys, connect, connections, deployments, mcp, ops, orgs, providers, runtime,
+    runtime_tokens, tools, workflow_runs, workflows,
 };
 
 macro_rules! route_table {
@@ -87,4 +87,9 @@ route_table! {
     "/v1/agents/{agent_id}/mcp" => { post: mcp::post, get: mcp::get, delete: mcp::delete }
     "/v1/workflows/{workflow_id}/runs" => { post: workflow_runs::create, get: workflow_runs::list }
     "/v1/workflows/{workflow_id}/runs/{run_id}" => { get: workflow_runs::get }
+    "/v1/connections" => { get: connections::list }
+    "/v1/connections/{connection_id}" => { delete: connections::delete }
+
+    "/connect/callback" => { get: connect::callback }
+    "/connect/{link}" => { get: connect::show, post: connect::submit }
 }

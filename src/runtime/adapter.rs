@@ -27,7 +27,7 @@ pub struct HttpUpstream<'a> {
 impl<'a> HttpUpstream<'a> {
     pub fn new(runtime: &'a Runtime, bound: &BoundTool, credential: Credential) -> Self {
         let credential: Option<SecretString> = match credential {
-            Credential::User(s) => Some(s),
+            Credential::User(s) | Credential::Connection(s) => Some(s),
             Credential::Org(s) => s,
         };
         let target = Target {

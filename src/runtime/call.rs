@@ -12,7 +12,7 @@ use super::fetch::CacheUse;
 use super::{cache, discovery, results, resume, BoundTool, Runtime, RuntimeError, ThreadKey};
 use crate::auth::Caller;
 use crate::crypto::{new_id, random_token};
-use crate::discovery::meta::{LOAD_TOOL, SEARCH_TOOLS};
+use crate::discovery::meta::{CONNECT_TOOLKIT, LIST_CONNECTIONS, LOAD_TOOL, SEARCH_TOOLS};
 use crate::engine::{self, ProgressSink};
 use crate::metrics::Metrics;
 use crate::store::deployments::CacheMode;
@@ -62,12 +62,14 @@ pub enum Credential {
     User(SecretString),
     /// The org-level secret, if one is stored.
     Org(Option<SecretString>),
+    /// The calling user's connection of a connected-app toolkit (D4).
+    Connection(SecretString),
 }
 
 impl Credential {
     pub fn secret(&self) -> Option<&SecretString> {
         match self {
-            Credential::User(s) => Some(s),
+            Credential::User(s) | Credential::Connection(s) => Some(s),
             Credential::Org(s) => s.as_ref(),
         }
     }
@@ -85,6 +87,11 @@ pub(crate) fn cache_scope(
                 Some(s) => cache::Scope::Shared(s.clone()),
                 None => cache::Scope::User(r.user_id.clone()),
             },
+            cache::USER_TTL,
+        ),
+        // D4: a connection is the user's own, whatever the token's cache_scope
+        (_, Credential::Connection(_)) => (
+            cache::Scope::User(super::connections::connection_user(caller)),
             cache::USER_TTL,
         ),
         _ => (cache::Scope::Org, cache::ORG_TTL),
@@ -194,6 +201,7 @@ impl Runtime {
             let meta_offered = index.is_none()
                 && match name {
                     SEARCH_TOOLS | LOAD_TOOL => offer.any_pooled(),
+                    LIST_CONNECTIONS | CONNECT_TOOLKIT => !agent.toolkits().is_empty(),
                     _ => false,
                 };
             if index.is_none() && !meta_offered {
@@ -212,6 +220,8 @@ impl Runtime {
             let Some(i) = index else {
                 return match name {
                     SEARCH_TOOLS => self.search_tools(&agent, &offer, args),
+                    LIST_CONNECTIONS => self.list_connections(caller, &agent).await,
+                    CONNECT_TOOLKIT => self.connect_toolkit(caller, &agent, args).await,
                     _ => self.load_tool(&agent, &start.thread, args).await,
                 };
             };
@@ -392,6 +402,9 @@ impl Runtime {
         caller: &Caller,
         bound: &BoundTool,
     ) -> Result<Credential, RuntimeError> {
+        if bound.tool.kind == ToolKind::App {
+            return self.connection_credential(caller, bound).await;
+        }
         if let Caller::Runtime(r) = caller {
             if let Some(secret) = r.credentials.get(&bound.provider.id) {
                 return Ok(Credential::User(secret.clone()));

@@ -8,6 +8,8 @@ pub mod bound;
 pub mod cache;
 pub mod call;
 pub mod clock;
+pub mod connect;
+pub mod connections;
 pub mod discovery;
 pub mod error;
 pub mod fetch;
@@ -56,6 +58,10 @@ pub struct Runtime {
     pub direct_tool_budget: usize,
     /// D1: search indexes of agents' pools.
     pub search_indexes: discovery::IndexCache,
+    /// D4: this service's public base URL (connect links, the OAuth redirect).
+    pub public_url: String,
+    /// D4: token requests to authorization servers.
+    pub oauth: crate::upstream::oauth::OAuthHttp,
 }
 
 /// A tool as bound to an agent, with what the engine learned from its schema.

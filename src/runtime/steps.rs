@@ -131,6 +131,11 @@ impl Runtime {
             kits.dedup();
             tools.extend(meta::discovery_tools(&kits).into_iter().map(view));
         }
+        // D3: the connection tools, whenever the agent holds a connected-app toolkit
+        let toolkits = agent.toolkits();
+        if !toolkits.is_empty() {
+            tools.extend(meta::connection_tools(&toolkits).into_iter().map(view));
+        }
         if agent.looping() || results::holds_results(&self.kv, &thread).await? {
             tools.extend(retrieval());
         }

@@ -5,6 +5,7 @@
 
 pub mod agents;
 pub mod api_keys;
+pub mod connections;
 pub mod deployments;
 pub mod error;
 pub mod loaded_tools;

@@ -76,6 +76,7 @@ mod credential;
 mod encode;
 mod error;
 pub mod mcp;
+pub mod oauth;
 mod rate;
 mod response;
 mod ssrf;

@@ -1,0 +1,50 @@
+//! Customer backends: their users' connections of connected-app toolkits
+//! (LOOP_ENGINE D4), listed without secrets and removable (org key, scope `mint`).
+
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::error::{or_not_found, ApiError, Problem};
+use super::extract::Mint;
+use super::list::{ListParams, ListResponse};
+use crate::state::AppState;
+use crate::store::connections::{self, Connection};
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ConnectionFilter {
+    /// Only this end user's connections (the `user_id` runtime tokens are minted for).
+    pub user_id: Option<String>,
+}
+
+/// List end users' connections (never a secret).
+///
+/// Paginated, newest first: the first page reports `total`; when `has_more` is true,
+/// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+#[utoipa::path(get, operation_id = "listConnections", path = "/v1/connections", tag = "runtime",
+    params(ListParams, ConnectionFilter),
+    responses((status = 200, body = ListResponse<Connection>)), security(("orgKey" = ["mint"])))]
+pub async fn list(
+    key: Mint,
+    state: web::Data<AppState>,
+    q: web::Query<ListParams>,
+    f: web::Query<ConnectionFilter>,
+) -> Result<HttpResponse, ApiError> {
+    let page = connections::list(&state.pool, &key.org, f.user_id.as_deref(), &q.page()?).await?;
+    Ok(HttpResponse::Ok().json(ListResponse::from(page)))
+}
+
+/// Remove a connection: the user's calls of that toolkit answer `connect_required` again.
+#[utoipa::path(delete, operation_id = "deleteConnection", path = "/v1/connections/{connection_id}", tag = "runtime",
+    responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["mint"])))]
+pub async fn delete(
+    key: Mint,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    connections::delete(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("connection"))?;
+    Ok(HttpResponse::NoContent().finish())
+}

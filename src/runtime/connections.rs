@@ -1,0 +1,210 @@
+//! D3, D4 in the runtime: `list_connections`, `connect_toolkit`, and the credential of
+//! a connected-app tool call — the calling user's own connection of the toolkit
+//! (never another user's), refreshed before its access token expires; a refresh that
+//! fails marks the connection broken and the call answers `connect_required`.
+
+use chrono::{Duration, Utc};
+use secrecy::SecretString;
+use serde_json::{json, Value};
+
+use super::call::Credential;
+use super::discovery::toolkit_of;
+use super::{AgentView, BoundTool, Runtime, RuntimeError};
+use crate::auth::Caller;
+use crate::crypto::{random_token, sha256};
+use crate::discovery::meta::CONNECT_TOOLKIT;
+use crate::engine::EngineError;
+use crate::store::connections;
+use crate::store::providers::{self, Connection, Provider};
+use crate::store::OrgId;
+use crate::upstream::oauth::{OAuthApp, Tokens};
+
+/// How long a connect link works.
+pub const LINK_TTL_MINUTES: i64 = 15;
+/// An access token closer than this to its expiry is refreshed before use.
+const REFRESH_MARGIN_SECONDS: i64 = 60;
+
+/// Whose connections a caller uses: the runtime token's user, or the org key itself.
+pub fn connection_user(caller: &Caller) -> String {
+    match caller {
+        Caller::Runtime(r) => r.user_id.clone(),
+        Caller::Key(k) => format!("key:{}", k.key_id),
+    }
+}
+
+/// The AEAD associated data of a connection's secret: it decrypts only on its own row.
+pub fn secret_aad(org: &OrgId, user: &str, toolkit: &str) -> Vec<u8> {
+    format!("connection:{org}:{user}:{toolkit}").into_bytes()
+}
+
+fn connect_required(toolkit: &str) -> RuntimeError {
+    RuntimeError::ConnectRequired(format!(
+        "the user has not connected the toolkit '{toolkit}' (or its connection stopped working): call \
+         {CONNECT_TOOLKIT} with {{\"toolkit\": \"{toolkit}\"}}, give the user the link to open, and call \
+         this tool again once they say they are done"
+    ))
+}
+
+/// The OAuth application of a connected-app provider.
+pub(crate) fn oauth_app<'a>(
+    provider: &'a Provider,
+    client_secret: Option<SecretString>,
+    redirect_url: &'a str,
+) -> Option<OAuthApp<'a>> {
+    match &provider.connection {
+        Some(Connection::Oauth2 {
+            authorize_url,
+            token_url,
+            client_id,
+            scopes,
+            ..
+        }) => Some(OAuthApp {
+            authorize_url,
+            token_url,
+            client_id,
+            client_secret,
+            scopes,
+            redirect_url,
+        }),
+        _ => None,
+    }
+}
+
+impl Runtime {
+    /// `/connect/callback`, where the authorization server sends the user back.
+    pub fn redirect_url(&self) -> String {
+        format!("{}/connect/callback", self.public_url)
+    }
+
+    /// The OAuth client secret of a provider, decrypted.
+    pub(crate) async fn client_secret(
+        &self,
+        org: &OrgId,
+        provider_id: &str,
+    ) -> Result<Option<SecretString>, RuntimeError> {
+        let Some(sealed) = providers::connection_secret(&self.pool, org, provider_id).await? else {
+            return Ok(None);
+        };
+        let plain = self
+            .cipher
+            .decrypt(&sealed, provider_id.as_bytes())
+            .map_err(|e| RuntimeError::Internal(e.into()))?;
+        Ok(Some(SecretString::from(
+            String::from_utf8_lossy(&plain).into_owned(),
+        )))
+    }
+
+    /// `list_connections` → `{connections: [{toolkit, connected}]}` for the agent's toolkits.
+    pub(crate) async fn list_connections(
+        &self,
+        caller: &Caller,
+        agent: &AgentView,
+    ) -> Result<Value, RuntimeError> {
+        let connected =
+            connections::connected_toolkits(&self.pool, caller.org(), &connection_user(caller))
+                .await?;
+        let list: Vec<Value> = agent
+            .toolkits()
+            .into_iter()
+            .map(|t| json!({"toolkit": t, "connected": connected.iter().any(|c| c == t)}))
+            .collect();
+        Ok(json!({ "connections": list }))
+    }
+
+    /// `connect_toolkit {toolkit}` → `{url, expires_at}`: a single-use link, valid 15 minutes.
+    pub(crate) async fn connect_toolkit(
+        &self,
+        caller: &Caller,
+        agent: &AgentView,
+        args: &Value,
+    ) -> Result<Value, RuntimeError> {
+        let kits = agent.toolkits();
+        let wanted = args.get("toolkit").and_then(Value::as_str).unwrap_or("");
+        let Some(bound) = agent.tools.iter().find(|b| toolkit_of(b) == Some(wanted)) else {
+            return Err(RuntimeError::Engine(EngineError::InvalidArguments {
+                detail: format!(
+                    "{CONNECT_TOOLKIT} needs `toolkit`, one of: {}",
+                    kits.join(", ")
+                ),
+            }));
+        };
+        let token = random_token(43);
+        let expires_at = Utc::now() + Duration::minutes(LINK_TTL_MINUTES);
+        connections::create_link(
+            &self.pool,
+            caller.org(),
+            &sha256(token.as_bytes()),
+            &connection_user(caller),
+            wanted,
+            &bound.provider.id,
+            expires_at,
+        )
+        .await?;
+        Ok(json!({
+            "url": format!("{}/connect/{token}", self.public_url),
+            "expires_at": expires_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        }))
+    }
+
+    /// D3, D4: the calling user's connection of the tool's toolkit, as the call's credential.
+    pub(crate) async fn connection_credential(
+        &self,
+        caller: &Caller,
+        bound: &BoundTool,
+    ) -> Result<Credential, RuntimeError> {
+        let toolkit = toolkit_of(bound).unwrap_or_default();
+        let org = caller.org();
+        let user = connection_user(caller);
+        let Some(conn) = connections::secret(&self.pool, org, &user, toolkit).await? else {
+            return Err(connect_required(toolkit));
+        };
+        if conn.broken {
+            return Err(connect_required(toolkit));
+        }
+        let aad = secret_aad(org, &user, toolkit);
+        let plain = self
+            .cipher
+            .decrypt(&conn.secret_ciphertext, &aad)
+            .map_err(|e| RuntimeError::Internal(e.into()))?;
+        if conn.kind == "api_key" {
+            return Ok(Credential::Connection(SecretString::from(
+                String::from_utf8_lossy(&plain).into_owned(),
+            )));
+        }
+        let tokens: Tokens =
+            serde_json::from_slice(&plain).map_err(|e| RuntimeError::Internal(e.into()))?;
+        let due = conn
+            .expires_at
+            .is_some_and(|t| t - Utc::now() < Duration::seconds(REFRESH_MARGIN_SECONDS));
+        if !due {
+            return Ok(Credential::Connection(SecretString::from(
+                tokens.access_token,
+            )));
+        }
+        // refresh before expiry; any failure breaks the connection (the user reconnects)
+        let secret = self.client_secret(org, &bound.provider.id).await?;
+        let redirect = self.redirect_url();
+        let refreshed = match (
+            oauth_app(&bound.provider, secret, &redirect),
+            &tokens.refresh_token,
+        ) {
+            (Some(app), Some(rt)) => self.oauth.refresh(&app, rt).await.ok(),
+            _ => None,
+        };
+        let Some(new) = refreshed else {
+            tracing::info!(toolkit, "connection refresh failed; marked broken");
+            connections::mark_broken(&self.pool, org, &conn.id).await?;
+            return Err(connect_required(toolkit));
+        };
+        let sealed = self.cipher.encrypt(
+            &serde_json::to_vec(&new).map_err(|e| RuntimeError::Internal(e.into()))?,
+            &aad,
+        );
+        let expires_at = new
+            .expires_in
+            .and_then(|d| Duration::from_std(d).ok())
+            .map(|d| Utc::now() + d);
+        connections::refreshed(&self.pool, org, &conn.id, sealed, expires_at).await?;
+        Ok(Credential::Connection(SecretString::from(new.access_token)))
+    }
+}

@@ -1,0 +1,265 @@
+//! End users' connections of connected-app toolkits (LOOP_ENGINE D4) and the
+//! single-use links that create them. A connection's secret (OAuth tokens or an API
+//! key) is AEAD ciphertext bound to (org, user, toolkit) and is never listed; a link
+//! is stored only as the SHA-256 of its token, and is the credential of the connect
+//! page, so it is looked up without an org (like an API key).
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sqlx::PgPool;
+use utoipa::ToSchema;
+
+use super::page::{self, Keyed, ListQuery};
+use super::{OrgId, Page, PageRequest, StoreError};
+
+/// A connection as the customer backend sees it (never a secret).
+#[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
+pub struct Connection {
+    /// `con_…`
+    pub id: String,
+    pub user_id: String,
+    pub toolkit: String,
+    #[sqlx(rename = "created_at")]
+    pub connected_at: DateTime<Utc>,
+    /// When the current access token expires (OAuth); it is refreshed before then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<DateTime<Utc>>,
+    /// A refresh failed: the user must connect again.
+    pub broken: bool,
+}
+
+impl Keyed for Connection {
+    fn key(&self) -> (&DateTime<Utc>, &str) {
+        (&self.connected_at, &self.id)
+    }
+}
+
+/// A connection with what a call needs.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Secret {
+    pub id: String,
+    pub kind: String,
+    pub secret_ciphertext: Vec<u8>,
+    pub expires_at: Option<DateTime<Utc>>,
+    pub broken: bool,
+}
+
+macro_rules! columns {
+    () => {
+        "id, user_id, toolkit, created_at, expires_at, broken"
+    };
+}
+
+/// What a new connection holds.
+pub struct NewConnection<'a> {
+    pub id: &'a str,
+    pub user_id: &'a str,
+    pub toolkit: &'a str,
+    pub provider_id: &'a str,
+    pub kind: &'a str,
+    pub secret_ciphertext: Vec<u8>,
+    pub expires_at: Option<DateTime<Utc>>,
+}
+
+/// Stores the user's connection of the toolkit, replacing an earlier one.
+pub async fn upsert(pool: &PgPool, org: &OrgId, c: NewConnection<'_>) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO connections (id, org_id, user_id, toolkit, provider_id, kind, secret_ciphertext, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+         ON CONFLICT (org_id, user_id, toolkit) DO UPDATE SET provider_id = EXCLUDED.provider_id, \
+         kind = EXCLUDED.kind, secret_ciphertext = EXCLUDED.secret_ciphertext, \
+         expires_at = EXCLUDED.expires_at, broken = FALSE, created_at = now(), updated_at = now()",
+    )
+    .bind(c.id)
+    .bind(org.as_str())
+    .bind(c.user_id)
+    .bind(c.toolkit)
+    .bind(c.provider_id)
+    .bind(c.kind)
+    .bind(c.secret_ciphertext)
+    .bind(c.expires_at)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// The user's connection of the toolkit, with its sealed secret.
+pub async fn secret(
+    pool: &PgPool,
+    org: &OrgId,
+    user_id: &str,
+    toolkit: &str,
+) -> Result<Option<Secret>, StoreError> {
+    Ok(sqlx::query_as(
+        "SELECT id, kind, secret_ciphertext, expires_at, broken FROM connections \
+         WHERE org_id = $1 AND user_id = $2 AND toolkit = $3",
+    )
+    .bind(org.as_str())
+    .bind(user_id)
+    .bind(toolkit)
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// New tokens after a refresh.
+pub async fn refreshed(
+    pool: &PgPool,
+    org: &OrgId,
+    id: &str,
+    secret_ciphertext: Vec<u8>,
+    expires_at: Option<DateTime<Utc>>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE connections SET secret_ciphertext = $3, expires_at = $4, broken = FALSE, updated_at = now() \
+         WHERE org_id = $1 AND id = $2",
+    )
+    .bind(org.as_str())
+    .bind(id)
+    .bind(secret_ciphertext)
+    .bind(expires_at)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// A refresh failed: the next call answers `connect_required`.
+pub async fn mark_broken(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE connections SET broken = TRUE, updated_at = now() WHERE org_id = $1 AND id = $2",
+    )
+    .bind(org.as_str())
+    .bind(id)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// The user's working connections' toolkits.
+pub async fn connected_toolkits(
+    pool: &PgPool,
+    org: &OrgId,
+    user_id: &str,
+) -> Result<Vec<String>, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT toolkit FROM connections WHERE org_id = $1 AND user_id = $2 AND NOT broken",
+    )
+    .bind(org.as_str())
+    .bind(user_id)
+    .fetch_all(pool)
+    .await?)
+}
+
+pub async fn list(
+    pool: &PgPool,
+    org: &OrgId,
+    user_id: Option<&str>,
+    req: &PageRequest,
+) -> Result<Page<Connection>, StoreError> {
+    let mut filters = vec![("org_id", org.as_str())];
+    if let Some(u) = user_id {
+        filters.push(("user_id", u));
+    }
+    let q = ListQuery {
+        from: "connections",
+        columns: columns!(),
+        filters,
+    };
+    page::list::<Connection>(pool, q, req).await
+}
+
+pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
+    super::delete_owned(
+        pool,
+        "DELETE FROM connections WHERE org_id = $1 AND id = $2",
+        org,
+        id,
+    )
+    .await
+}
+
+/// An open connect link.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Link {
+    pub org_id: String,
+    pub user_id: String,
+    pub toolkit: String,
+    pub provider_id: String,
+    pub verifier_ciphertext: Option<Vec<u8>>,
+    pub token_hash: Vec<u8>,
+}
+
+pub async fn create_link(
+    pool: &PgPool,
+    org: &OrgId,
+    token_hash: &[u8],
+    user_id: &str,
+    toolkit: &str,
+    provider_id: &str,
+    expires_at: DateTime<Utc>,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO connect_links (token_hash, org_id, user_id, toolkit, provider_id, expires_at) \
+         VALUES ($1, $2, $3, $4, $5, $6)",
+    )
+    .bind(token_hash)
+    .bind(org.as_str())
+    .bind(user_id)
+    .bind(toolkit)
+    .bind(provider_id)
+    .bind(expires_at)
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+macro_rules! link_columns {
+    () => {
+        "org_id, user_id, toolkit, provider_id, verifier_ciphertext, token_hash"
+    };
+}
+
+/// The link of this token hash, if it is unused and unexpired.
+pub async fn open_link(pool: &PgPool, token_hash: &[u8]) -> Result<Option<Link>, StoreError> {
+    let sql = concat!(
+        "SELECT ",
+        link_columns!(),
+        " FROM connect_links WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()"
+    );
+    Ok(sqlx::query_as(sql)
+        .bind(token_hash)
+        .fetch_optional(pool)
+        .await?)
+}
+
+/// Uses the link up (at most once: false when it was already used or has expired);
+/// an OAuth flow keeps its `state` hash and sealed PKCE verifier on it.
+pub async fn consume_link(
+    pool: &PgPool,
+    token_hash: &[u8],
+    state_hash: Option<&[u8]>,
+    verifier_ciphertext: Option<Vec<u8>>,
+) -> Result<bool, StoreError> {
+    let done = sqlx::query(
+        "UPDATE connect_links SET used_at = now(), state_hash = $2, verifier_ciphertext = $3 \
+         WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()",
+    )
+    .bind(token_hash)
+    .bind(state_hash)
+    .bind(verifier_ciphertext)
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The OAuth flow of this `state` hash, taken once (its state is cleared) and only
+/// within the link's lifetime.
+pub async fn take_state(pool: &PgPool, state_hash: &[u8]) -> Result<Option<Link>, StoreError> {
+    let sql = concat!(
+        "UPDATE connect_links SET state_hash = NULL WHERE state_hash = $1 AND expires_at > now() RETURNING ",
+        link_columns!()
+    );
+    Ok(sqlx::query_as(sql)
+        .bind(state_hash)
+        .fetch_optional(pool)
+        .await?)
+}

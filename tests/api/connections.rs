@@ -1,0 +1,343 @@
+//! LOOP_ENGINE D3, D4: connecting toolkits as a browser would — OAuth 2.0 against an
+//! authorization server started in the test (code, PKCE verifier checked by it,
+//! refresh before expiry, a revoked refresh token → connect_required) and the API-key
+//! form — and another user's connection never used.
+
+use reqwest::redirect::Policy;
+use serde_json::{json, Value};
+
+use crate::helpers::{Tenant, TestApp};
+use crate::oauth_server::{self, CLIENT_ID, CLIENT_SECRET};
+
+struct Setup {
+    t: Tenant,
+    agent: String,
+}
+
+/// One app provider (`toolkit`) with a `list_mail` tool, next to one own API tool.
+async fn setup(app: &TestApp, toolkit: &str, base: &str, connection: Value) -> Setup {
+    let t = app.tenant("conn").await;
+    let own = app.create_tool(&t.key, &t.provider, "own_list").await;
+    let p = crate::discovery::app_provider(app, &t.key, toolkit, base, connection).await;
+    // the provider as read back never shows the client secret
+    let shown = app.get(&format!("/v1/providers/{p}"), &t.key).await;
+    assert!(!shown.text.contains(CLIENT_SECRET), "{}", shown.text);
+    let tool = app
+        .post("/v1/tools", &t.key, json!({"provider_id": p, "name": "list_mail", "description": "List my mail",
+            "method": "GET", "path": "/me/messages", "input_schema": {"type": "object", "properties": {}}}))
+        .await
+        .ok(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let agent = app
+        .post(
+            "/v1/agents",
+            &t.key,
+            json!({"name": "a", "deployment_id": t.deployment, "agentTools": [
+            {"tool_id": own, "provider_id": t.provider}, {"tool_id": tool, "provider_id": p}]}),
+        )
+        .await
+        .ok(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    Setup { t, agent }
+}
+
+impl Setup {
+    async fn token(&self, app: &TestApp, user: &str) -> String {
+        app.post(
+            "/v1/runtime-tokens",
+            &self.t.key,
+            json!({"user_id": user, "agent_id": self.agent}),
+        )
+        .await
+        .ok(201)["token"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+    async fn call(
+        &self,
+        app: &TestApp,
+        token: &str,
+        name: &str,
+        args: Value,
+    ) -> crate::helpers::Res {
+        app.tool_call(&self.agent, token, "t1", name, args).await
+    }
+    async fn connected(&self, app: &TestApp, token: &str) -> Value {
+        self.call(app, token, "list_connections", json!({}))
+            .await
+            .ok(200)["result"]["connections"]
+            .clone()
+    }
+}
+
+/// Submits a form the way a browser does (urlencoded, accepting HTML).
+async fn submit(b: &reqwest::Client, url: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(fields)
+        .finish();
+    b.post(url)
+        .header("accept", "text/html")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(Policy::none())
+        .build()
+        .unwrap()
+}
+
+async fn html(res: reqwest::Response) -> (u16, String) {
+    let status = res.status().as_u16();
+    let ct = res
+        .headers()
+        .get("content-type")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let body = res.text().await.unwrap();
+    assert!(ct.starts_with("text/html"), "{ct}: {body}");
+    (status, body)
+}
+
+/// Plain HTML: no script, no external asset.
+fn plain(page: &str) {
+    assert!(!page.to_lowercase().contains("<script"), "{page}");
+    assert!(
+        !page.contains("src=\"http") && !page.contains("href=\"http"),
+        "{page}"
+    );
+    assert!(!page.contains("<link"), "{page}");
+}
+
+#[tokio::test]
+async fn d4_oauth_flow_pkce_refresh_and_a_revoked_refresh_token() {
+    let app = crate::discovery::spawn().await;
+    let auth = oauth_server::start().await;
+    let s = setup(&app, "mail", &auth.base, json!({"type": "oauth2",
+        "authorize_url": format!("{}/authorize", auth.base), "token_url": format!("{}/token", auth.base),
+        "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "scopes": ["mail.read"]})).await;
+    let u1 = s.token(&app, "u1").await;
+    let u2 = s.token(&app, "u2").await;
+    // D3: the connection tools are offered; calling before connecting → connect_required
+    let steps = app
+        .post(
+            &format!("/v1/agents/{}/threads/t1/steps", s.agent),
+            &u1,
+            json!({}),
+        )
+        .await;
+    let names: Vec<&str> = steps.ok(200)["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"list_connections") && names.contains(&"connect_toolkit"),
+        "{names:?}"
+    );
+    assert!(!names.contains(&"search_tools"), "nothing is pooled");
+    assert_eq!(
+        s.connected(&app, &u1).await,
+        json!([{"toolkit": "mail", "connected": false}])
+    );
+    let r = s.call(&app, &u1, "list_mail", json!({})).await;
+    r.problem(409, "connect_required");
+    assert!(
+        r.body["detail"]
+            .as_str()
+            .unwrap()
+            .contains("connect_toolkit")
+            && r.body["detail"].as_str().unwrap().contains("mail")
+    );
+
+    // the single-use link, walked as a browser would
+    let link = s
+        .call(&app, &u1, "connect_toolkit", json!({"toolkit": "mail"}))
+        .await;
+    let url = link.ok(200)["result"]["url"].as_str().unwrap().to_string();
+    assert!(link.body["result"]["expires_at"].as_str().is_some());
+    let b = browser();
+    let (status, page) = html(
+        b.get(&url)
+            .header("accept", "text/html")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    plain(&page);
+    let path = url.trim_start_matches(&app.address).to_string();
+    assert!(
+        page.contains(&format!("<form method=\"post\" action=\"{path}\"")),
+        "{page}"
+    );
+    let go = submit(&b, &url, &[("x", "")]).await;
+    assert_eq!(go.status().as_u16(), 303);
+    let authorize = go.headers()["location"].to_str().unwrap().to_string();
+    assert!(
+        authorize.starts_with(&format!("{}/authorize?", auth.base))
+            && authorize.contains("code_challenge="),
+        "{authorize}"
+    );
+    let back = b.get(&authorize).send().await.unwrap();
+    assert_eq!(back.status().as_u16(), 302);
+    let callback = back.headers()["location"].to_str().unwrap().to_string();
+    assert!(callback.starts_with(&format!("{}/connect/callback?", app.address)));
+    let (status, done) = html(
+        b.get(&callback)
+            .header("accept", "text/html")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    assert!(done.contains("mail is connected"));
+    plain(&done);
+    assert_eq!(
+        auth.state.lock().unwrap().pkce_checked,
+        1,
+        "the server checked the PKCE verifier"
+    );
+    // the link and the callback work once
+    let again = app.client.get(&url).send().await.unwrap();
+    assert_eq!(again.status().as_u16(), 404);
+    assert_eq!(
+        b.get(&callback).send().await.unwrap().status().as_u16(),
+        404
+    );
+
+    // D4: connected; the token (30 s to live) is refreshed before use
+    assert_eq!(
+        s.connected(&app, &u1).await,
+        json!([{"toolkit": "mail", "connected": true}])
+    );
+    let r = s.call(&app, &u1, "list_mail", json!({})).await;
+    assert_eq!(r.ok(200)["result"]["seenAuth"], "Bearer at-2", "{}", r.text);
+    assert_eq!(auth.state.lock().unwrap().refreshes, 1);
+    // another user's connection is never used
+    s.call(&app, &u2, "list_mail", json!({}))
+        .await
+        .problem(409, "connect_required");
+    assert_eq!(
+        s.connected(&app, &u2).await,
+        json!([{"toolkit": "mail", "connected": false}])
+    );
+    assert!(auth
+        .state
+        .lock()
+        .unwrap()
+        .api_auth
+        .iter()
+        .all(|a| a == "Bearer at-2"));
+
+    // a revoked refresh token: the refresh fails, the connection is broken
+    auth.state.lock().unwrap().revoked = true;
+    s.call(&app, &u1, "list_mail", json!({}))
+        .await
+        .problem(409, "connect_required");
+    assert_eq!(
+        s.connected(&app, &u1).await,
+        json!([{"toolkit": "mail", "connected": false}])
+    );
+
+    // the customer backend lists (no secret) and removes it
+    let list = app.get("/v1/connections?user_id=u1", &s.t.key).await;
+    let data = list.ok(200)["data"].as_array().unwrap().clone();
+    assert_eq!(data.len(), 1);
+    assert_eq!(data[0]["toolkit"], "mail");
+    assert!(
+        !list.text.contains("at-") && !list.text.contains("rt-"),
+        "{}",
+        list.text
+    );
+    assert_eq!(
+        app.get("/v1/connections?user_id=u2", &s.t.key)
+            .await
+            .ok(200)["data"],
+        json!([])
+    );
+    let id = data[0]["id"].as_str().unwrap();
+    assert_eq!(
+        app.delete(&format!("/v1/connections/{id}"), &s.t.key)
+            .await
+            .status
+            .as_u16(),
+        204
+    );
+    app.delete(&format!("/v1/connections/{id}"), &s.t.key)
+        .await
+        .problem(404, "not_found");
+    // another org cannot see it
+    let other = app.tenant("other").await;
+    assert_eq!(
+        app.get("/v1/connections", &other.key).await.ok(200)["data"],
+        json!([])
+    );
+}
+
+#[tokio::test]
+async fn d4_api_key_form_as_a_browser_submits_it() {
+    let app = crate::discovery::spawn().await;
+    let auth = oauth_server::start().await;
+    let s = setup(
+        &app,
+        "chat",
+        &auth.base,
+        json!({"type": "api_key", "instructions": "Find it under Settings → API <keys>"}),
+    )
+    .await;
+    let u1 = s.token(&app, "u1").await;
+    let u2 = s.token(&app, "u2").await;
+    let url = s
+        .call(&app, &u1, "connect_toolkit", json!({"toolkit": "chat"}))
+        .await
+        .ok(200)["result"]["url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let b = browser();
+    let (status, page) = html(
+        b.get(&url)
+            .header("accept", "text/html")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    plain(&page);
+    assert!(
+        page.contains("name=\"api_key\"") && page.contains("API &lt;keys&gt;"),
+        "{page}"
+    );
+    let (status, done) = html(submit(&b, &url, &[("api_key", "sk-test-123")]).await).await;
+    assert_eq!(status, 200, "{done}");
+    assert!(done.contains("chat is connected"));
+    let r = s.call(&app, &u1, "list_mail", json!({})).await;
+    assert_eq!(r.ok(200)["result"]["seenAuth"], "Bearer sk-test-123");
+    s.call(&app, &u2, "list_mail", json!({}))
+        .await
+        .problem(409, "connect_required");
+    // single use
+    let (status, _) = html(submit(&b, &url, &[("api_key", "sk-other")]).await).await;
+    assert_eq!(status, 404);
+    let r = s.call(&app, &u1, "list_mail", json!({})).await;
+    assert_eq!(r.ok(200)["result"]["seenAuth"], "Bearer sk-test-123");
+    s.call(&app, &u1, "connect_toolkit", json!({"toolkit": "nope"}))
+        .await
+        .problem(400, "invalid_arguments");
+}

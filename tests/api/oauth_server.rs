@@ -1,0 +1,141 @@
+//! An OAuth 2.0 authorization server and the API it guards, started in the test: the
+//! authorization code flow checks the PKCE verifier (S256) and the client's secret,
+//! refresh tokens rotate and can be revoked, and the API echoes the bearer it saw.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use base64::Engine as _;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+pub const CLIENT_ID: &str = "client-1";
+pub const CLIENT_SECRET: &str = "secret-1";
+
+#[derive(Default)]
+pub struct AuthState {
+    /// code → (PKCE challenge, redirect_uri)
+    codes: HashMap<String, (String, String)>,
+    pub valid_refresh: Vec<String>,
+    pub revoked: bool,
+    pub issued: u32,
+    pub refreshes: u32,
+    pub pkce_checked: u32,
+    pub api_auth: Vec<String>,
+}
+
+pub struct AuthServer {
+    pub base: String,
+    pub state: Arc<Mutex<AuthState>>,
+}
+
+type S = web::Data<Arc<Mutex<AuthState>>>;
+
+async fn authorize(s: S, q: web::Query<HashMap<String, String>>) -> HttpResponse {
+    let get = |k: &str| q.get(k).cloned().unwrap_or_default();
+    if get("response_type") != "code"
+        || get("client_id") != CLIENT_ID
+        || get("code_challenge_method") != "S256"
+    {
+        return HttpResponse::BadRequest().body("bad authorization request");
+    }
+    let mut st = s.lock().unwrap();
+    let code = format!("code-{}", st.codes.len() + 1);
+    st.codes
+        .insert(code.clone(), (get("code_challenge"), get("redirect_uri")));
+    let mut to = url::Url::parse(&get("redirect_uri")).unwrap();
+    to.query_pairs_mut()
+        .append_pair("code", &code)
+        .append_pair("state", &get("state"));
+    HttpResponse::Found()
+        .insert_header(("location", to.to_string()))
+        .finish()
+}
+
+fn issue(st: &mut AuthState) -> HttpResponse {
+    st.issued += 1;
+    let refresh = format!("rt-{}", st.issued);
+    st.valid_refresh = vec![refresh.clone()];
+    HttpResponse::Ok().json(
+        json!({"access_token": format!("at-{}", st.issued), "token_type": "bearer",
+        "expires_in": 30, "refresh_token": refresh}),
+    )
+}
+
+fn grant_error() -> HttpResponse {
+    HttpResponse::BadRequest().json(json!({"error": "invalid_grant"}))
+}
+
+async fn token(s: S, req: HttpRequest, form: web::Form<HashMap<String, String>>) -> HttpResponse {
+    let basic = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{CLIENT_ID}:{CLIENT_SECRET}"))
+    );
+    let auth = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if auth != basic {
+        return HttpResponse::Unauthorized().json(json!({"error": "invalid_client"}));
+    }
+    let get = |k: &str| form.get(k).cloned().unwrap_or_default();
+    let mut st = s.lock().unwrap();
+    match get("grant_type").as_str() {
+        "authorization_code" => {
+            let Some((challenge, redirect)) = st.codes.remove(&get("code")) else {
+                return grant_error();
+            };
+            let computed = base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .encode(Sha256::digest(get("code_verifier").as_bytes()));
+            if computed != challenge || redirect != get("redirect_uri") {
+                return grant_error();
+            }
+            st.pkce_checked += 1;
+            issue(&mut st)
+        }
+        "refresh_token" => {
+            if st.revoked || !st.valid_refresh.contains(&get("refresh_token")) {
+                return grant_error();
+            }
+            st.refreshes += 1;
+            issue(&mut st)
+        }
+        _ => HttpResponse::BadRequest().json(json!({"error": "unsupported_grant_type"})),
+    }
+}
+
+async fn messages(s: S, req: HttpRequest) -> HttpResponse {
+    let auth = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    s.lock().unwrap().api_auth.push(auth.clone());
+    HttpResponse::Ok().json(json!({"data": [{"id": 1, "subject": "hello"}], "seenAuth": auth}))
+}
+
+pub async fn start() -> AuthServer {
+    let state = Arc::new(Mutex::new(AuthState::default()));
+    let data = web::Data::new(state.clone());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .route("/authorize", web::get().to(authorize))
+            .route("/token", web::post().to(token))
+            .route("/me/messages", web::get().to(messages))
+    })
+    .workers(1)
+    .listen(listener)
+    .unwrap()
+    .run();
+    tokio::spawn(server);
+    AuthServer {
+        base: format!("http://127.0.0.1:{port}"),
+        state,
+    }
+}
