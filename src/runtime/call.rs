@@ -433,13 +433,7 @@ impl Runtime {
         else {
             return Ok(None);
         };
-        let plain = self
-            .cipher
-            .decrypt(&sealed, provider_id.as_bytes())
-            .map_err(|e| RuntimeError::Internal(e.into()))?;
-        Ok(Some(SecretString::from(
-            String::from_utf8_lossy(&plain).into_owned(),
-        )))
+        Ok(Some(self.unseal(&sealed, provider_id.as_bytes())?))
     }
 
     async fn retrieve(

@@ -59,6 +59,20 @@ fn verifier_aad(hash: &[u8]) -> Vec<u8> {
 }
 
 impl Runtime {
+    /// The provider's OAuth application, with its client secret.
+    async fn oauth_of(
+        &self,
+        org: &OrgId,
+        provider: &Provider,
+    ) -> Result<oauth::OAuthApp, ConnectError> {
+        let secret = self
+            .client_secret(org, &provider.id)
+            .await
+            .map_err(|e| ConnectError::Internal(anyhow::anyhow!("{e}")))?;
+        oauth_app(provider, secret, self.redirect_url())
+            .ok_or_else(|| ConnectError::Invalid("This app has no sign-in configured.".into()))
+    }
+
     async fn link(&self, token: &str) -> Result<(Link, Provider), ConnectError> {
         if token.len() > 200 {
             return Err(ConnectError::LinkInvalid);
@@ -111,13 +125,7 @@ impl Runtime {
                 .await?;
             return Ok(Submitted::Connected(link.toolkit));
         }
-        let secret = self
-            .client_secret(&org, &provider.id)
-            .await
-            .map_err(|e| ConnectError::Internal(anyhow::anyhow!("{e}")))?;
-        let redirect = self.redirect_url();
-        let app = oauth_app(&provider, secret, &redirect)
-            .ok_or_else(|| ConnectError::Invalid("This app has no sign-in configured.".into()))?;
+        let app = self.oauth_of(&org, &provider).await?;
         let started = oauth::start(&app).map_err(|e| ConnectError::Refused(e.to_string()))?;
         let sealed_verifier = self
             .cipher
@@ -154,13 +162,7 @@ impl Runtime {
             .as_deref()
             .and_then(|v| self.cipher.decrypt(v, &verifier_aad(&link.token_hash)).ok())
             .ok_or(ConnectError::LinkInvalid)?;
-        let secret = self
-            .client_secret(&org, &provider.id)
-            .await
-            .map_err(|e| ConnectError::Internal(anyhow::anyhow!("{e}")))?;
-        let redirect = self.redirect_url();
-        let app = oauth_app(&provider, secret, &redirect)
-            .ok_or_else(|| ConnectError::Invalid("This app has no sign-in configured.".into()))?;
+        let app = self.oauth_of(&org, &provider).await?;
         let tokens = self
             .oauth
             .exchange(&app, code, &String::from_utf8_lossy(&verifier))

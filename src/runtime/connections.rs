@@ -4,7 +4,7 @@
 //! fails marks the connection broken and the call answers `connect_required`.
 
 use chrono::{Duration, Utc};
-use secrecy::SecretString;
+use secrecy::{ExposeSecret, SecretString};
 use serde_json::{json, Value};
 
 use super::call::Credential;
@@ -46,11 +46,11 @@ fn connect_required(toolkit: &str) -> RuntimeError {
 }
 
 /// The OAuth application of a connected-app provider.
-pub(crate) fn oauth_app<'a>(
-    provider: &'a Provider,
+pub(crate) fn oauth_app(
+    provider: &Provider,
     client_secret: Option<SecretString>,
-    redirect_url: &'a str,
-) -> Option<OAuthApp<'a>> {
+    redirect_url: String,
+) -> Option<OAuthApp> {
     match &provider.connection {
         Some(Connection::Oauth2 {
             authorize_url,
@@ -59,11 +59,11 @@ pub(crate) fn oauth_app<'a>(
             scopes,
             ..
         }) => Some(OAuthApp {
-            authorize_url,
-            token_url,
-            client_id,
+            authorize_url: authorize_url.clone(),
+            token_url: token_url.clone(),
+            client_id: client_id.clone(),
             client_secret,
-            scopes,
+            scopes: scopes.clone(),
             redirect_url,
         }),
         _ => None,
@@ -76,22 +76,27 @@ impl Runtime {
         format!("{}/connect/callback", self.public_url)
     }
 
+    /// Decrypts a sealed secret bound to `aad`.
+    pub(crate) fn unseal(&self, sealed: &[u8], aad: &[u8]) -> Result<SecretString, RuntimeError> {
+        let plain = self
+            .cipher
+            .decrypt(sealed, aad)
+            .map_err(|e| RuntimeError::Internal(e.into()))?;
+        Ok(SecretString::from(
+            String::from_utf8_lossy(&plain).into_owned(),
+        ))
+    }
+
     /// The OAuth client secret of a provider, decrypted.
     pub(crate) async fn client_secret(
         &self,
         org: &OrgId,
         provider_id: &str,
     ) -> Result<Option<SecretString>, RuntimeError> {
-        let Some(sealed) = providers::connection_secret(&self.pool, org, provider_id).await? else {
-            return Ok(None);
-        };
-        let plain = self
-            .cipher
-            .decrypt(&sealed, provider_id.as_bytes())
-            .map_err(|e| RuntimeError::Internal(e.into()))?;
-        Ok(Some(SecretString::from(
-            String::from_utf8_lossy(&plain).into_owned(),
-        )))
+        providers::connection_secret(&self.pool, org, provider_id)
+            .await?
+            .map(|sealed| self.unseal(&sealed, provider_id.as_bytes()))
+            .transpose()
     }
 
     /// `list_connections` → `{connections: [{toolkit, connected}]}` for the agent's toolkits.
@@ -162,17 +167,12 @@ impl Runtime {
             return Err(connect_required(toolkit));
         }
         let aad = secret_aad(org, &user, toolkit);
-        let plain = self
-            .cipher
-            .decrypt(&conn.secret_ciphertext, &aad)
-            .map_err(|e| RuntimeError::Internal(e.into()))?;
+        let plain = self.unseal(&conn.secret_ciphertext, &aad)?;
         if conn.kind == "api_key" {
-            return Ok(Credential::Connection(SecretString::from(
-                String::from_utf8_lossy(&plain).into_owned(),
-            )));
+            return Ok(Credential::Connection(plain));
         }
-        let tokens: Tokens =
-            serde_json::from_slice(&plain).map_err(|e| RuntimeError::Internal(e.into()))?;
+        let tokens: Tokens = serde_json::from_str(plain.expose_secret())
+            .map_err(|e| RuntimeError::Internal(e.into()))?;
         let due = conn
             .expires_at
             .is_some_and(|t| t - Utc::now() < Duration::seconds(REFRESH_MARGIN_SECONDS));
@@ -183,9 +183,8 @@ impl Runtime {
         }
         // refresh before expiry; any failure breaks the connection (the user reconnects)
         let secret = self.client_secret(org, &bound.provider.id).await?;
-        let redirect = self.redirect_url();
         let refreshed = match (
-            oauth_app(&bound.provider, secret, &redirect),
+            oauth_app(&bound.provider, secret, self.redirect_url()),
             &tokens.refresh_token,
         ) {
             (Some(app), Some(rt)) => self.oauth.refresh(&app, rt).await.ok(),

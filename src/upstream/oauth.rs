@@ -17,14 +17,14 @@ use serde::{Deserialize, Serialize};
 use super::ssrf::{blocked_ip, blocked_name};
 
 /// Where the provider's OAuth endpoints are and who we are to it.
-pub struct OAuthApp<'a> {
-    pub authorize_url: &'a str,
-    pub token_url: &'a str,
-    pub client_id: &'a str,
+pub struct OAuthApp {
+    pub authorize_url: String,
+    pub token_url: String,
+    pub client_id: String,
     pub client_secret: Option<SecretString>,
-    pub scopes: &'a [String],
+    pub scopes: Vec<String>,
     /// loopgate's `/connect/callback`.
-    pub redirect_url: &'a str,
+    pub redirect_url: String,
 }
 
 /// Tokens as stored (sealed) for a connection.
@@ -166,7 +166,7 @@ macro_rules! client {
 }
 
 /// The authorization URL (PKCE S256, a random `state`) and what the callback needs.
-pub fn start(app: &OAuthApp<'_>) -> Result<Started, OAuthError> {
+pub fn start(app: &OAuthApp) -> Result<Started, OAuthError> {
     let client = client!(app);
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let (url, state) = client
@@ -185,7 +185,7 @@ impl OAuthHttp {
     /// Exchanges the authorization code (with the PKCE verifier) for tokens.
     pub async fn exchange(
         &self,
-        app: &OAuthApp<'_>,
+        app: &OAuthApp,
         code: &str,
         verifier: &str,
     ) -> Result<Tokens, OAuthError> {
@@ -201,11 +201,7 @@ impl OAuthHttp {
     }
 
     /// New tokens from the refresh token.
-    pub async fn refresh(
-        &self,
-        app: &OAuthApp<'_>,
-        refresh_token: &str,
-    ) -> Result<Tokens, OAuthError> {
+    pub async fn refresh(&self, app: &OAuthApp, refresh_token: &str) -> Result<Tokens, OAuthError> {
         let client = client!(app);
         let http = |r: oauth2::HttpRequest| self.call(r);
         let rt = RefreshToken::new(refresh_token.to_string());

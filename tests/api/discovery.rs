@@ -210,7 +210,11 @@ async fn d2_placement_small_toolkits_direct_beside_a_pooled_60_tool_one() {
     .await
     .ok(200);
     let names = kits.steps(&app, &key, "t1").await;
-    assert_eq!(names.len(), 75, "{names:?}");
+    // 75 bound tools and the two connection tools (D3)
+    assert_eq!(names.len(), 77, "{names:?}");
+    assert!(
+        names.contains(&"list_connections".into()) && names.contains(&"connect_toolkit".into())
+    );
     assert!(!names.contains(&"search_tools".into()));
     let r = kits
         .call(
