@@ -226,7 +226,12 @@ async fn d4_oauth_flow_pkce_refresh_and_a_revoked_refresh_token() {
         json!([{"toolkit": "mail", "connected": true}])
     );
     let r = s.call(&app, &u1, "list_mail", json!({})).await;
-    assert_eq!(r.ok(200)["result"]["seenAuth"], "Bearer at-2", "{}", r.text);
+    // the API saw the refreshed token (an echoed credential is redacted in results)
+    assert_eq!(r.ok(200)["result"]["data"][0]["id"], 1, "{}", r.text);
+    assert_eq!(
+        auth.state.lock().unwrap().api_auth.last().unwrap(),
+        "Bearer at-2"
+    );
     assert_eq!(auth.state.lock().unwrap().refreshes, 1);
     // another user's connection is never used
     s.call(&app, &u2, "list_mail", json!({}))
@@ -328,7 +333,11 @@ async fn d4_api_key_form_as_a_browser_submits_it() {
     assert_eq!(status, 200, "{done}");
     assert!(done.contains("chat is connected"));
     let r = s.call(&app, &u1, "list_mail", json!({})).await;
-    assert_eq!(r.ok(200)["result"]["seenAuth"], "Bearer sk-test-123");
+    assert_eq!(r.ok(200)["result"]["data"][0]["id"], 1, "{}", r.text);
+    assert_eq!(
+        auth.state.lock().unwrap().api_auth.last().unwrap(),
+        "Bearer sk-test-123"
+    );
     s.call(&app, &u2, "list_mail", json!({}))
         .await
         .problem(409, "connect_required");
@@ -336,7 +345,11 @@ async fn d4_api_key_form_as_a_browser_submits_it() {
     let (status, _) = html(submit(&b, &url, &[("api_key", "sk-other")]).await).await;
     assert_eq!(status, 404);
     let r = s.call(&app, &u1, "list_mail", json!({})).await;
-    assert_eq!(r.ok(200)["result"]["seenAuth"], "Bearer sk-test-123");
+    assert_eq!(r.ok(200)["result"]["data"][0]["id"], 1, "{}", r.text);
+    assert_eq!(
+        auth.state.lock().unwrap().api_auth.last().unwrap(),
+        "Bearer sk-test-123"
+    );
     s.call(&app, &u1, "connect_toolkit", json!({"toolkit": "nope"}))
         .await
         .problem(400, "invalid_arguments");
