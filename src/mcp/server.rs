@@ -166,10 +166,13 @@ pub async fn answer(
     if method == "ping" {
         return json(response(&id, json!({})));
     }
-    let Some(session) = session else {
-        return Err(McpError::BadRequest(
-            "missing Mcp-Session-Id header: send initialize first".into(),
-        ));
+    let session = match (method, session) {
+        ("tools/list" | "tools/call", None) => {
+            return Err(McpError::BadRequest(
+                "missing Mcp-Session-Id header: send initialize first".into(),
+            ))
+        }
+        (_, s) => s.unwrap_or_default(),
     };
     match method {
         "tools/list" => {
