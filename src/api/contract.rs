@@ -19,7 +19,9 @@
 use utoipa::openapi::header::Header;
 use utoipa::openapi::path::{Operation, ParameterIn, PathItem};
 use utoipa::openapi::response::Response;
-use utoipa::openapi::schema::{Object, Ref, Type};
+use utoipa::openapi::schema::{
+    AdditionalProperties, ArrayItems, Object, Ref, Schema, SchemaType, Type,
+};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{Content, OpenApi, RefOr};
 use utoipa::Modify;
@@ -71,11 +73,45 @@ impl Modify for Contract {
                 .responses
                 .insert((*name).into(), RefOr::T(problem_response(*status)));
         }
+        for schema in components.schemas.values_mut() {
+            open_free_form(schema);
+        }
         for (path, item) in doc.paths.paths.iter_mut() {
             for (method, op) in operations(item) {
                 apply(method, path, op);
             }
         }
+    }
+}
+
+/// A free-form object (`type: object` with no properties, e.g. a tool's `input_schema` or
+/// its arguments) says `additionalProperties: true`, so generated clients type it as a
+/// map of any values rather than an empty object.
+fn open_free_form(schema: &mut RefOr<Schema>) {
+    let RefOr::T(schema) = schema else { return };
+    match schema {
+        Schema::Object(o) => {
+            let is_object = matches!(&o.schema_type, SchemaType::Type(Type::Object))
+                || matches!(&o.schema_type, SchemaType::Array(ts) if ts.contains(&Type::Object));
+            if is_object && o.properties.is_empty() && o.additional_properties.is_none() {
+                o.additional_properties = Some(Box::new(AdditionalProperties::FreeForm(true)));
+            }
+            o.properties.values_mut().for_each(open_free_form);
+            if let Some(ap) = o.additional_properties.as_deref_mut() {
+                if let AdditionalProperties::RefOr(inner) = ap {
+                    open_free_form(inner);
+                }
+            }
+        }
+        Schema::Array(a) => {
+            if let ArrayItems::RefOrSchema(items) = &mut a.items {
+                open_free_form(items);
+            }
+        }
+        Schema::OneOf(x) => x.items.iter_mut().for_each(open_free_form),
+        Schema::AllOf(x) => x.items.iter_mut().for_each(open_free_form),
+        Schema::AnyOf(x) => x.items.iter_mut().for_each(open_free_form),
+        _ => {}
     }
 }
 

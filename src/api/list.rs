@@ -12,6 +12,7 @@ use crate::store::{Page, PageRequest};
 #[into_params(parameter_in = Query)]
 pub struct ListParams {
     /// Page size, 1–200 (default 50).
+    #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
     /// The `cursor` of the previous page, passed back unchanged to continue.
     pub cursor: Option<String>,

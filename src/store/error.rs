@@ -53,6 +53,12 @@ impl From<sqlx::Error> for StoreError {
                         "a referenced object does not exist or is still in use ({constraint})"
                     ))
                 }
+                // text or jsonb holding U+0000, which Postgres cannot store
+                Some("22021") | Some("22P05") => {
+                    return StoreError::Invalid(
+                        "text must not contain NUL (\\u0000) characters".into(),
+                    )
+                }
                 Some("23514") => {
                     return StoreError::Invalid(format!("a value is out of range ({constraint})"))
                 }

@@ -56,3 +56,15 @@ async fn unauthenticated_and_forbidden_are_problems() {
         .await
         .problem(403, "forbidden");
 }
+
+/// Found by schemathesis: Postgres cannot store U+0000, which JSON allows; such text is a
+/// 422 naming the rule, not a 500.
+#[tokio::test]
+async fn nul_characters_are_a_validation_error() {
+    let app = spawn_app().await;
+    let r = app
+        .post("/v1/orgs", ADMIN, serde_json::json!({"name": "a\u{0}b"}))
+        .await;
+    r.problem(422, "validation_failed");
+    assert!(r.body["detail"].as_str().unwrap().contains("NUL"));
+}
