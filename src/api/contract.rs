@@ -97,10 +97,9 @@ fn open_free_form(schema: &mut RefOr<Schema>) {
                 o.additional_properties = Some(Box::new(AdditionalProperties::FreeForm(true)));
             }
             o.properties.values_mut().for_each(open_free_form);
-            if let Some(ap) = o.additional_properties.as_deref_mut() {
-                if let AdditionalProperties::RefOr(inner) = ap {
-                    open_free_form(inner);
-                }
+            if let Some(AdditionalProperties::RefOr(inner)) = o.additional_properties.as_deref_mut()
+            {
+                open_free_form(inner);
             }
         }
         Schema::Array(a) => {
@@ -131,7 +130,32 @@ pub fn operations(item: &mut PathItem) -> impl Iterator<Item = (&'static str, &m
     .filter_map(|(m, op)| op.map(|op| (m, op)))
 }
 
+/// Declares every `{name}` of the path as a required string path parameter when the
+/// handler's annotation did not (utoipa infers them only from `web::Path` arguments).
+fn declare_path_parameters(path: &str, op: &mut Operation) {
+    for name in path
+        .split('/')
+        .filter_map(|s| s.strip_prefix('{')?.strip_suffix('}'))
+    {
+        let params = op.parameters.get_or_insert_with(Vec::new);
+        let declared = params.iter().any(|p| match p {
+            RefOr::T(p) => p.name == name && p.parameter_in == ParameterIn::Path,
+            RefOr::Ref(_) => false,
+        });
+        if !declared {
+            let param = utoipa::openapi::path::ParameterBuilder::new()
+                .name(name)
+                .parameter_in(ParameterIn::Path)
+                .required(utoipa::openapi::Required::True)
+                .schema(Some(Object::with_type(Type::String)))
+                .build();
+            params.push(RefOr::T(param));
+        }
+    }
+}
+
 fn apply(method: &str, path: &str, op: &mut Operation) {
+    declare_path_parameters(path, op);
     let explicit = op.operation_id.as_deref().filter(|id| is_camel(id));
     if explicit.is_none() {
         op.operation_id = Some(derived_id(method, path));

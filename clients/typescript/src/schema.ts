@@ -4,6 +4,41 @@
  */
 
 export interface paths {
+    "/connect/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the authorization server sends the user back (OAuth 2.0 redirect URI). */
+        get: operations["connectCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/connect/{link}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The connect page of a single-use link (HTML). */
+        get: operations["getConnectPage"];
+        put?: never;
+        /** Submit the connect page: stores an API key, or redirects to the OAuth sign-in. */
+        post: operations["submitConnectPage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -62,7 +97,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Postgres (and Redis, when configured) answer. */
+        /**
+         * Ready when Postgres answers.
+         * @description Redis unreachable does not make the replica unready (tool calls keep working without
+         *     it): the answer is then `degraded`, with what runs degraded in `detail`.
+         */
         get: operations["getReadiness"];
         put?: never;
         post?: never;
@@ -111,6 +150,34 @@ export interface paths {
         head?: never;
         /** Update an agent; `agentTools`, when present, replaces every binding. */
         patch: operations["updateAgent"];
+        trace?: never;
+    };
+    "/v1/agents/{agent_id}/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The server-to-client stream of streamable HTTP: not offered (`405`); every message
+         *     loopgate sends answers a POST.
+         */
+        get: operations["getAgentMcp"];
+        put?: never;
+        /**
+         * Send one JSON-RPC message to the agent's MCP server.
+         * @description `initialize` opens a session (one thread) and returns its `Mcp-Session-Id`; later
+         *     requests carry it. `tools/list` is the thread's `steps` answer; `tools/call` answers
+         *     as an SSE stream (progress and `tools/list_changed` notifications, then the result)
+         *     when the client accepts one, else as JSON. Notifications and responses get `202`.
+         */
+        post: operations["postAgentMcp"];
+        /** End an MCP session. Its thread (stored results, loaded tools) stays until it expires. */
+        delete: operations["deleteAgentMcp"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/agents/{agent_id}/threads/{thread_id}/steps": {
@@ -187,6 +254,44 @@ export interface paths {
         head?: never;
         /** Change one binding (the Studio's "Allow response looping for this tool"). */
         patch: operations["updateAgentTool"];
+        trace?: never;
+    };
+    "/v1/connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List end users' connections (never a secret).
+         * @description Paginated, newest first: the first page reports `total`; when `has_more` is true,
+         *     pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+         */
+        get: operations["listConnections"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/connections/{connection_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a connection: the user's calls of that toolkit answer `connect_required` again. */
+        delete: operations["deleteConnection"];
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/orgs": {
@@ -412,6 +517,27 @@ export interface paths {
         /** Mint a runtime token for one of your users. */
         post: operations["createRuntimeToken"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runtime-tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a runtime token of your org by its id: it stops working at once on this
+         *     replica and within seconds on the others. Revoking the API key that minted a token
+         *     revokes the token too.
+         */
+        delete: operations["revokeRuntimeToken"];
         options?: never;
         head?: never;
         patch?: never;
@@ -665,20 +791,26 @@ export interface components {
          * @enum {string}
          */
         CacheMode: "off" | "shadow" | "on";
-        /** @description How an end user connects a connected-app toolkit (LOOP_ENGINE D4). */
+        /** @description The connect page's form. */
+        ConnectForm: {
+            /** @description The API key, for toolkits connected with one. */
+            api_key?: string | null;
+        };
+        /** @description A connection as the customer backend sees it (never a secret). */
         Connection: {
-            authorize_url: string;
-            client_id: string;
-            /** @description Whether a client secret is stored (it is never returned). */
-            has_client_secret?: boolean;
-            scopes?: string[];
-            token_url: string;
-            /** @enum {string} */
-            type: "oauth2";
-        } | {
-            instructions?: string | null;
-            /** @enum {string} */
-            type: "api_key";
+            /** @description A refresh failed: the user must connect again. */
+            broken: boolean;
+            /** Format: date-time */
+            connected_at: string;
+            /**
+             * Format: date-time
+             * @description When the current access token expires (OAuth); it is refreshed before then.
+             */
+            expires_at?: string | null;
+            /** @description `con_…` */
+            id: string;
+            toolkit: string;
+            user_id: string;
         };
         /** @description How end users connect a toolkit, as written by the Studio. */
         ConnectionInput: {
@@ -722,6 +854,7 @@ export interface components {
         Health: {
             /** @description What runs degraded while ready, e.g. quotas enforced per process. */
             detail?: string[];
+            /** @description `ok` (liveness); `ready`, or `degraded` when something runs degraded (readiness). */
             status: string;
         };
         /** @description The tools an import created. */
@@ -775,6 +908,33 @@ export interface components {
                 /** Format: date-time */
                 revoked_at?: string | null;
                 scopes: components["schemas"]["Scope"][];
+            }[];
+            /** @description `true` when more rows follow: pass `cursor` back to get them. */
+            has_more: boolean;
+            /**
+             * Format: int64
+             * @description How many rows the whole list holds; only on the first page.
+             */
+            total?: number | null;
+        };
+        /** @description One page of a list, newest first. */
+        ListResponse_Connection: {
+            /** @description Opaque, URL-safe; `null` on the last page. */
+            cursor?: string | null;
+            data: {
+                /** @description A refresh failed: the user must connect again. */
+                broken: boolean;
+                /** Format: date-time */
+                connected_at: string;
+                /**
+                 * Format: date-time
+                 * @description When the current access token expires (OAuth); it is refreshed before then.
+                 */
+                expires_at?: string | null;
+                /** @description `con_…` */
+                id: string;
+                toolkit: string;
+                user_id: string;
             }[];
             /** @description `true` when more rows follow: pass `cursor` back to get them. */
             has_more: boolean;
@@ -1062,6 +1222,8 @@ export interface components {
         RuntimeToken: {
             /** Format: date-time */
             expires_at: string;
+            /** @description The token's id (`rt_…`): `DELETE /v1/runtime-tokens/{id}` revokes it. */
+            id: string;
             token: string;
         };
         RuntimeTokenInput: {
@@ -1387,6 +1549,142 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    connectCallback: {
+        parameters: {
+            query?: {
+                state?: string;
+                code?: string;
+                error?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Connected (HTML) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getConnectPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link token from `connect_toolkit` */
+                link: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page: an API-key form or a button that starts the sign-in */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    submitConnectPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The link token from `connect_toolkit` */
+                link: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["ConnectForm"];
+            };
+        };
+        responses: {
+            /** @description Connected (HTML) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description To the authorization server's sign-in (OAuth 2.0 with PKCE) */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -1456,7 +1754,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Postgres (and Redis) answer */
+            /** @description Postgres answers; `status` is `ready`, or `degraded` with `detail` when Redis does not answer */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1465,7 +1763,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description Postgres or Redis does not answer (`unavailable`) */
+            /** @description Postgres does not answer (`unavailable`) */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying. */
@@ -1657,6 +1955,187 @@ export interface operations {
             };
             /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAgentMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No bearer token, or one that is unknown, revoked or expired (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the scheme to authenticate with. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token is valid but may not call this operation (`forbidden`): another kind of token, or an org key without the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            404: components["responses"]["NotFound"];
+            /** @description HTTP 405 */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    postAgentMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON-RPC 2.0 message (MCP, streamable HTTP) */
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description A JSON-RPC response, as JSON or an SSE stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A notification or response was accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown, revoked or expired (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the scheme to authenticate with. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token is valid but may not call this operation (`forbidden`): another kind of token, or an org key without the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteAgentMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No bearer token, or one that is unknown, revoked or expired (`unauthorized`). */
+            401: {
+                headers: {
+                    /** @description `Bearer`: the scheme to authenticate with. */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token is valid but may not call this operation (`forbidden`): another kind of token, or an org key without the scope. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1955,6 +2434,74 @@ export interface operations {
             };
             /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listConnections: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200 (default 50). */
+                limit?: number;
+                /** @description The `cursor` of the previous page, passed back unchanged to continue. */
+                cursor?: string;
+                /** @description Only this end user's connections (the `user_id` runtime tokens are minted for). */
+                user_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResponse_Connection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                connection_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2893,6 +3440,41 @@ export interface operations {
             };
             /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    revokeRuntimeToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token's id (`rt_…`), returned when it was minted */
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked (idempotent) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
