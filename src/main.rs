@@ -56,7 +56,7 @@ async fn run() -> anyhow::Result<()> {
         Command::Serve => {
             let app = Application::build(settings).await?;
             tracing::info!(port = app.port(), "loopgate listening");
-            app.run_until_stopped().await.context("server failed")?;
+            app.run_until_signalled().await?;
         }
         Command::Migrate => {
             let url = settings.database_url.context(

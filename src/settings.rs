@@ -49,6 +49,9 @@ pub struct Settings {
     /// Public base URL of this service, for the connect links handed to end users
     /// (e.g. `https://loopgate.example.com`); defaults to `http://<bind>`.
     pub public_url: Option<String>,
+    /// On SIGTERM: how long running calls and runs may take to finish before they are
+    /// cut (and their partial outcomes recorded) and the process exits.
+    pub shutdown_grace_seconds: u64,
 }
 
 #[derive(Serialize)]
@@ -64,6 +67,7 @@ struct Defaults {
     upstream_timeout_ms: u64,
     upstream_max_body_bytes: usize,
     direct_tool_budget: u32,
+    shutdown_grace_seconds: u64,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -78,6 +82,7 @@ const DEFAULTS: Defaults = Defaults {
     upstream_timeout_ms: 20_000,
     upstream_max_body_bytes: 24 * 1024 * 1024,
     direct_tool_budget: 15,
+    shutdown_grace_seconds: 25,
 };
 
 /// Settings that are text whatever they look like: figment's environment provider would

@@ -2,6 +2,7 @@
 
 use std::net::TcpListener;
 use std::sync::Arc;
+use std::time::Duration;
 
 use actix_web::dev::{Server, Service as _};
 use actix_web::{web, App, HttpServer};
@@ -14,6 +15,8 @@ use crate::crypto::Cipher;
 use crate::engine::Limits;
 use crate::metrics::Metrics;
 use crate::runtime::clock::{SystemWallClock, WallClock};
+use crate::runtime::drain::Drain;
+use crate::runtime::events::EventLog;
 use crate::runtime::slots::WalkSlots;
 use crate::runtime::{Kv, Runtime};
 use crate::settings::Settings;
@@ -55,6 +58,15 @@ impl Application {
                     .create_pool(Some(deadpool_redis::Runtime::Tokio1))
                     .context("invalid REDIS_URL")?,
             ),
+        };
+        // followers of running calls hold a pub/sub connection each, outside the pool
+        let events = match (&redis, &settings.redis_url) {
+            (Some(pool), Some(url)) => EventLog::new(Some((
+                pool.clone(),
+                deadpool_redis::redis::Client::open(url.expose_secret())
+                    .context("invalid REDIS_URL")?,
+            ))),
+            _ => EventLog::new(None),
         };
         let cipher = Cipher::new(&secrets.credential_key);
         let tokens = TokenService::new(
@@ -100,6 +112,8 @@ impl Application {
                 .map(|u| u.trim_end_matches('/').to_string())
                 .unwrap_or_else(|| format!("http://127.0.0.1:{port}")),
             oauth: crate::upstream::oauth::OAuthHttp::new(settings.allow_private_upstreams),
+            events,
+            drain: Drain::new(),
         };
         let org_limiter =
             crate::quota::org::OrgRequests::new(settings.org_requests_per_second, quota.clone());
@@ -135,7 +149,33 @@ impl Application {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await
     }
+
+    /// Serves until SIGTERM or SIGINT, then shuts down gracefully: drains (readiness off,
+    /// new calls refused), lets running calls and runs finish within
+    /// `shutdown_grace_seconds`, cuts what still runs so it records an honest partial
+    /// outcome, and stops.
+    pub async fn run_until_signalled(self) -> anyhow::Result<()> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).context("SIGTERM handler")?;
+        let mut int = signal(SignalKind::interrupt()).context("SIGINT handler")?;
+        let handle = self.server.handle();
+        let drain = self.state.runtime.drain.clone();
+        let grace = Duration::from_secs(self.state.settings.shutdown_grace_seconds);
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM: shutting down gracefully"),
+                _ = int.recv() => tracing::info!("SIGINT: shutting down gracefully"),
+            }
+            drain.shut_down(grace, CUT_MARGIN).await;
+            handle.stop(true).await;
+        });
+        self.server.await.context("server failed")
+    }
 }
+
+/// Before the end of the grace period, running walks are cut this long ahead so their
+/// partial outcomes are stored and recorded in time.
+const CUT_MARGIN: Duration = Duration::from_secs(3);
 
 fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Server> {
     let server = HttpServer::new(move || {
@@ -159,6 +199,9 @@ fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Serv
             .configure(api::configure)
     })
     .listen(listener)?
+    // shutdown is `run_until_signalled`'s (the drain); connections left after it get 5 s
+    .disable_signals()
+    .shutdown_timeout(5)
     .run();
     Ok(server)
 }

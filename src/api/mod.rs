@@ -9,6 +9,7 @@ pub mod contract;
 pub mod deployments;
 pub mod doc;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod list;
 pub mod mcp;

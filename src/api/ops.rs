@@ -48,6 +48,12 @@ pub async fn healthz() -> HttpResponse {
     responses((status = 200, description = "Postgres answers; `status` is `ready`, or `degraded` with `detail` when Redis does not answer", body = Health),
               (status = 503, description = "Postgres does not answer (`unavailable`)", body = super::error::Problem)))]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    if state.runtime.drain.is_draining() {
+        return Err(ApiError::Unavailable {
+            detail: "this replica is shutting down".into(),
+            retry_after_secs: 1,
+        });
+    }
     let redis_ok = state.runtime.kv.probe().await;
     let mut detail = Vec::new();
     if !redis_ok {

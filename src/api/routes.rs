@@ -12,8 +12,8 @@ use actix_web::web;
 use super::error::ApiError;
 use super::extract::identify_first;
 use super::{
-    agents, api_keys, connect, connections, deployments, mcp, ops, orgs, providers, runtime,
-    runtime_tokens, tools, workflow_runs, workflows,
+    agents, api_keys, connect, connections, deployments, events, mcp, ops, orgs, providers,
+    runtime, runtime_tokens, tools, workflow_runs, workflows,
 };
 
 macro_rules! route_table {
@@ -85,8 +85,10 @@ route_table! {
     "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls" => { post: runtime::tool_call }
     "/v1/tool-calls/{call_id}" => { get: runtime::get_tool_call }
     "/v1/agents/{agent_id}/mcp" => { post: mcp::post, get: mcp::get, delete: mcp::delete }
+    "/v1/tool-calls/{call_id}/events" => { get: events::tool_call }
     "/v1/workflows/{workflow_id}/runs" => { post: workflow_runs::create, get: workflow_runs::list }
     "/v1/workflows/{workflow_id}/runs/{run_id}" => { get: workflow_runs::get }
+    "/v1/workflows/{workflow_id}/runs/{run_id}/events" => { get: events::workflow_run }
     "/v1/connections" => { get: connections::list }
     "/v1/connections/{connection_id}" => { delete: connections::delete }
 

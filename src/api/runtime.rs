@@ -4,7 +4,7 @@
 use actix_web::http::header;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::error::{ApiError, Problem};
@@ -29,6 +29,10 @@ impl From<RuntimeError> for ApiError {
             } => ApiError::RateLimited {
                 detail,
                 retry_after_secs: retry_after.as_secs().max(1),
+            },
+            RuntimeError::Draining => ApiError::Unavailable {
+                detail: e.to_string(),
+                retry_after_secs: 1,
             },
             RuntimeError::Kv(_)
             | RuntimeError::Result(crate::runtime::results::ResultError::Store(_)) => {
@@ -143,23 +147,4 @@ pub async fn get_tool_call(
         return Err(ApiError::not_found("tool call"));
     }
     Ok(HttpResponse::Ok().json(rec))
-}
-
-/// The `tool-output-error` text: the problem's detail, with its code.
-pub fn error_text(e: &RuntimeError) -> String {
-    format!("{}: {}", e.code_status().0, e)
-}
-
-pub fn chunk(v: Value) -> String {
-    format!("data: {v}\n\n")
-}
-
-pub fn start_chunks(call_id: &str, name: &str, input: &Value) -> [String; 3] {
-    [
-        chunk(json!({"type": "start"})),
-        chunk(json!({"type": "start-step"})),
-        chunk(
-            json!({"type": "tool-input-available", "toolCallId": call_id, "toolName": name, "input": input}),
-        ),
-    ]
 }

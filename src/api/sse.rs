@@ -1,30 +1,30 @@
 //! Server-Sent Events in the AI SDK UI-message-stream protocol (v1). A spawned task
-//! runs the call and writes chunks into a bounded channel; the response body reads
-//! it. If the client leaves, chunks are dropped but the call still finishes and is
-//! recorded.
+//! runs the call and writes chunks into a channel; the response body reads it. If the
+//! client leaves, chunks are dropped but the call still finishes and is recorded. The
+//! chunks' shapes are `runtime::stream`'s; progress arrives already throttled (S1: the
+//! engine's walk is the one place that throttles).
 
 use actix_web::{web, HttpResponse};
 use bytes::Bytes;
-use serde_json::json;
-use std::sync::atomic::{AtomicU64, Ordering};
-
+use serde_json::Value;
 use tokio::sync::mpsc;
 use utoipa::ToSchema;
 
-use super::runtime::{chunk, error_text, start_chunks};
 use crate::auth::Caller;
 use crate::engine::{Progress, ProgressSink};
 use crate::runtime::call::CallStart;
+use crate::runtime::stream;
 use crate::state::AppState;
 
-/// Forwards the engine's (already throttled) progress as `data-tool-loop-progress` chunks.
-/// Also enforces S1 here (at most one chunk per 750 ms of walk time), whatever the
-/// engine sends.
-struct ChannelProgress {
-    tx: mpsc::Sender<String>,
-    call_id: String,
-    last_ms: AtomicU64,
+/// One `data:` event, with its log id when it has one (for `Last-Event-ID`).
+pub fn event(id: Option<&str>, chunk: &Value) -> String {
+    match id {
+        Some(id) => format!("id: {id}\ndata: {chunk}\n\n"),
+        None => format!("data: {chunk}\n\n"),
+    }
 }
+
+pub const DONE: &str = "data: [DONE]\n\n";
 
 /// The AI SDK UI-message stream (v1) as Server-Sent Events: one `data: <json>` event per
 /// chunk — `start`, `start-step`, `tool-input-available`, `data-tool-loop-progress` (at most
@@ -36,50 +36,23 @@ struct ChannelProgress {
 )]
 pub struct UiMessageStream(pub String);
 
-const PROGRESS_INTERVAL_MS: u64 = 750;
+/// Forwards the engine's progress as `data-tool-loop-progress` chunks.
+struct ChannelProgress {
+    tx: mpsc::UnboundedSender<String>,
+    call_id: String,
+}
 
 impl ProgressSink for ChannelProgress {
     fn progress(&self, p: &Progress) {
-        let last = self.last_ms.load(Ordering::Relaxed);
-        if last != u64::MAX && p.elapsed_ms < last + PROGRESS_INTERVAL_MS {
-            return;
-        }
-        self.last_ms.store(p.elapsed_ms, Ordering::Relaxed);
-        let c = chunk(json!({"type": "data-tool-loop-progress", "id": self.call_id, "data": p}));
-        // a slow or gone client never holds the walk back
-        let _ = self.tx.try_send(c);
+        // a gone client never holds the walk back
+        let _ = self
+            .tx
+            .send(event(None, &stream::progress(&self.call_id, p)));
     }
 }
 
-pub fn stream_call(state: web::Data<AppState>, caller: Caller, start: CallStart) -> HttpResponse {
-    let (tx, mut rx) = mpsc::channel::<String>(256);
-    actix_web::rt::spawn(async move {
-        for c in start_chunks(&start.id, &start.input.name, &start.input.arguments) {
-            let _ = tx.send(c).await;
-        }
-        let sink = ChannelProgress {
-            tx: tx.clone(),
-            call_id: start.id.clone(),
-            last_ms: AtomicU64::new(u64::MAX),
-        };
-        let out = state.runtime.execute(&caller, &start, &sink).await;
-        let end = match out {
-            Ok(result) => {
-                json!({"type": "tool-output-available", "toolCallId": start.id, "output": result})
-            }
-            Err(e) => {
-                json!({"type": "tool-output-error", "toolCallId": start.id, "errorText": error_text(&e)})
-            }
-        };
-        for c in [
-            chunk(end),
-            chunk(json!({"type": "finish-step"})),
-            chunk(json!({"type": "finish", "finishReason": "stop"})),
-            "data: [DONE]\n\n".to_string(),
-        ] {
-            let _ = tx.send(c).await;
-        }
-    });
+/// The streaming response reading `rx`.
+pub fn response(mut rx: mpsc::UnboundedReceiver<String>) -> HttpResponse {
     let body = futures_util::stream::poll_fn(move |cx| {
         rx.poll_recv(cx)
             .map(|o| o.map(|s| Ok::<Bytes, actix_web::Error>(Bytes::from(s))))
@@ -90,4 +63,28 @@ pub fn stream_call(state: web::Data<AppState>, caller: Caller, start: CallStart)
         .insert_header(("cache-control", "no-cache"))
         .insert_header(("x-accel-buffering", "no"))
         .streaming(body)
+}
+
+pub fn stream_call(state: web::Data<AppState>, caller: Caller, start: CallStart) -> HttpResponse {
+    // unbounded: a call's chunks are bounded by the throttled progress of one walk
+    let (tx, rx) = mpsc::unbounded_channel::<String>();
+    actix_web::rt::spawn(async move {
+        for c in stream::call_opening(&start.id, &start.input.name, &start.input.arguments) {
+            let _ = tx.send(event(None, &c));
+        }
+        let sink = ChannelProgress {
+            tx: tx.clone(),
+            call_id: start.id.clone(),
+        };
+        let out = state.runtime.execute(&caller, &start, &sink).await;
+        let closing = match &out {
+            Ok(result) => stream::call_closing(&start.id, Ok(result)),
+            Err(e) => stream::call_closing(&start.id, Err(&stream::error_text(e))),
+        };
+        for c in closing {
+            let _ = tx.send(event(None, &c));
+        }
+        let _ = tx.send(DONE.to_string());
+    });
+    response(rx)
 }

@@ -91,6 +91,14 @@ pub async fn fetch<U: Upstream, C: Clock>(
             }
             Err(f) => f,
         };
+        if budget.elapsed(clock) >= limits.wall {
+            // the request ran into the wall-clock bound: that bound ended the walk
+            return Err(Failed {
+                stop: StopReason::Time,
+                status: failure.status,
+                message: format!("{} (the time limit was reached)", failure.message),
+            });
+        }
         attempt += 1;
         if !failure.transient || attempt > limits.retries {
             return Err(Failed {

@@ -587,3 +587,37 @@ fn p7_a_full_page_without_signals_is_unproven_not_more() {
         o.verdict.note
     );
 }
+
+/// P3: a request that fails because the wall clock ran out (a timeout at the limit, or a
+/// replica's shutdown cutting the walk) is the time bound, not an upstream error: the
+/// rows already fetched are kept and the verdict names `time`.
+#[test]
+fn a_request_cut_by_the_wall_clock_ends_the_walk_by_time() {
+    let clock = FakeClock::default();
+    let c = clock.clone();
+    let api = FakeApi::new(&clock, move |req, n| {
+        if n == 2 {
+            c.advance(61_000);
+            return Err(UpstreamFailure {
+                transient: true,
+                status: None,
+                retry_after: None,
+                message: "timed out".into(),
+            });
+        }
+        let page = arg_u64(req, "page").unwrap_or(1) as usize;
+        ok(json!({"data": rows((page - 1) * 100..page * 100)}))
+    });
+    let o = walk(
+        &page_schema(Some(100)),
+        json!({"_all_pages": true}),
+        &api,
+        &clock,
+        &Limits::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.verdict.stopped_by, Some(StopReason::Time));
+    assert!(!o.verdict.paging_complete);
+    assert_eq!(o.items.len(), 200, "the two pages fetched are kept");
+    assert_eq!(api.requests().len(), 3, "no retry past the time limit");
+}

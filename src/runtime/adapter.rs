@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use secrecy::SecretString;
 
 use super::call::Credential;
+use super::drain::Drain;
 use super::{BoundTool, Runtime};
 use crate::engine::{Clock, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse};
 use crate::metrics::Metrics;
@@ -107,6 +108,25 @@ fn failure(e: CallError) -> UpstreamFailure {
 
 impl Upstream for HttpUpstream<'_> {
     async fn call(&self, req: UpstreamRequest) -> Result<UpstreamResponse, UpstreamFailure> {
+        tokio::select! {
+            r = self.call_uncut(req) => r,
+            _ = self.runtime.drain.cut_signal() => {
+                // the replica is shutting down: the walk ends with what it has
+                Err(UpstreamFailure {
+                    transient: true,
+                    status: None,
+                    retry_after: None,
+                    message: "the request was abandoned because this replica is shutting down".into(),
+                })
+            }
+        }
+    }
+}
+
+impl HttpUpstream<'_> {
+    /// One request (HTTP or MCP), with its metrics; [`Upstream::call`] races it with the
+    /// replica's shutdown cut.
+    async fn call_uncut(&self, req: UpstreamRequest) -> Result<UpstreamResponse, UpstreamFailure> {
         let metrics = &self.runtime.metrics;
         Metrics::inc(&metrics.upstream_requests);
         let started = Instant::now();
@@ -152,19 +172,34 @@ impl Upstream for HttpUpstream<'_> {
     }
 }
 
-/// Wall clock for walks: monotonic milliseconds and tokio sleeps.
-pub struct SystemClock;
+/// Wall clock for walks: monotonic milliseconds and tokio sleeps. When the replica's
+/// shutdown cuts running walks ([`Drain::cut`]), time jumps past every wall-clock bound
+/// and sleeps end, so the engine stops the walk with `_stoppedBy: "time"`.
+pub struct SystemClock<'a> {
+    pub drain: &'a Drain,
+}
+
+/// How far a cut moves the clock: beyond any configured wall-clock bound.
+const CUT_JUMP_MS: u64 = 365 * 24 * 3600 * 1000;
 
 fn origin() -> Instant {
     static START: OnceLock<Instant> = OnceLock::new();
     *START.get_or_init(Instant::now)
 }
 
-impl Clock for SystemClock {
+impl Clock for SystemClock<'_> {
     fn now_ms(&self) -> u64 {
-        origin().elapsed().as_millis() as u64
+        let now = origin().elapsed().as_millis() as u64;
+        if self.drain.is_cut() {
+            now + CUT_JUMP_MS
+        } else {
+            now
+        }
     }
     async fn sleep(&self, d: Duration) {
-        tokio::time::sleep(d).await
+        tokio::select! {
+            _ = tokio::time::sleep(d) => {}
+            _ = self.drain.cut_signal() => {}
+        }
     }
 }

@@ -8,8 +8,14 @@ use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use std::sync::Arc;
+
+use super::drain::InFlight;
+use super::feed::{Feed, Tee};
 use super::fetch::CacheUse;
-use super::{cache, discovery, results, resume, BoundTool, Runtime, RuntimeError, ThreadKey};
+use super::{
+    cache, discovery, events, results, resume, stream, BoundTool, Runtime, RuntimeError, ThreadKey,
+};
 use crate::auth::Caller;
 use crate::crypto::{new_id, random_token};
 use crate::discovery::meta::{CONNECT_TOOLKIT, LIST_CONNECTIONS, LOAD_TOOL, SEARCH_TOOLS};
@@ -43,6 +49,8 @@ pub struct CallStart {
     pub thread: ThreadKey,
     pub agent_id: String,
     pub input: ToolCallInput,
+    /// Keeps a draining replica up until the call has recorded its outcome.
+    pub in_flight: Arc<InFlight>,
 }
 
 pub const QUERY_TOOL: &str = "queryToolResult";
@@ -112,6 +120,7 @@ impl Runtime {
         thread_key: &str,
         input: ToolCallInput,
     ) -> Result<CallStart, RuntimeError> {
+        let in_flight = Arc::new(self.drain.enter().ok_or(RuntimeError::Draining)?);
         let agent = self.agent(caller, agent_id).await?;
         let thread = self.thread(caller, &agent.id, thread_key).await?;
         let id = new_id("call");
@@ -133,6 +142,7 @@ impl Runtime {
             thread,
             agent_id: agent.id,
             input,
+            in_flight,
         })
     }
 
@@ -145,7 +155,16 @@ impl Runtime {
         progress: &P,
     ) -> Result<Value, RuntimeError> {
         Metrics::inc(&self.metrics.tool_calls);
-        let (kind, outcome) = self.dispatch(caller, start, progress).await;
+        let feed = Feed::open(&self.events, events::key(caller.org(), &start.id));
+        for c in stream::call_opening(&start.id, &start.input.name, &start.input.arguments) {
+            feed.push(c);
+        }
+        let tee = Tee {
+            feed: &feed,
+            call_id: &start.id,
+            inner: progress,
+        };
+        let (kind, outcome) = self.dispatch(caller, start, &tee).await;
         let label = match &outcome {
             Ok(_) => "succeeded",
             Err(e) => e.code_status().0,
@@ -169,6 +188,14 @@ impl Runtime {
         if let Err(e) = record {
             tracing::error!(error = %e, call = %start.id, "could not record the tool call outcome");
         }
+        let closing = match &outcome {
+            Ok(v) => stream::call_closing(&start.id, Ok(v)),
+            Err(e) => stream::call_closing(&start.id, Err(&stream::error_text(e))),
+        };
+        for c in closing {
+            feed.push(c);
+        }
+        feed.close().await;
         outcome
     }
 

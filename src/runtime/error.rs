@@ -38,6 +38,9 @@ pub enum RuntimeError {
     },
     #[error("{0}")]
     Upstream(String),
+    /// This replica is shutting down: retry (another replica will answer).
+    #[error("this replica is shutting down and takes no new calls; retry shortly")]
+    Draining,
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error(transparent)]
@@ -65,6 +68,7 @@ impl RuntimeError {
             }
             RuntimeError::RateLimited { .. } => ("rate_limited", 429),
             RuntimeError::Upstream(_) => ("upstream_failed", 502),
+            RuntimeError::Draining => ("unavailable", 503),
             RuntimeError::Store(StoreError::NotFound) => ("not_found", 404),
             RuntimeError::Store(StoreError::Unavailable(_)) => ("unavailable", 503),
             RuntimeError::Store(_) | RuntimeError::Internal(_) => ("internal_error", 500),

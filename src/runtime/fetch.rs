@@ -140,7 +140,7 @@ impl Runtime {
             &bound.analysis,
             &upstream,
             progress,
-            &SystemClock,
+            &SystemClock { drain: &self.drain },
             &self.limits,
         )
         .await?;

@@ -36,7 +36,7 @@ pub const DEGRADED_NOTE: &str = "The shared result store (Redis) is unreachable:
 
 #[derive(Debug, thiserror::Error)]
 #[error("the result store is unavailable")]
-pub struct KvError(#[source] anyhow::Error);
+pub struct KvError(#[source] pub(crate) anyhow::Error);
 
 #[derive(Clone)]
 pub struct Kv {

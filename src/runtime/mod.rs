@@ -11,13 +11,18 @@ pub mod clock;
 pub mod connect;
 pub mod connections;
 pub mod discovery;
+pub mod drain;
 pub mod error;
+pub mod events;
+pub mod feed;
 pub mod fetch;
 pub mod kv;
+pub mod replay;
 pub mod results;
 pub mod resume;
 pub mod slots;
 pub mod steps;
+pub mod stream;
 
 use std::sync::Arc;
 
@@ -62,6 +67,10 @@ pub struct Runtime {
     pub public_url: String,
     /// D4: token requests to authorization servers.
     pub oauth: crate::upstream::oauth::OAuthHttp,
+    /// Chunks of running calls and runs, readable from every replica.
+    pub events: events::EventLog,
+    /// Graceful shutdown: refuses new work, cuts walks at the end of the grace period.
+    pub drain: Arc<drain::Drain>,
 }
 
 /// A tool as bound to an agent, with what the engine learned from its schema.

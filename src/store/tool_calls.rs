@@ -96,3 +96,21 @@ pub async fn get(
     .fetch_one(pool)
     .await?)
 }
+
+/// The arguments the call was made with (same org and caller as [`get`]).
+pub async fn arguments(
+    pool: &PgPool,
+    org: &OrgId,
+    caller: &str,
+    id: &str,
+) -> Result<Value, StoreError> {
+    let (args,): (Json<Value>,) = sqlx::query_as(
+        "SELECT arguments FROM tool_calls WHERE org_id = $1 AND caller = $2 AND id = $3",
+    )
+    .bind(org.as_str())
+    .bind(caller)
+    .bind(id)
+    .fetch_one(pool)
+    .await?;
+    Ok(args.0)
+}

@@ -20,6 +20,9 @@ use crate::auth::Caller;
 use crate::crypto::new_id;
 use crate::engine::{Progress, ProgressSink};
 use crate::runtime::bound::RunOptions;
+use crate::runtime::drain::InFlight;
+use crate::runtime::feed::Feed;
+use crate::runtime::{events, stream};
 use crate::runtime::{AgentView, Runtime, RuntimeError};
 use crate::store::workflow_runs::{self, NewRun, WorkflowRun};
 use crate::store::workflows::{self, Workflow};
@@ -50,11 +53,36 @@ impl ProgressSink for StepProgress<'_> {
     }
 }
 
+/// The run's chunks into the event log (followers on any replica), and to `inner`.
+struct FeedObserver<'a> {
+    feed: &'a Feed,
+    inner: &'a dyn RunObserver,
+}
+
+impl RunObserver for FeedObserver<'_> {
+    fn step_started(&self, call_id: &str, tool: &str, input: &Value) {
+        self.feed.push(stream::start_step());
+        self.feed.push(stream::tool_input(call_id, tool, input));
+        self.inner.step_started(call_id, tool, input);
+    }
+    fn progress(&self, call_id: &str, p: &Progress) {
+        self.feed.push(stream::progress(call_id, p));
+        self.inner.progress(call_id, p);
+    }
+    fn step_finished(&self, call_id: &str, output: Result<&Value, &str>) {
+        self.feed.push(stream::tool_output(call_id, output));
+        self.feed.push(stream::finish_step());
+        self.inner.step_finished(call_id, output);
+    }
+}
+
 /// A run that has been accepted and recorded, ready to execute.
 pub struct RunStart {
     pub run: WorkflowRun,
     pub workflow: Workflow,
     pub agent: AgentView,
+    /// Keeps a draining replica up until the run has recorded its outcome.
+    pub in_flight: InFlight,
 }
 
 /// Checks that the workflow is the caller's org's (else not found) and that the caller
@@ -66,6 +94,7 @@ pub async fn start(
     input: Value,
     experiment: bool,
 ) -> Result<RunStart, RuntimeError> {
+    let in_flight = rt.drain.enter().ok_or(RuntimeError::Draining)?;
     let workflow = workflows::get(&rt.pool, caller.org(), workflow_id)
         .await
         .map_err(|e| match e {
@@ -90,12 +119,31 @@ pub async fn start(
         run,
         workflow,
         agent,
+        in_flight,
     })
 }
 
 /// Runs every step in order; the first failing step fails the run and later steps do
 /// not run. The outcome is recorded also when nobody listens any more.
 pub async fn execute(
+    rt: &Runtime,
+    caller: &Caller,
+    start: &RunStart,
+    observer: &dyn RunObserver,
+) -> Result<WorkflowRun, RuntimeError> {
+    let feed = Feed::open(&rt.events, events::key(caller.org(), &start.run.id));
+    feed.push(stream::start());
+    let tee = FeedObserver {
+        feed: &feed,
+        inner: observer,
+    };
+    let recorded = run_steps(rt, caller, start, &tee).await;
+    feed.push(stream::finish());
+    feed.close().await;
+    recorded
+}
+
+async fn run_steps(
     rt: &Runtime,
     caller: &Caller,
     start: &RunStart,

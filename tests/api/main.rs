@@ -35,6 +35,7 @@ mod openapi_doc;
 mod openapi_import;
 mod pagination;
 mod providers;
+mod replicas;
 mod resume;
 mod runtime_ai_client;
 mod runtime_guard;

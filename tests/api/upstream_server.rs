@@ -17,6 +17,8 @@ pub struct Stats {
     pub rate_violations: u32,
     pub rate_window: Vec<Instant>,
     pub flaky_seen: HashMap<String, u32>,
+    /// When each `/limited` request arrived (all of them).
+    pub limited_log: Vec<Instant>,
 }
 
 pub struct Upstream {
@@ -160,6 +162,7 @@ async fn limited(s: S, req: HttpRequest) -> HttpResponse {
     let now = Instant::now();
     {
         let mut st = s.lock().unwrap();
+        st.limited_log.push(now);
         st.rate_window
             .retain(|t| now.duration_since(*t).as_millis() < 1000);
         if st.rate_window.len() >= 5 {

@@ -1,0 +1,214 @@
+//! The event log of running tool calls and workflow runs, so a client attached to any
+//! replica can follow them (`GET …/events`) and reconnect with `Last-Event-ID`.
+//!
+//! With Redis: one capped stream per call (`XADD … MAXLEN ~`, at most [`MAX_EVENTS`]
+//! entries, expiring [`EVENTS_TTL`] after the last one), and a pub/sub notification per
+//! entry so followers wake at once; a follower subscribes first and then reads the
+//! stream, so nothing falls between the two. Entry ids are the stream's ids. Without
+//! Redis: the same in process (ids are sequence numbers), for a single replica.
+//! Keys start with the org; who may read a call is checked against Postgres first.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use deadpool_redis::redis;
+use futures_util::StreamExt as _;
+use tokio::sync::broadcast;
+
+use super::kv::KvError;
+use crate::store::OrgId;
+
+/// Entries kept per call or run (progress is throttled, so a walk writes a few dozen).
+pub const MAX_EVENTS: usize = 2_000;
+/// How long after its last entry a call's events stay readable.
+pub const EVENTS_TTL: Duration = super::results::RESULT_TTL;
+
+#[derive(Clone)]
+pub enum EventLog {
+    Redis {
+        pool: deadpool_redis::Pool,
+        client: redis::Client,
+    },
+    Memory(Arc<Mutex<HashMap<String, Buffer>>>),
+}
+
+pub struct Buffer {
+    entries: VecDeque<(u64, String)>,
+    next: u64,
+    touched: Instant,
+    notify: broadcast::Sender<()>,
+}
+
+/// Wakes a follower when an entry was added (or after a timeout, whichever first).
+pub enum Subscription {
+    Redis(redis::aio::PubSub),
+    Memory(broadcast::Receiver<()>),
+}
+
+impl Subscription {
+    pub async fn wait(&mut self, limit: Duration) {
+        let _ = tokio::time::timeout(limit, async {
+            match self {
+                Subscription::Redis(p) => {
+                    p.on_message().next().await;
+                }
+                Subscription::Memory(rx) => {
+                    let _ = rx.recv().await;
+                }
+            }
+        })
+        .await;
+    }
+}
+
+/// The log key of a call or run of an org.
+pub fn key(org: &OrgId, id: &str) -> String {
+    format!("lg:{org}:events:{id}")
+}
+
+fn err(e: impl Into<anyhow::Error>) -> KvError {
+    KvError(e.into())
+}
+
+fn channel(key: &str) -> String {
+    format!("{key}:notify")
+}
+
+impl EventLog {
+    pub fn new(redis: Option<(deadpool_redis::Pool, redis::Client)>) -> Self {
+        match redis {
+            Some((pool, client)) => EventLog::Redis { pool, client },
+            None => EventLog::Memory(Arc::default()),
+        }
+    }
+
+    /// Appends one entry and wakes the followers; returns its id.
+    pub async fn append(&self, key: &str, entry: &str) -> Result<String, KvError> {
+        match self {
+            EventLog::Redis { pool, .. } => {
+                let mut c = pool.get().await.map_err(err)?;
+                let (id, _, _): (String, i64, i64) = redis::pipe()
+                    .cmd("XADD")
+                    .arg(key)
+                    .arg("MAXLEN")
+                    .arg("~")
+                    .arg(MAX_EVENTS)
+                    .arg("*")
+                    .arg("c")
+                    .arg(entry)
+                    .cmd("PEXPIRE")
+                    .arg(key)
+                    .arg(EVENTS_TTL.as_millis() as u64)
+                    .cmd("PUBLISH")
+                    .arg(channel(key))
+                    .arg("1")
+                    .query_async(&mut c)
+                    .await
+                    .map_err(err)?;
+                Ok(id)
+            }
+            EventLog::Memory(m) => {
+                let mut map = m.lock().map_err(|_| err(anyhow::anyhow!("poisoned")))?;
+                map.retain(|_, b| b.touched.elapsed() < EVENTS_TTL);
+                let b = map.entry(key.to_string()).or_insert_with(|| Buffer {
+                    entries: VecDeque::new(),
+                    next: 1,
+                    touched: Instant::now(),
+                    notify: broadcast::channel(16).0,
+                });
+                let id = b.next;
+                b.next += 1;
+                b.touched = Instant::now();
+                b.entries.push_back((id, entry.to_string()));
+                if b.entries.len() > MAX_EVENTS {
+                    b.entries.pop_front();
+                }
+                let _ = b.notify.send(());
+                Ok(id.to_string())
+            }
+        }
+    }
+
+    /// Entries after `after` (all of them when `None`), oldest first, at most `MAX_EVENTS`.
+    pub async fn read_after(
+        &self,
+        key: &str,
+        after: Option<&str>,
+    ) -> Result<Vec<(String, String)>, KvError> {
+        match self {
+            EventLog::Redis { pool, .. } => {
+                let mut c = pool.get().await.map_err(err)?;
+                let from = match after {
+                    Some(id) if valid_stream_id(id) => format!("({id}"),
+                    _ => "-".to_string(),
+                };
+                let rows: Vec<(String, Vec<(String, String)>)> = redis::cmd("XRANGE")
+                    .arg(key)
+                    .arg(from)
+                    .arg("+")
+                    .arg("COUNT")
+                    .arg(MAX_EVENTS)
+                    .query_async(&mut c)
+                    .await
+                    .map_err(err)?;
+                Ok(rows
+                    .into_iter()
+                    .filter_map(|(id, fields)| {
+                        fields
+                            .into_iter()
+                            .find(|(k, _)| k == "c")
+                            .map(|(_, v)| (id, v))
+                    })
+                    .collect())
+            }
+            EventLog::Memory(m) => {
+                let map = m.lock().map_err(|_| err(anyhow::anyhow!("poisoned")))?;
+                let after: u64 = after.and_then(|a| a.parse().ok()).unwrap_or(0);
+                Ok(map
+                    .get(key)
+                    .map(|b| {
+                        b.entries
+                            .iter()
+                            .filter(|(id, _)| *id > after)
+                            .map(|(id, e)| (id.to_string(), e.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default())
+            }
+        }
+    }
+
+    /// Starts listening for new entries of `key` (before reading what is there).
+    pub async fn subscribe(&self, key: &str) -> Result<Subscription, KvError> {
+        match self {
+            EventLog::Redis { client, .. } => {
+                let mut p = client.get_async_pubsub().await.map_err(err)?;
+                p.subscribe(channel(key)).await.map_err(err)?;
+                Ok(Subscription::Redis(p))
+            }
+            EventLog::Memory(m) => {
+                let mut map = m.lock().map_err(|_| err(anyhow::anyhow!("poisoned")))?;
+                let b = map.entry(key.to_string()).or_insert_with(|| Buffer {
+                    entries: VecDeque::new(),
+                    next: 1,
+                    touched: Instant::now(),
+                    notify: broadcast::channel(16).0,
+                });
+                Ok(Subscription::Memory(b.notify.subscribe()))
+            }
+        }
+    }
+}
+
+/// `<ms>-<seq>`: anything else (a client's stray `Last-Event-ID`) reads from the start.
+fn valid_stream_id(id: &str) -> bool {
+    let mut parts = id.splitn(2, '-');
+    let ms = parts.next().unwrap_or("");
+    let seq = parts.next().unwrap_or("0");
+    !ms.is_empty()
+        && ms.bytes().all(|b| b.is_ascii_digit())
+        && !seq.is_empty()
+        && seq.bytes().all(|b| b.is_ascii_digit())
+        && id.len() <= 41
+}
