@@ -70,7 +70,7 @@ where
 #[utoipa::path(get, path = "/v1/tool-calls/{call_id}/events", tag = "runtime",
     params(("Last-Event-ID" = Option<String>, Header, description = "resume after this event")),
     responses((status = 200, description = "The UI-message stream", body = UiMessageStream, content_type = "text/event-stream"), (status = 404, body = Problem)),
-    security(("bearer" = [])))]
+    security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn tool_call(
     Runtime(caller): Runtime,
     state: web::Data<AppState>,
@@ -97,7 +97,7 @@ pub async fn tool_call(
 #[utoipa::path(get, path = "/v1/workflows/{workflow_id}/runs/{run_id}/events", tag = "runtime",
     params(("Last-Event-ID" = Option<String>, Header, description = "resume after this event")),
     responses((status = 200, description = "The UI-message stream", body = UiMessageStream, content_type = "text/event-stream"), (status = 404, body = Problem)),
-    security(("bearer" = [])))]
+    security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn workflow_run(
     Runtime(caller): Runtime,
     state: web::Data<AppState>,
