@@ -9,7 +9,7 @@ use tokio::sync::mpsc;
 
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Runtime;
-use super::sse::{event, UiMessageStream, DONE};
+use super::sse::{event, streaming, UiMessageStream, DONE};
 use crate::runtime::feed::{follow, Event, Finished};
 use crate::runtime::{events, replay, RuntimeError};
 use crate::state::AppState;
@@ -53,12 +53,7 @@ where
             })
         })
     });
-    HttpResponse::Ok()
-        .insert_header(("content-type", "text/event-stream"))
-        .insert_header(("x-vercel-ai-ui-message-stream", "v1"))
-        .insert_header(("cache-control", "no-cache"))
-        .insert_header(("x-accel-buffering", "no"))
-        .streaming(body)
+    streaming(body)
 }
 
 /// Follow a tool call's UI-message stream (same caller, any replica).

@@ -53,10 +53,17 @@ impl ProgressSink for ChannelProgress {
 
 /// The streaming response reading `rx`.
 pub fn response(mut rx: mpsc::UnboundedReceiver<String>) -> HttpResponse {
-    let body = futures_util::stream::poll_fn(move |cx| {
+    streaming(futures_util::stream::poll_fn(move |cx| {
         rx.poll_recv(cx)
             .map(|o| o.map(|s| Ok::<Bytes, actix_web::Error>(Bytes::from(s))))
-    });
+    }))
+}
+
+/// A UI-message stream response (its protocol headers) over `body`.
+pub fn streaming<S>(body: S) -> HttpResponse
+where
+    S: futures_util::Stream<Item = Result<Bytes, actix_web::Error>> + 'static,
+{
     HttpResponse::Ok()
         .insert_header(("content-type", "text/event-stream"))
         .insert_header(("x-vercel-ai-ui-message-stream", "v1"))
