@@ -138,3 +138,17 @@ tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
 {{- end }}
+
+{{/*
+The replica count quotas are divided by when Redis is unreachable: config.replicas, else
+the most replicas that may run (autoscaling's maxReplicas, or replicaCount).
+*/}}
+{{- define "loopgate.replicas" -}}
+{{- if .Values.config.replicas -}}
+{{- .Values.config.replicas -}}
+{{- else if .Values.autoscaling.enabled -}}
+{{- .Values.autoscaling.maxReplicas -}}
+{{- else -}}
+{{- .Values.replicaCount -}}
+{{- end -}}
+{{- end }}
