@@ -13,7 +13,7 @@ use super::sse::{event, streaming, UiMessageStream, DONE};
 use crate::runtime::feed::{follow, Event, Finished};
 use crate::runtime::{events, replay, RuntimeError};
 use crate::state::AppState;
-use crate::store::{tool_calls, workflow_runs};
+use crate::store::{tool_calls, workflow_runs, workflows};
 
 fn last_event_id(req: &HttpRequest) -> Option<String> {
     req.headers()
@@ -74,9 +74,13 @@ pub async fn tool_call(
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner();
     let (org, owner) = (caller.org().clone(), caller.thread_owner());
-    tool_calls::get(&state.pool, &org, &owner, &id)
+    let rec = tool_calls::get(&state.pool, &org, &owner, &id)
         .await
         .map_err(or_not_found("tool call"))?;
+    // a token limited to one agent does not follow the user's calls on another
+    if !caller.allows_agent(&rec.agent_id) {
+        return Err(ApiError::not_found("tool call"));
+    }
     let key = events::key(&org, &id);
     let pool = state.pool.clone();
     Ok(stream(state, key, last_event_id(&req), move || {
@@ -101,6 +105,12 @@ pub async fn workflow_run(
 ) -> Result<HttpResponse, ApiError> {
     let (wf, id) = path.into_inner();
     let (org, owner) = (caller.org().clone(), caller.thread_owner());
+    let workflow = workflows::get(&state.pool, &org, &wf)
+        .await
+        .map_err(or_not_found("workflow run"))?;
+    if !caller.allows_agent(&workflow.agent_id) {
+        return Err(ApiError::not_found("workflow run"));
+    }
     workflow_runs::get(&state.pool, &org, &owner, &wf, &id)
         .await
         .map_err(or_not_found("workflow run"))?;

@@ -58,6 +58,10 @@ pub async fn mint(
     body: web::Json<RuntimeTokenInput>,
 ) -> Result<HttpResponse, ApiError> {
     check_label("user_id", &body.user_id)?;
+    // `key:<id>` names an org key's own connections and threads; no user may take it
+    if body.user_id.starts_with("key:") {
+        return Err(ApiError::invalid("user_id may not start with 'key:'"));
+    }
     if let Some(cs) = &body.cache_scope {
         check_label("cache_scope", cs)?;
     }

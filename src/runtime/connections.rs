@@ -24,7 +24,9 @@ pub const LINK_TTL_MINUTES: i64 = 15;
 /// An access token closer than this to its expiry is refreshed before use.
 const REFRESH_MARGIN_SECONDS: i64 = 60;
 
-/// Whose connections a caller uses: the runtime token's user, or the org key itself.
+/// Whose connections a caller uses: the runtime token's user, or the org key itself
+/// (`key:` + its id; a runtime token's `user_id` may not start with `key:`, so the two never
+/// meet).
 pub fn connection_user(caller: &Caller) -> String {
     match caller {
         Caller::Runtime(r) => r.user_id.clone(),
@@ -160,7 +162,9 @@ impl Runtime {
         let toolkit = toolkit_of(bound).unwrap_or_default();
         let org = caller.org();
         let user = connection_user(caller);
-        let Some(conn) = connections::secret(&self.pool, org, &user, toolkit).await? else {
+        let Some(conn) =
+            connections::secret(&self.pool, org, &user, toolkit, &bound.provider.id).await?
+        else {
             return Err(connect_required(toolkit));
         };
         if conn.broken {

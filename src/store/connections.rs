@@ -89,14 +89,18 @@ pub async fn secret(
     org: &OrgId,
     user_id: &str,
     toolkit: &str,
+    provider_id: &str,
 ) -> Result<Option<Secret>, StoreError> {
+    // the provider too: a tool of another provider naming the same toolkit never gets the
+    // user's token (it would be sent to that provider's base_url)
     Ok(sqlx::query_as(
         "SELECT id, kind, secret_ciphertext, expires_at, broken FROM connections \
-         WHERE org_id = $1 AND user_id = $2 AND toolkit = $3",
+         WHERE org_id = $1 AND user_id = $2 AND toolkit = $3 AND provider_id = $4",
     )
     .bind(org.as_str())
     .bind(user_id)
     .bind(toolkit)
+    .bind(provider_id)
     .fetch_optional(pool)
     .await?)
 }

@@ -89,6 +89,24 @@ async fn a_token_limited_to_one_agent_reads_nothing_of_another() {
     // a token of the same user limited to the first agent cannot read it
     let limited = rig.token(&app, "u1", json!({})).await;
     app.get(&at, &limited).await.problem(404, "not_found");
+    // nor follow its events (issue 13's events endpoint, any replica)
+    app.get(&format!("{at}/events"), &limited)
+        .await
+        .problem(404, "not_found");
+    app.get(&format!("{at}/events"), &free).await.ok(200);
+}
+
+#[tokio::test]
+async fn a_user_id_cannot_take_an_org_keys_connection_owner() {
+    let (app, _up, rig, _token) = Rig::start(false).await;
+    // `key:<id>` owns an org key's connections (D4); no runtime user may be minted as it
+    app.post(
+        "/v1/runtime-tokens",
+        &rig.t.key,
+        json!({"user_id": "key:key_0000", "ttl_seconds": 600}),
+    )
+    .await
+    .problem(422, "validation_failed");
 }
 
 #[tokio::test]

@@ -560,6 +560,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tool-calls/{call_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a tool call's UI-message stream (same caller, any replica).
+         * @description While the call runs: its chunks so far (from after `Last-Event-ID` when sent), then
+         *     live ones — progress at most once per 750 ms — until `finish` and `[DONE]`. Once it has
+         *     finished: its outcome at once (`tool-output-available` or `tool-output-error`). Each
+         *     buffered chunk carries an SSE `id` to reconnect with.
+         */
+        get: operations["listToolCallEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tools": {
         parameters: {
             query?: never;
@@ -684,6 +707,27 @@ export interface paths {
         };
         /** Read a workflow run (same caller), e.g. after a disconnect mid-run. */
         get: operations["getWorkflowRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workflows/{workflow_id}/runs/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a workflow run's UI-message stream (same caller, any replica).
+         * @description As for tool calls: what the run has streamed so far and then live chunks until
+         *     `finish` and `[DONE]`, or at once the recorded step outputs when it has finished.
+         */
+        get: operations["listRunEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3523,6 +3567,45 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listToolCallEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description resume after this event */
+                "Last-Event-ID"?: string | null;
+            };
+            path: {
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The UI-message stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["UiMessageStream"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listTools: {
         parameters: {
             query?: {
@@ -4037,6 +4120,46 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WorkflowRun"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listRunEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description resume after this event */
+                "Last-Event-ID"?: string | null;
+            };
+            path: {
+                workflow_id: string;
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The UI-message stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": components["schemas"]["UiMessageStream"];
                 };
             };
             401: components["responses"]["Unauthorized"];
