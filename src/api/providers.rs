@@ -251,6 +251,7 @@ pub async fn update(
             .unwrap_or(cur.user_credentials_required),
         rate_limit: body.rate_limit.unwrap_or_else(|| cur.rate_limit.clone()),
     })?;
+    toolkits::check_binding(&cur, &fields.base_url, body.connection.as_ref())?;
     let change = match &body.credential {
         None if cur.has_credential && !same_binding(&cur, &fields) => {
             return Err(ApiError::CredentialRequired(
@@ -275,11 +276,7 @@ pub async fn update(
 /// port) and the auth placement (type and name). Paths may change; anything else needs
 /// the secret re-entered, so a studio key cannot redirect the org's secret to itself.
 fn same_binding(cur: &Provider, next: &ProviderFields) -> bool {
-    let origin = |u: &str| {
-        url::Url::parse(u)
-            .ok()
-            .map(|u| u.origin().ascii_serialization())
-    };
+    let origin = toolkits::origin;
     origin(&cur.base_url).is_some()
         && origin(&cur.base_url) == origin(&next.base_url)
         && cur.auth.kind == next.auth.kind

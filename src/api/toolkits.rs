@@ -39,6 +39,57 @@ fn valid_toolkit(t: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// The origin of a URL (scheme, host, port), for the "secrets stay where they were
+/// entered" rule shared with the provider's own credential.
+pub fn origin(u: &str) -> Option<String> {
+    url::Url::parse(u)
+        .ok()
+        .map(|u| u.origin().ascii_serialization())
+}
+
+/// Before anything is written: secrets of a connected app stay bound to where they go.
+/// The stored OAuth client secret goes to `token_url`, so moving that to another origin
+/// needs the secret again; end users' connection tokens go to `base_url`, which they
+/// connected for, so an app provider's base URL cannot move to another origin at all.
+pub fn check_binding(
+    cur: &Provider,
+    next_base_url: &str,
+    connection: Option<&ConnectionInput>,
+) -> Result<(), ApiError> {
+    if cur.kind != ToolKind::App {
+        return Ok(());
+    }
+    if origin(&cur.base_url) != origin(next_base_url) {
+        return Err(ApiError::Conflict(
+            "an app provider's base_url cannot move to another origin: its users' connections \
+             were made for this one. Create a new provider for the new origin"
+                .into(),
+        ));
+    }
+    if let (
+        Some(Connection::Oauth2 {
+            token_url: old,
+            has_client_secret: true,
+            ..
+        }),
+        Some(ConnectionInput::Oauth2 {
+            token_url,
+            client_secret: None,
+            ..
+        }),
+    ) = (&cur.connection, connection)
+    {
+        if origin(old).is_none() || origin(old) != origin(token_url) {
+            return Err(ApiError::CredentialRequired(
+                "moving connection.token_url to another origin sends the stored OAuth client \
+                 secret somewhere new: send connection.client_secret again in the same request"
+                    .into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks `toolkit` / `connection` against the provider's kind and stores them; a
 /// provider that is not kind `app` takes neither.
 pub async fn apply(

@@ -354,3 +354,59 @@ async fn d4_api_key_form_as_a_browser_submits_it() {
         .await
         .problem(400, "invalid_arguments");
 }
+
+/// Issue 10 for connected apps: the OAuth client secret stays with its token endpoint's
+/// origin, and users' connection tokens with the base URL they connected for.
+#[tokio::test]
+async fn app_provider_secrets_stay_where_they_were_entered() {
+    let app = crate::discovery::spawn().await;
+    let t = app.tenant("bind").await;
+    let oauth = |token_url: &str, secret: Option<&str>| {
+        let mut c = json!({"type": "oauth2", "authorize_url": "https://idp.example/authorize",
+            "token_url": token_url, "client_id": CLIENT_ID});
+        if let Some(s) = secret {
+            c["client_secret"] = json!(s);
+        }
+        c
+    };
+    let p = crate::discovery::app_provider(
+        &app,
+        &t.key,
+        "mail",
+        "https://mail.example",
+        oauth("https://idp.example/token", Some(CLIENT_SECRET)),
+    )
+    .await;
+    let at = format!("/v1/providers/{p}");
+    // the token endpoint moves to a server of the caller's choosing: secret required
+    app.patch(
+        &at,
+        &t.key,
+        json!({"connection": oauth("https://evil.example/token", None)}),
+    )
+    .await
+    .problem(409, "credential_required");
+    // same origin, another path: allowed without the secret
+    app.patch(
+        &at,
+        &t.key,
+        json!({"connection": oauth("https://idp.example/oauth/token", None)}),
+    )
+    .await
+    .ok(200);
+    // re-entering the secret with the move is allowed
+    app.patch(
+        &at,
+        &t.key,
+        json!({"connection": oauth("https://idp2.example/token", Some("new-secret"))}),
+    )
+    .await
+    .ok(200);
+    // users' connection tokens go to base_url: it cannot move to another origin
+    app.patch(&at, &t.key, json!({"base_url": "https://evil.example"}))
+        .await
+        .problem(409, "conflict");
+    app.patch(&at, &t.key, json!({"base_url": "https://mail.example/v2"}))
+        .await
+        .ok(200);
+}
