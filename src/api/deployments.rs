@@ -72,7 +72,7 @@ pub async fn get(
 
 /// Rename a deployment or switch its cache mode.
 #[utoipa::path(patch, operation_id = "updateDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin", request_body = DeploymentPatch,
-    responses((status = 200, body = Deployment), (status = 404, body = Problem)), security(("adminToken" = [])))]
+    responses((status = 200, body = Deployment), (status = 404, body = Problem), (status = 409, body = Problem)), security(("adminToken" = [])))]
 pub async fn update(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,

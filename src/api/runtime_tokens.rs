@@ -116,7 +116,7 @@ pub async fn mint(
 /// revokes the token too.
 #[utoipa::path(delete, operation_id = "revokeRuntimeToken", path = "/v1/runtime-tokens/{token_id}", tag = "runtime",
     params(("token_id" = String, Path, description = "The token's id (`rt_…`), returned when it was minted")),
-    responses((status = 204, description = "Revoked (idempotent)"), (status = 404, body = Problem)),
+    responses((status = 204, description = "Revoked (idempotent)"), (status = 404, body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["mint"])))]
 pub async fn revoke(
     key: Mint,

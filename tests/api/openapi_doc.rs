@@ -17,7 +17,7 @@ async fn committed_openapi_matches_the_code() {
     assert_eq!(
         committed.trim_end(),
         served.trim_end(),
-        "openapi/openapi.json drifted: regenerate with `cargo run -- openapi > openapi/openapi.json`"
+        "openapi/openapi.json drifted: regenerate with `cargo run --bin loopgate -- openapi > openapi/openapi.json`"
     );
 }
 
