@@ -51,6 +51,17 @@ fn json_error(err: actix_web::error::JsonPayloadError, _: &HttpRequest) -> actix
     e.into()
 }
 
+fn form_error(err: actix_web::error::UrlencodedError, _: &HttpRequest) -> actix_web::Error {
+    use actix_web::error::UrlencodedError as E;
+    match err {
+        E::ContentType => ApiError::malformed(
+            "send the form as `Content-Type: application/x-www-form-urlencoded`",
+        ),
+        other => ApiError::malformed(format!("the form is not valid: {other}")),
+    }
+    .into()
+}
+
 fn query_error(err: actix_web::error::QueryPayloadError, _: &HttpRequest) -> actix_web::Error {
     ApiError::malformed(format!("invalid query parameters: {err}")).into()
 }
@@ -71,6 +82,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         web::JsonConfig::default()
             .limit(MAX_JSON_BYTES)
             .error_handler(json_error),
+    )
+    .app_data(
+        web::FormConfig::default()
+            .limit(MAX_JSON_BYTES)
+            .error_handler(form_error),
     )
     .app_data(web::QueryConfig::default().error_handler(query_error))
     .app_data(web::PathConfig::default().error_handler(path_error))

@@ -68,3 +68,12 @@ async fn nul_characters_are_a_validation_error() {
     r.problem(422, "validation_failed");
     assert!(r.body["detail"].as_str().unwrap().contains("NUL"));
 }
+
+/// A form endpoint sent without a form content type answers problem+json 400, like the
+/// JSON endpoints (schemathesis found a bare 415 text answer).
+#[tokio::test]
+async fn a_form_without_its_content_type_is_a_problem() {
+    let app = spawn_app().await;
+    let r = app.call(Method::POST, "/connect/nope", None, None).await;
+    r.problem(400, "validation_failed");
+}
