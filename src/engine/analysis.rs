@@ -9,6 +9,8 @@
 
 use serde_json::Value;
 
+use crate::engine::signature::Signature;
+
 /// P1 spellings (compared normalised, so `page[size]`, `PageSize` and `page-size` match
 /// `pageSize`); listed as people write them for the `all_pages_unsupported` message.
 pub const PAGE_SIZE_NAMES: &[&str] = &[
@@ -119,6 +121,8 @@ pub struct ToolAnalysis {
     pub cursor: Option<Param>,
     /// Every parameter, top level first, then body fields (E3 lists them).
     pub params: Vec<Param>,
+    /// The declared arguments, checked before any request (`invalid_arguments`).
+    pub signature: Signature,
 }
 
 impl Param {
@@ -180,6 +184,7 @@ pub fn analyze(input_schema: &Value) -> ToolAnalysis {
         offset: roles[2].clone(),
         cursor: roles[3].clone(),
         params,
+        signature: Signature::of(input_schema),
     }
 }
 

@@ -10,6 +10,8 @@
 //! model_tool(name, description, input_schema, &analysis, looping) -> ModelTool   L2, L5
 //! retrieval_tools() -> Vec<ModelTool>;  loop_guidance() -> &str           L4, A1
 //! parse_call(&analysis, input_schema, args, looping, &limits) -> Result<CallPlan>  L3, E2, E3, P6
+//!     (the tool's own arguments checked against `analysis.signature`: unknown, ill-typed,
+//!     missing required → `invalid_arguments` before any request)
 //!     CallPlan { upstream_args, fields, filter, all_pages, for_each, refresh,
 //!                uses_reserved, looping, paginated, origin }   (runtime sets `origin`)
 //!     CallPlan::cache_identity() -> Value                                  C1
@@ -69,6 +71,7 @@ pub mod resume;
 pub mod retrieval;
 pub mod rows;
 pub mod signals;
+pub mod signature;
 pub mod tools;
 pub mod upstream;
 pub mod verdict;

@@ -162,6 +162,10 @@ pub fn parse_call(
             ))
         }
     };
+    analysis.signature.check(
+        &args,
+        &engine_filled(analysis, all_pages, for_each.as_ref()),
+    )?;
     Ok(CallPlan {
         upstream_args: args,
         fields,
@@ -176,6 +180,30 @@ pub fn parse_call(
         continue_token,
         resume: None,
     })
+}
+
+/// The arguments the engine supplies itself: a walk's paging parameters and a fan-out's
+/// key (a body field's: the `body`), so a schema requiring them does not refuse the call.
+fn engine_filled<'a>(
+    analysis: &'a ToolAnalysis,
+    all_pages: bool,
+    for_each: Option<&'a ForEach>,
+) -> Vec<&'a str> {
+    let top = |name: &'a str, in_body: bool| if in_body { "body" } else { name };
+    let mut out = Vec::new();
+    if all_pages {
+        let roles = [
+            &analysis.page_size,
+            &analysis.page_number,
+            &analysis.offset,
+            &analysis.cursor,
+        ];
+        out.extend(roles.into_iter().flatten().map(|p| top(&p.name, p.in_body)));
+    }
+    if let Some(f) = for_each {
+        out.push(top(&f.key, f.in_body));
+    }
+    out
 }
 
 fn flag(reserved: &Map<String, Value>, name: &str) -> Result<bool, EngineError> {

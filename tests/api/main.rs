@@ -15,6 +15,7 @@ mod upstream_server;
 mod admin;
 mod agents;
 mod aggregates;
+mod arguments;
 mod auth_hardening;
 mod cache;
 mod connections;

@@ -276,3 +276,36 @@ async fn m2_a_pooled_tool_is_loaded_then_called() {
     assert!(format!("{hello:?}").contains("Hello, Ada!"), "{hello:?}");
     client.cancel().await.ok();
 }
+
+/// M2: over MCP, an unknown or wrong-typed argument is a tool error naming it and the
+/// real arguments (`invalid_arguments`), and the MCP server upstream is never called.
+#[tokio::test]
+async fn m2_an_unknown_argument_is_invalid_arguments_before_any_request() {
+    let r = mcp_rig().await;
+    let url = format!("{}/v1/agents/{}/mcp", r.app.address, r.agent);
+    let client = connect(&url, Some(&r.token), Recorder::default())
+        .await
+        .expect("initialize");
+    let before = r.up.calls.lock().unwrap().len();
+    let unknown = call(&client, "greet", json!({"whom": "Ada"}), None).await;
+    assert_eq!(unknown.is_error, Some(true));
+    let text = format!("{unknown:?}");
+    assert!(
+        text.contains("invalid_arguments") && text.contains("`whom`") && text.contains("`who`"),
+        "{text}"
+    );
+    let typed = call(&client, "greet", json!({"who": 42}), None).await;
+    assert_eq!(typed.is_error, Some(true));
+    assert!(
+        format!("{typed:?}").contains("`who` must be string"),
+        "{typed:?}"
+    );
+    assert_eq!(
+        r.up.calls.lock().unwrap().len(),
+        before,
+        "no tools/call upstream"
+    );
+    let hello = call(&client, "greet", json!({"who": "Ada"}), None).await;
+    assert!(format!("{hello:?}").contains("Hello, Ada!"), "{hello:?}");
+    client.cancel().await.ok();
+}
