@@ -268,7 +268,8 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn backticked(names: &[&str]) -> String {
+/// `` `a`, `b` `` — how argument names are listed in messages to the model.
+pub fn backticked(names: &[&str]) -> String {
     names
         .iter()
         .map(|n| format!("`{n}`"))

@@ -17,6 +17,7 @@ use url::Url;
 
 use super::encode::{self, QueryStyle};
 use super::CallError;
+use crate::engine::signature::backticked;
 
 /// Request headers loopgate owns (framing, routing, connection management); an
 /// argument naming one is not sent.
@@ -297,14 +298,6 @@ pub(crate) fn build(
         }
     }
     Ok(Built { url, headers, body })
-}
-
-fn backticked(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// The template with every placeholder replaced by its percent-encoded value.
