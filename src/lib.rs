@@ -13,6 +13,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod openapi_import;
 pub mod quota;
+pub mod retention;
 pub mod runtime;
 pub mod settings;
 pub mod startup;

@@ -100,6 +100,8 @@ pub struct Metrics {
     pub walk_stops: Family,
     /// `provider`, `status` (HTTP status class, or `error` for no response).
     pub upstream_by: Family,
+    /// `table`: rows deleted by retention passes.
+    pub retention_pruned: Family,
     upstream_latency: Histograms,
 }
 
@@ -249,6 +251,11 @@ impl Metrics {
                 "loopgate_upstream_responses_total",
                 "Upstream requests by provider and HTTP status class.",
                 &self.upstream_by,
+            ),
+            (
+                "loopgate_retention_pruned_rows_total",
+                "Rows deleted by retention passes, by table.",
+                &self.retention_pruned,
             ),
         ];
         for (name, help, family) in families {

@@ -52,6 +52,21 @@ pub struct Settings {
     /// On SIGTERM: how long running calls and runs may take to finish before they are
     /// cut (and their partial outcomes recorded) and the process exits.
     pub shutdown_grace_seconds: u64,
+
+    // --- retention (issue 13), see `crate::retention` ---
+    /// Tool-call records (their stored outcomes included) are deleted this many days after
+    /// the call started.
+    pub retention_tool_calls_days: u32,
+    /// Workflow runs are deleted this many days after they started.
+    pub retention_workflow_runs_days: u32,
+    /// Threads unused for this many days are deleted, with their calls and loaded tools.
+    pub retention_threads_idle_days: u32,
+    /// Connect links are deleted this many days after they expired or were used.
+    pub retention_links_days: u32,
+    /// Seconds between retention passes (each runs on one replica: an advisory lock).
+    pub retention_interval_seconds: u64,
+    /// Rows deleted per statement of a retention pass.
+    pub retention_batch: u32,
 }
 
 #[derive(Serialize)]
@@ -68,6 +83,12 @@ struct Defaults {
     upstream_max_body_bytes: usize,
     direct_tool_budget: u32,
     shutdown_grace_seconds: u64,
+    retention_tool_calls_days: u32,
+    retention_workflow_runs_days: u32,
+    retention_threads_idle_days: u32,
+    retention_links_days: u32,
+    retention_interval_seconds: u64,
+    retention_batch: u32,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -83,6 +104,12 @@ const DEFAULTS: Defaults = Defaults {
     upstream_max_body_bytes: 24 * 1024 * 1024,
     direct_tool_budget: 15,
     shutdown_grace_seconds: 25,
+    retention_tool_calls_days: 30,
+    retention_workflow_runs_days: 30,
+    retention_threads_idle_days: 30,
+    retention_links_days: 1,
+    retention_interval_seconds: 600,
+    retention_batch: 1000,
 };
 
 /// Settings that are text whatever they look like: figment's environment provider would
@@ -204,12 +231,32 @@ impl Settings {
         if self.upstream_timeout_ms == 0 || self.upstream_max_body_bytes == 0 {
             bail!("upstream_timeout_ms and upstream_max_body_bytes must be positive");
         }
+        self.validate_ops()?;
         Ok(Secrets {
             database_url: db.clone(),
             admin_token: admin.clone(),
             credential_key,
             token_signing_key,
         })
+    }
+}
+
+impl Settings {
+    /// Retention: every age and the interval positive, batches bounded.
+    fn validate_ops(&self) -> anyhow::Result<()> {
+        let days = [
+            self.retention_tool_calls_days,
+            self.retention_workflow_runs_days,
+            self.retention_threads_idle_days,
+            self.retention_links_days,
+        ];
+        if days.contains(&0) || days.iter().any(|d| *d > 36_500) {
+            bail!("retention_*_days must be between 1 and 36500");
+        }
+        if self.retention_interval_seconds == 0 || !(1..=100_000).contains(&self.retention_batch) {
+            bail!("retention_interval_seconds must be positive and retention_batch between 1 and 100000");
+        }
+        Ok(())
     }
 }
 

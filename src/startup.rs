@@ -130,6 +130,11 @@ impl Application {
             quota,
             auth_guard: Default::default(),
         });
+        crate::retention::spawn(
+            state.pool.clone(),
+            crate::retention::Policy::from_settings(&state.settings),
+            state.metrics.clone(),
+        );
         let server = run(listener, state.clone())?;
         Ok(Self {
             port,

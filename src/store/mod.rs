@@ -12,6 +12,7 @@ pub mod loaded_tools;
 pub mod orgs;
 pub mod page;
 pub mod providers;
+pub mod retention;
 pub mod threads;
 pub mod token_revocations;
 pub mod tool_calls;

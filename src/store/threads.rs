@@ -6,7 +6,8 @@ use sqlx::PgPool;
 use super::{OrgId, StoreError};
 use crate::crypto::new_id;
 
-/// Returns the thread's id, creating the thread on first use.
+/// Returns the thread's id, creating the thread on first use; marks it used now (an idle
+/// thread is pruned by retention, `crate::retention`).
 pub async fn get_or_create(
     pool: &PgPool,
     org: &OrgId,
@@ -16,7 +17,7 @@ pub async fn get_or_create(
 ) -> Result<String, StoreError> {
     let id: String = sqlx::query_scalar(
         "INSERT INTO threads (id, org_id, agent_id, caller, thread_key) VALUES ($1, $2, $3, $4, $5) \
-         ON CONFLICT (org_id, agent_id, caller, thread_key) DO UPDATE SET thread_key = EXCLUDED.thread_key \
+         ON CONFLICT (org_id, agent_id, caller, thread_key) DO UPDATE SET last_used_at = now() \
          RETURNING id",
     )
     .bind(new_id("thr"))

@@ -38,6 +38,7 @@ mod pagination;
 mod providers;
 mod replicas;
 mod resume;
+mod retention;
 mod runtime_ai_client;
 mod runtime_guard;
 mod runtime_limits;

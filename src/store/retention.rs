@@ -1,0 +1,119 @@
+//! Retention (issue 13): deletes rows past their age, in bounded batches, under a
+//! Postgres advisory lock so one replica prunes at a time.
+//!
+//! This is the one store module whose statements are not scoped to an org: pruning is
+//! a maintenance pass applying the same age policy to every tenant. It reads no tenant
+//! data and returns only counts. Each statement deletes at most `limit` rows, chosen by
+//! an index range scan, and re-checks the age on the row it deletes, so a row touched
+//! meanwhile (a thread used again) is kept.
+
+use sqlx::PgConnection;
+
+use super::StoreError;
+
+/// The advisory lock taken for a pass (any fixed 64-bit value unique to this purpose).
+pub const LOCK_KEY: i64 = 0x6c67_7265_7465_6e74; // "lgretent"
+
+/// What grows per call and is pruned by age.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    /// Tool-call records, their stored outcome included, by `created_at`.
+    ToolCalls,
+    /// Workflow runs, by `created_at` (their start).
+    WorkflowRuns,
+    /// Threads idle since `last_used_at`; their tool calls and tool-load state go with
+    /// them (ON DELETE CASCADE).
+    Threads,
+    /// Connect links, once expired or used.
+    ConnectLinks,
+    /// Revocations of runtime tokens that expired anyway.
+    TokenRevocations,
+}
+
+impl Table {
+    /// In pruning order: calls before the threads that hold them.
+    pub const ALL: [Table; 5] = [
+        Table::ToolCalls,
+        Table::WorkflowRuns,
+        Table::Threads,
+        Table::ConnectLinks,
+        Table::TokenRevocations,
+    ];
+
+    /// The metric label and log name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::ToolCalls => "tool_calls",
+            Table::WorkflowRuns => "workflow_runs",
+            Table::Threads => "threads",
+            Table::ConnectLinks => "connect_links",
+            Table::TokenRevocations => "runtime_token_revocations",
+        }
+    }
+
+    /// `$1`: age in seconds (rows older than `now() - $1` go); `$2`: batch size.
+    fn sql(self) -> &'static str {
+        match self {
+            Table::ToolCalls => {
+                "DELETE FROM tool_calls WHERE id IN (SELECT id FROM tool_calls \
+                 WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
+                 AND created_at < now() - $1 * interval '1 second'"
+            }
+            Table::WorkflowRuns => {
+                "DELETE FROM workflow_runs WHERE id IN (SELECT id FROM workflow_runs \
+                 WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
+                 AND created_at < now() - $1 * interval '1 second'"
+            }
+            Table::Threads => {
+                "DELETE FROM threads WHERE id IN (SELECT id FROM threads \
+                 WHERE last_used_at < now() - $1 * interval '1 second' LIMIT $2) \
+                 AND last_used_at < now() - $1 * interval '1 second'"
+            }
+            Table::ConnectLinks => {
+                "DELETE FROM connect_links WHERE token_hash IN ( \
+                 (SELECT token_hash FROM connect_links WHERE expires_at < now() - $1 * interval '1 second' LIMIT $2) \
+                 UNION (SELECT token_hash FROM connect_links WHERE used_at < now() - $1 * interval '1 second' LIMIT $2)) \
+                 AND (expires_at < now() - $1 * interval '1 second' OR used_at < now() - $1 * interval '1 second')"
+            }
+            Table::TokenRevocations => {
+                "DELETE FROM runtime_token_revocations WHERE (org_id, token_id) IN \
+                 (SELECT org_id, token_id FROM runtime_token_revocations \
+                 WHERE expires_at < now() - $1 * interval '1 second' LIMIT $2) \
+                 AND expires_at < now() - $1 * interval '1 second'"
+            }
+        }
+    }
+}
+
+/// Deletes at most `limit` rows of `table` older than `age_seconds`; the count deleted
+/// (fewer than `limit`: nothing older is left).
+pub async fn delete_batch(
+    conn: &mut PgConnection,
+    table: Table,
+    age_seconds: f64,
+    limit: i64,
+) -> Result<u64, StoreError> {
+    let done = sqlx::query(table.sql())
+        .bind(age_seconds)
+        .bind(limit)
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected())
+}
+
+/// Takes the pass's session lock on this connection if no other session holds it.
+pub async fn try_lock(conn: &mut PgConnection) -> Result<bool, StoreError> {
+    Ok(sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
+        .bind(LOCK_KEY)
+        .fetch_one(conn)
+        .await?)
+}
+
+/// Releases the lock taken by [`try_lock`] on the same connection.
+pub async fn unlock(conn: &mut PgConnection) -> Result<(), StoreError> {
+    let _: bool = sqlx::query_scalar("SELECT pg_advisory_unlock($1)")
+        .bind(LOCK_KEY)
+        .fetch_one(conn)
+        .await?;
+    Ok(())
+}
