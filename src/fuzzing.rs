@@ -18,6 +18,7 @@ use secrecy::{ExposeSecret, SecretString};
 use serde_json::{json, Value};
 
 use crate::auth::tokens::{MintRequest, TokenService};
+use crate::auth::UserCredential;
 use crate::crypto::Cipher;
 use crate::engine::doc::Page;
 use crate::engine::{
@@ -248,10 +249,12 @@ fn mint_round_trip(service: &TokenService, rest: &[u8]) {
     let user = parts.next().unwrap_or_default().to_string();
     let agent = parts.next().map(str::to_string);
     let scope = parts.next().map(str::to_string);
-    let credentials: HashMap<String, SecretString> = parts
+    let credentials: HashMap<String, UserCredential> = parts
         .map(|p| {
             let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (k.to_string(), SecretString::from(v.to_string()))
+            let secret = SecretString::from(v.to_string());
+            let binding = None;
+            (k.to_string(), UserCredential { secret, binding })
         })
         .collect();
     let org = OrgId::trusted("org_fuzz");
@@ -280,8 +283,12 @@ fn mint_round_trip(service: &TokenService, rest: &[u8]) {
         let got = caller
             .credentials
             .get(k)
-            .map(|s| s.expose_secret().to_string());
-        assert_eq!(got.as_deref(), Some(v.expose_secret()), "credential {k}");
+            .map(|s| s.secret.expose_secret().to_string());
+        assert_eq!(
+            got.as_deref(),
+            Some(v.secret.expose_secret()),
+            "credential {k}"
+        );
     }
 }
 

@@ -14,7 +14,8 @@ use crate::crypto::new_id;
 use crate::mcp::sync::SyncReport;
 use crate::state::AppState;
 use crate::store::providers::{
-    self, AuthType, CredentialChange, Provider, ProviderAuth, ProviderFields, RateLimit,
+    self, AuthType, CredentialBinding, CredentialChange, Provider, ProviderAuth, ProviderFields,
+    RateLimit,
 };
 use crate::store::tools::ToolKind;
 
@@ -272,15 +273,13 @@ pub async fn update(
     Ok(HttpResponse::Ok().json(p))
 }
 
-/// A stored credential is bound to where it goes: the base URL's origin (scheme, host,
-/// port) and the auth placement (type and name). Paths may change; anything else needs
-/// the secret re-entered, so a studio key cannot redirect the org's secret to itself.
+/// A stored credential is bound to where it goes ([`CredentialBinding`]): a studio key
+/// cannot redirect the org's secret to itself.
 fn same_binding(cur: &Provider, next: &ProviderFields) -> bool {
-    let origin = toolkits::origin;
-    origin(&cur.base_url).is_some()
-        && origin(&cur.base_url) == origin(&next.base_url)
-        && cur.auth.kind == next.auth.kind
-        && cur.auth.name == next.auth.name
+    CredentialBinding::allows(
+        cur.credential_binding().as_ref(),
+        CredentialBinding::of(&next.base_url, &next.auth).as_ref(),
+    )
 }
 
 /// Delete a provider and its tools.

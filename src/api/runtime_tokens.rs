@@ -11,8 +11,12 @@ use utoipa::ToSchema;
 use super::error::{ApiError, Problem};
 use super::extract::Mint;
 use crate::auth::tokens::{MintRequest, DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS};
+use crate::auth::UserCredential;
 use crate::state::AppState;
 use crate::store::{agents, providers, token_revocations};
+
+/// The most providers one token carries credentials for.
+const MAX_CREDENTIALS: usize = 100;
 
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -21,7 +25,9 @@ pub struct RuntimeTokenInput {
     pub user_id: String,
     /// Limit the token to one agent.
     pub agent_id: Option<String>,
-    /// The user's own secrets by provider id; sealed inside the token, never readable from it.
+    /// The user's own secrets by provider id (at most 100); sealed inside the token, never
+    /// readable from it, and bound to the provider's origin and auth placement as they are
+    /// now: should either change, the secret is not sent (`409 credential_required`).
     #[serde(default)]
     #[schema(value_type = HashMap<String, String>)]
     pub credentials: HashMap<String, SecretString>,
@@ -78,11 +84,9 @@ pub async fn mint(
                 ApiError::invalid(format!("agent_id '{agent}' is not an agent of this org"))
             })?;
     }
-    let ids: Vec<String> = body.credentials.keys().cloned().collect();
-    let known = providers::existing_ids(&state.pool, &key.org, &ids).await?;
-    if let Some(unknown) = ids.iter().find(|id| !known.contains(id)) {
+    if body.credentials.len() > MAX_CREDENTIALS {
         return Err(ApiError::invalid(format!(
-            "credentials: '{unknown}' is not a provider of this org"
+            "credentials: at most {MAX_CREDENTIALS} providers"
         )));
     }
     if body
@@ -92,6 +96,18 @@ pub async fn mint(
     {
         return Err(ApiError::invalid("each credential must be 1 to 8192 bytes"));
     }
+    let ids: Vec<String> = body.credentials.keys().cloned().collect();
+    let mut bindings = providers::credential_bindings(&state.pool, &key.org, &ids).await?;
+    let mut credentials = HashMap::with_capacity(ids.len());
+    for (id, secret) in &body.credentials {
+        let Some(binding) = bindings.remove(id) else {
+            return Err(ApiError::invalid(format!(
+                "credentials: '{id}' is not a provider of this org"
+            )));
+        };
+        let secret = secret.clone();
+        credentials.insert(id.clone(), UserCredential { secret, binding });
+    }
     let (token, id, expires_at) = state
         .tokens
         .mint(&MintRequest {
@@ -100,7 +116,7 @@ pub async fn mint(
             user_id: &body.user_id,
             agent_id: body.agent_id.as_deref(),
             cache_scope: body.cache_scope.as_deref(),
-            credentials: &body.credentials,
+            credentials: &credentials,
             ttl_seconds: ttl,
         })
         .map_err(|e| ApiError::Internal(e.into()))?;

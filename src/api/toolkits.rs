@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 use super::error::ApiError;
 use super::validate::absolute_url;
 use crate::state::AppState;
-use crate::store::providers::{self, Connection, Provider};
+use crate::store::providers::{self, origin, Connection, Provider};
 use crate::store::tools::ToolKind;
 use crate::store::OrgId;
 
@@ -37,14 +37,6 @@ fn valid_toolkit(t: &str) -> bool {
         && t.len() <= 64
         && t.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
-
-/// The origin of a URL (scheme, host, port), for the "secrets stay where they were
-/// entered" rule shared with the provider's own credential.
-pub fn origin(u: &str) -> Option<String> {
-    url::Url::parse(u)
-        .ok()
-        .map(|u| u.origin().ascii_serialization())
 }
 
 /// Before anything is written: secrets of a connected app stay bound to where they go.

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use secrecy::SecretString;
 
 use crate::store::api_keys::Scope;
+use crate::store::providers::CredentialBinding;
 use crate::store::OrgId;
 
 /// An org API key that authenticated.
@@ -18,6 +19,17 @@ pub struct KeyCaller {
     pub org: OrgId,
     pub key_id: String,
     pub scopes: Vec<Scope>,
+}
+
+/// A user's own credential for one provider, carried (sealed) in a runtime token with
+/// where it may go: it is sent only while the provider's [`CredentialBinding`] is the one
+/// it had when the token was minted.
+#[derive(Debug, Clone)]
+pub struct UserCredential {
+    pub secret: SecretString,
+    /// `None` in a token minted before bindings were sealed in: such a credential is
+    /// never sent.
+    pub binding: Option<CredentialBinding>,
 }
 
 /// A runtime token's holder: a customer's end user, acting within one org.
@@ -30,7 +42,7 @@ pub struct RuntimeCaller {
     /// Tenant-wide cache scope asserted by the customer backend at mint time.
     pub cache_scope: Option<String>,
     /// The user's own credentials, by provider id (decrypted only in memory).
-    pub credentials: HashMap<String, SecretString>,
+    pub credentials: HashMap<String, UserCredential>,
     pub token_id: String,
     /// The API key that minted the token (revoking it revokes the token).
     pub minted_by: String,

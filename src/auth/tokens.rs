@@ -12,8 +12,9 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
-use super::RuntimeCaller;
+use super::{RuntimeCaller, UserCredential};
 use crate::crypto::{new_id, Cipher};
+use crate::store::providers::CredentialBinding;
 use crate::store::OrgId;
 
 pub const DEFAULT_TTL_SECONDS: i64 = 3600;
@@ -55,8 +56,20 @@ pub struct MintRequest<'a> {
     pub user_id: &'a str,
     pub agent_id: Option<&'a str>,
     pub cache_scope: Option<&'a str>,
-    pub credentials: &'a HashMap<String, SecretString>,
+    pub credentials: &'a HashMap<String, UserCredential>,
     pub ttl_seconds: i64,
+}
+
+/// One sealed credential: the secret and its binding (a bare string in tokens minted
+/// before bindings were sealed in).
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum Sealed {
+    Bound {
+        s: String,
+        b: Option<CredentialBinding>,
+    },
+    Bare(String),
 }
 
 pub struct TokenService {
@@ -94,10 +107,16 @@ impl TokenService {
         let cred = if req.credentials.is_empty() {
             None
         } else {
-            let plain: HashMap<&str, &str> = req
+            let plain: HashMap<&str, Sealed> = req
                 .credentials
                 .iter()
-                .map(|(k, v)| (k.as_str(), v.expose_secret()))
+                .map(|(k, v)| {
+                    let sealed = Sealed::Bound {
+                        s: v.secret.expose_secret().to_string(),
+                        b: v.binding.clone(),
+                    };
+                    (k.as_str(), sealed)
+                })
                 .collect();
             let json = serde_json::to_vec(&plain).map_err(|_| TokenError::Signing)?;
             Some(
@@ -149,10 +168,17 @@ impl TokenService {
                     .cipher
                     .decrypt(&raw, aad(&c.org, &c.jti).as_bytes())
                     .map_err(|_| TokenError::Invalid)?;
-                let map: HashMap<String, String> =
+                let map: HashMap<String, Sealed> =
                     serde_json::from_slice(&plain).map_err(|_| TokenError::Invalid)?;
                 map.into_iter()
-                    .map(|(k, v)| (k, SecretString::from(v)))
+                    .map(|(k, v)| {
+                        let (secret, binding) = match v {
+                            Sealed::Bound { s, b } => (s, b),
+                            Sealed::Bare(s) => (s, None),
+                        };
+                        let secret = SecretString::from(secret);
+                        (k, UserCredential { secret, binding })
+                    })
                     .collect()
             }
         };
@@ -186,7 +212,20 @@ mod tests {
         let s = service(&[1u8; 32]);
         let org = OrgId::trusted("org_a");
         let mut creds = HashMap::new();
-        creds.insert("prv_x".to_string(), SecretString::from("user-secret-42"));
+        let binding = CredentialBinding::of(
+            "https://api.example.com/v1",
+            &crate::store::providers::ProviderAuth {
+                kind: crate::store::providers::AuthType::Bearer,
+                name: None,
+            },
+        );
+        creds.insert(
+            "prv_x".to_string(),
+            UserCredential {
+                secret: SecretString::from("user-secret-42"),
+                binding: binding.clone(),
+            },
+        );
         let (token, _, _) = s
             .mint(&MintRequest {
                 org: &org,
@@ -205,9 +244,11 @@ mod tests {
         assert_eq!(caller.user_id, "u1");
         assert_eq!(caller.agent_id.as_deref(), Some("agt_1"));
         assert_eq!(
-            caller.credentials["prv_x"].expose_secret(),
+            caller.credentials["prv_x"].secret.expose_secret(),
             "user-secret-42"
         );
+        assert!(binding.is_some());
+        assert_eq!(caller.credentials["prv_x"].binding, binding);
         // another signing key, a tampered token, an expired one: all refused
         assert!(service(&[2u8; 32]).verify(&token).is_err());
         assert!(s.verify(&format!("{token}x")).is_err());

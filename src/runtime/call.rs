@@ -22,8 +22,9 @@ use crate::discovery::meta::{CONNECT_TOOLKIT, LIST_CONNECTIONS, LOAD_TOOL, SEARC
 use crate::engine::{self, ProgressSink};
 use crate::metrics::Metrics;
 use crate::store::deployments::CacheMode;
+use crate::store::providers::{self, CredentialBinding};
+use crate::store::tool_calls;
 use crate::store::tools::ToolKind;
-use crate::store::{providers, tool_calls};
 
 /// `POST …/tool-calls` body.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -433,8 +434,17 @@ impl Runtime {
             return self.connection_credential(caller, bound).await;
         }
         if let Caller::Runtime(r) = caller {
-            if let Some(secret) = r.credentials.get(&bound.provider.id) {
-                return Ok(Credential::User(secret.clone()));
+            if let Some(user) = r.credentials.get(&bound.provider.id) {
+                let now = bound.provider.credential_binding();
+                if !CredentialBinding::allows(user.binding.as_ref(), now.as_ref()) {
+                    return Err(RuntimeError::CredentialRequired(format!(
+                        "provider '{}' has moved to another origin or auth placement since this runtime \
+                         token was minted, so the user's credential in it is not sent there: mint a new \
+                         token with the user's credential for provider {}",
+                        bound.provider.name, bound.provider.id
+                    )));
+                }
+                return Ok(Credential::User(user.secret.clone()));
             }
         }
         if bound.provider.user_credentials_required {

@@ -1,6 +1,8 @@
 //! Providers: upstream APIs with their base URL, how the credential is placed, the
 //! org-level credential (AEAD ciphertext, never selected except for a call) and rate limit.
 
+use std::collections::HashMap;
+
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use sqlx::PgPool;
@@ -30,6 +32,40 @@ pub struct ProviderAuth {
     pub kind: AuthType,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+}
+
+/// The origin of a URL (scheme, host, port), or `None` when it has none (not an
+/// absolute http(s)-like URL).
+pub fn origin(url: &str) -> Option<String> {
+    let o = url::Url::parse(url).ok()?.origin();
+    o.is_tuple().then(|| o.ascii_serialization())
+}
+
+/// Where a credential entered for a provider goes: the base URL's origin and the auth
+/// placement (type and name). A credential (the org's, or a user's carried in a runtime
+/// token) is sent only while this is what it was when the secret was entered; paths
+/// may change, anything else needs the secret again. The one owner of that rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CredentialBinding(String);
+
+impl CredentialBinding {
+    /// `None` when `base_url` has no origin (then nothing is bound, and nothing matches).
+    pub fn of(base_url: &str, auth: &ProviderAuth) -> Option<Self> {
+        let kind = match auth.kind {
+            AuthType::Bearer => "bearer",
+            AuthType::Header => "header",
+            AuthType::Query => "query",
+            AuthType::None => "none",
+        };
+        let name = auth.name.as_deref().unwrap_or("");
+        Some(Self(format!("{} {kind} {name}", origin(base_url)?)))
+    }
+
+    /// Whether a secret entered for `self` may go where `now` sends it.
+    pub fn allows(entered: Option<&Self>, now: Option<&Self>) -> bool {
+        entered.is_some() && entered == now
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
@@ -65,6 +101,12 @@ pub struct Provider {
     pub connection: Option<Connection>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+}
+
+impl Provider {
+    pub fn credential_binding(&self) -> Option<CredentialBinding> {
+        CredentialBinding::of(&self.base_url, &self.auth)
+    }
 }
 
 /// How an end user connects a connected-app toolkit (LOOP_ENGINE D4).
@@ -292,19 +334,27 @@ pub async fn credential_ciphertext(
     Ok(row.0)
 }
 
-/// Ids of the given providers that exist in the org (for validating minted credentials).
-pub async fn existing_ids(
+/// The credential bindings of the given providers that exist in the org, by id (a
+/// runtime token seals each user credential with where it may go).
+pub async fn credential_bindings(
     pool: &PgPool,
     org: &OrgId,
     ids: &[String],
-) -> Result<Vec<String>, StoreError> {
-    Ok(
-        sqlx::query_scalar("SELECT id FROM providers WHERE org_id = $1 AND id = ANY($2)")
-            .bind(org.as_str())
-            .bind(ids)
-            .fetch_all(pool)
-            .await?,
+) -> Result<HashMap<String, Option<CredentialBinding>>, StoreError> {
+    let rows: Vec<(String, String, AuthType, Option<String>)> = sqlx::query_as(
+        "SELECT id, base_url, auth_type, auth_name FROM providers WHERE org_id = $1 AND id = ANY($2)",
     )
+    .bind(org.as_str())
+    .bind(ids)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, base_url, kind, name)| {
+            let binding = CredentialBinding::of(&base_url, &ProviderAuth { kind, name });
+            (id, binding)
+        })
+        .collect())
 }
 
 /// Sets a connected-app provider's toolkit and connection; `secret` (the OAuth client

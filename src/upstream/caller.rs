@@ -3,7 +3,6 @@
 //! timeout and the response byte cap.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderMap, CONTENT_TYPE, LOCATION};
@@ -15,7 +14,7 @@ use super::build::{self, Body};
 use super::credential::{credential, header_map, strip_query, Credential};
 use super::error::{status_retryable, Redactor};
 use super::response::{self, ReadError, ERROR_BODY_BYTES};
-use super::ssrf::{self, BlockedError, GuardedResolver};
+use super::ssrf;
 use super::{CallError, CallerConfig, ProviderLimiter, RawResponse, Request, Target};
 
 /// Headers never carried to another origin (besides the provider's own credential).
@@ -57,12 +56,7 @@ impl Caller {
     }
 
     fn client(cfg: &CallerConfig) -> Result<reqwest::Client, String> {
-        reqwest::Client::builder()
-            .dns_resolver(Arc::new(GuardedResolver {
-                allow_private: cfg.allow_private,
-            }))
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
+        ssrf::guarded_client(cfg.allow_private)
             .connect_timeout(cfg.connect_timeout)
             .user_agent(cfg.user_agent.clone())
             .build()
@@ -321,12 +315,8 @@ fn header_pairs(headers: &HeaderMap) -> Vec<(String, String)> {
 /// A transport failure as a [`CallError`]; the URL (which may carry a query
 /// credential) is never part of the message.
 fn transport_error(err: reqwest::Error, idempotent: bool, redactor: &Redactor) -> CallError {
-    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&err);
-    while let Some(e) = source {
-        if let Some(blocked) = e.downcast_ref::<BlockedError>() {
-            return CallError::Blocked(redactor.clean(&blocked.0));
-        }
-        source = e.source();
+    if let Some(blocked) = ssrf::blocked_cause(&err) {
+        return CallError::Blocked(redactor.clean(blocked));
     }
     let connect = err.is_connect();
     if err.is_timeout() {

@@ -1,7 +1,10 @@
 //! OAuth 2.0 for connected apps (LOOP_ENGINE D4) with the `oauth2` crate: the
 //! authorization code flow with PKCE (S256) and `state`, the code exchange and refresh,
-//! over our own reqwest client (no redirects followed, bounded body, timeout; the token
-//! endpoint is refused when it resolves to a private address unless that is allowed).
+//! over the same guarded HTTP client as every upstream request (`ssrf::guarded_client`:
+//! the resolver that hands the connector only checked addresses, so a name rebound to
+//! a private address between check and connect is never reached; no proxy, no
+//! redirects followed; bounded body, timeout). A refusal names the host, never the
+//! address it resolved to.
 //! Tokens and secrets never reach a log line or an error message.
 
 use std::time::Duration;
@@ -14,7 +17,7 @@ use oauth2::{
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
-use super::ssrf::{blocked_ip, blocked_name};
+use super::ssrf;
 
 /// Where the provider's OAuth endpoints are and who we are to it.
 pub struct OAuthApp {
@@ -64,17 +67,21 @@ const MAX_TOKEN_RESPONSE: usize = 64 * 1024;
 /// The HTTP client the token requests go through.
 #[derive(Clone)]
 pub struct OAuthHttp {
-    client: reqwest::Client,
+    /// `Err` when the client could not be built: every request then fails with it
+    /// (never through an unguarded client).
+    client: Result<reqwest::Client, String>,
     allow_private: bool,
 }
 
 impl OAuthHttp {
     pub fn new(allow_private: bool) -> Self {
-        let client = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
+        let client = ssrf::guarded_client(allow_private)
             .timeout(Duration::from_secs(15))
             .build()
-            .unwrap_or_default();
+            .map_err(|e| format!("HTTP client: {e}"));
+        if let Err(e) = &client {
+            tracing::error!(error = %e, "the OAuth HTTP client could not be built");
+        }
         Self {
             client,
             allow_private,
@@ -82,30 +89,17 @@ impl OAuthHttp {
     }
 
     async fn call(&self, req: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, HttpError> {
+        let client = self.client.as_ref().map_err(|e| HttpError(e.clone()))?;
         let url = url::Url::parse(&req.uri().to_string()).map_err(|e| HttpError(e.to_string()))?;
-        if !self.allow_private {
-            let host = url.host_str().unwrap_or("");
-            if blocked_name(host) {
-                return Err(HttpError("the token endpoint's host is not allowed".into()));
-            }
-            let port = url.port_or_known_default().unwrap_or(443);
-            let addrs = tokio::net::lookup_host((host, port))
-                .await
-                .map_err(|e| HttpError(format!("could not resolve the token endpoint: {e}")))?;
-            for a in addrs {
-                if let Some(why) = blocked_ip(a.ip()) {
-                    return Err(HttpError(format!(
-                        "the token endpoint resolves to a {why} address"
-                    )));
-                }
-            }
-        }
+        ssrf::check_url(&url, self.allow_private)
+            .map_err(|e| HttpError(format!("the token endpoint is not allowed: {e}")))?;
         let req = reqwest::Request::try_from(req).map_err(|e| HttpError(e.to_string()))?;
-        let mut res = self
-            .client
-            .execute(req)
-            .await
-            .map_err(|e| HttpError(format!("request failed: {}", e.without_url())))?;
+        let mut res = client.execute(req).await.map_err(|e| {
+            HttpError(match ssrf::blocked_cause(&e) {
+                Some(blocked) => format!("the token endpoint is not allowed: {blocked}"),
+                None => format!("request failed: {}", e.without_url()),
+            })
+        })?;
         let mut out = oauth2::http::Response::builder().status(res.status().as_u16());
         for (k, v) in res.headers() {
             out = out.header(k.as_str(), v.as_bytes());

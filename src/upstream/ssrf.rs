@@ -127,6 +127,29 @@ pub(crate) fn check_url(url: &Url, allow_private: bool) -> Result<(), CallError>
     }
 }
 
+/// The one way loopgate builds an HTTP client that reaches the outside (tool calls, MCP
+/// servers, OAuth token endpoints): [`GuardedResolver`] as its only resolver, no proxy,
+/// no redirects followed by the client. Callers add their timeouts and check every URL
+/// with [`check_url`] before sending it.
+pub(crate) fn guarded_client(allow_private: bool) -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .dns_resolver(std::sync::Arc::new(GuardedResolver { allow_private }))
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+}
+
+/// The resolver's refusal, when it is somewhere in a client error's source chain.
+pub(crate) fn blocked_cause<'a>(err: &'a (dyn std::error::Error + 'static)) -> Option<&'a str> {
+    let mut source = Some(err);
+    while let Some(e) = source {
+        if let Some(blocked) = e.downcast_ref::<BlockedError>() {
+            return Some(&blocked.0);
+        }
+        source = e.source();
+    }
+    None
+}
+
 /// The HTTP client's resolver: one lookup, non-public addresses removed.
 pub(crate) struct GuardedResolver {
     pub(crate) allow_private: bool,

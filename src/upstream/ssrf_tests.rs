@@ -203,3 +203,64 @@ fn a_redirect_hop_to_a_private_address_is_refused() {
         .unwrap();
     assert!(matches!(check_url(&hop, false), Err(CallError::Blocked(_))));
 }
+
+/// One SSRF owner: OAuth token and refresh requests go through the guarded client, so a
+/// private literal, a local name and a name resolving to a private address are refused
+/// before anything is sent, and the refusal never names the address a name resolved to.
+#[tokio::test]
+async fn oauth_token_requests_go_through_the_guarded_resolver() {
+    use super::oauth::{OAuthApp, OAuthError, OAuthHttp};
+    let server = serve(|_| {
+        Reply::new(200, r#"{"access_token":"at-1","token_type":"bearer"}"#)
+            .header("content-type", "application/json")
+    })
+    .await;
+    let port = server.addr.port();
+    let app = |host: &str| OAuthApp {
+        authorize_url: format!("http://{host}:{port}/authorize"),
+        token_url: format!("http://{host}:{port}/token"),
+        client_id: "client-1".into(),
+        client_secret: Some("client-secret-xyz".to_string().into()),
+        scopes: vec![],
+        redirect_url: "https://loopgate.example/connect/callback".into(),
+    };
+    // This machine's own name, when it resolves to loopback (as in /etc/hosts here):
+    // a plain name that only the resolver can judge.
+    let mut own_name = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty() && !blocked_name(h));
+    if let Some(name) = own_name.clone() {
+        let loopback = tokio::net::lookup_host((name.as_str(), 0))
+            .await
+            .is_ok_and(|mut a| a.all(|a| a.ip().is_loopback()));
+        own_name = own_name.filter(|_| loopback);
+    }
+    let mut hosts = vec!["127.0.0.1".to_string(), "localhost".to_string()];
+    hosts.extend(own_name.clone());
+    let guarded = OAuthHttp::new(false);
+    for host in &hosts {
+        let err = match guarded.refresh(&app(host), "rt-secret-1").await {
+            Err(OAuthError::Transport(m)) => m,
+            Err(other) => panic!("{host}: {other:?}"),
+            Ok(_) => panic!("{host}: a private token endpoint was called"),
+        };
+        assert!(err.contains("not allowed"), "{host}: {err}");
+        assert!(!err.contains("rt-secret-1") && !err.contains("client-secret-xyz"));
+        if host != "127.0.0.1" {
+            assert!(!err.contains("127.0.0.1"), "{host}: {err}");
+        }
+    }
+    assert!(
+        server.seen().is_empty(),
+        "nothing reaches a refused endpoint"
+    );
+    // Allowed private targets (tests, on-premise): the same client reaches it.
+    let open = OAuthHttp::new(true);
+    let t = open
+        .refresh(&app("127.0.0.1"), "rt-secret-1")
+        .await
+        .unwrap();
+    assert_eq!(t.access_token, "at-1");
+    assert_eq!(server.seen().len(), 1);
+}

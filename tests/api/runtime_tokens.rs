@@ -84,3 +84,75 @@ async fn mint_runtime_tokens() {
         .await
         .problem(401, "unauthorized");
 }
+
+/// Issue 10: a user's own credential in a runtime token is bound to the provider's
+/// origin and auth placement as they were at minting, like the org credential: once
+/// either moves, the token's credential is not sent anywhere (409 credential_required),
+/// and a token minted afterwards is bound to the new place.
+#[tokio::test]
+async fn a_users_credential_is_not_sent_after_the_provider_moves() {
+    let (app, up, rig, _) = crate::rig::Rig::start(false).await;
+    let user = |secret: &str| json!({"credentials": {rig.provider.clone(): secret}});
+    let token = rig.token(&app, "u1", user("user-secret-u1")).await;
+    rig.call(&app, &token, "th1", "list_inboxes", json!({}))
+        .await
+        .ok(200);
+    let last_auth =
+        |u: &crate::upstream_server::Upstream| u.stats.lock().unwrap().last_auth.clone();
+    assert_eq!(last_auth(&up).as_deref(), Some("Bearer user-secret-u1"));
+
+    // Another origin (the org credential re-entered, as a move requires).
+    let other = crate::upstream_server::start().await;
+    let provider = format!("/v1/providers/{}", rig.provider);
+    app.patch(
+        &provider,
+        &rig.t.key,
+        json!({"base_url": other.base, "credential": "org-secret-2"}),
+    )
+    .await
+    .ok(200);
+    let r = rig
+        .call(&app, &token, "th2", "list_inboxes", json!({}))
+        .await;
+    r.problem(409, "credential_required");
+    assert!(r.text.contains("mint a new token"), "{}", r.text);
+    assert!(!r.text.contains("user-secret-u1"));
+    assert_eq!(
+        other.total(),
+        0,
+        "the user's secret never reaches the new origin"
+    );
+
+    let fresh = rig.token(&app, "u1", user("user-secret-u1")).await;
+    rig.call(&app, &fresh, "th3", "list_inboxes", json!({}))
+        .await
+        .ok(200);
+    assert_eq!(last_auth(&other).as_deref(), Some("Bearer user-secret-u1"));
+
+    // Same origin, another auth placement (a header): the fresh token's bearer stops too.
+    let before = other.total();
+    app.patch(
+        &provider,
+        &rig.t.key,
+        json!({"auth": {"type": "header", "name": "X-Api-Key"}, "credential": "org-secret-3"}),
+    )
+    .await
+    .ok(200);
+    rig.call(&app, &fresh, "th4", "list_inboxes", json!({}))
+        .await
+        .problem(409, "credential_required");
+    assert_eq!(other.total(), before);
+    // A path change on the same origin keeps the binding.
+    app.patch(
+        &provider,
+        &rig.t.key,
+        json!({"base_url": format!("{}/", other.base)}),
+    )
+    .await
+    .ok(200);
+    let header = rig.token(&app, "u1", user("user-secret-h")).await;
+    rig.call(&app, &header, "th5", "list_inboxes", json!({}))
+        .await
+        .ok(200);
+    assert_eq!(last_auth(&other).as_deref(), Some("user-secret-h"));
+}
