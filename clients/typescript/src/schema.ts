@@ -1275,7 +1275,11 @@ export interface components {
             agent_id?: string | null;
             /** @description Share cached datasets across every user minted with the same scope (inside the org). */
             cache_scope?: string | null;
-            /** @description The user's own secrets by provider id; sealed inside the token, never readable from it. */
+            /**
+             * @description The user's own secrets by provider id (at most 100); sealed inside the token, never
+             *     readable from it, and bound to the provider's origin and auth placement as they are
+             *     now: should either change, the secret is not sent (`409 credential_required`).
+             */
             credentials?: {
                 [key: string]: string;
             };
