@@ -17,7 +17,9 @@ use crate::crypto::random_token;
 use crate::engine::plan::ForEachError;
 use crate::engine::{EngineError, ResumePoint};
 
-/// How long a token is remembered after it expired or was used, to say so precisely.
+/// How long a token is remembered after it expired or was used, to say so precisely
+/// (by markers holding no data: the continuation itself, with the caller's arguments,
+/// lives only as long as its stored result).
 const REMEMBER: Duration = Duration::from_secs(24 * 3600);
 /// How long a redeemed token stays claimed while its walk runs (the engine's wall-clock
 /// bound plus margin); a walk that fails gives it back.
@@ -44,6 +46,12 @@ fn key(t: &ThreadKey, token: &str) -> String {
     format!("lg:{}:{}:cont:{token}", t.org, t.thread_id)
 }
 
+/// Outlives the continuation to tell an expired token from a foreign one; holds the
+/// result id only.
+fn gone(key: &str) -> String {
+    format!("{key}:gone")
+}
+
 fn invalid(detail: impl Into<String>) -> super::RuntimeError {
     EngineError::invalid(detail).into()
 }
@@ -52,7 +60,9 @@ fn invalid(detail: impl Into<String>) -> super::RuntimeError {
 pub async fn save(kv: &Kv, t: &ThreadKey, c: &Continuation) -> Result<String, KvError> {
     let token = format!("cont_{}", random_token(32));
     let json = serde_json::to_string(c).unwrap_or_default();
-    kv.set(&key(t, &token), &json, RESULT_TTL + REMEMBER)
+    let key = key(t, &token);
+    kv.set(&key, &json, RESULT_TTL).await?;
+    kv.set(&gone(&key), &c.result_id, RESULT_TTL + REMEMBER)
         .await?;
     Ok(token)
 }
@@ -67,6 +77,9 @@ pub async fn redeem(
     now: DateTime<Utc>,
 ) -> Result<Continuation, super::RuntimeError> {
     let Some(text) = kv.get(&key(t, token)).await? else {
+        if let Some(result_id) = kv.get(&gone(&key(t, token))).await? {
+            return Err(ResultError::Expired(result_id).into());
+        }
         return Err(invalid(
             "`_continue` is not a continuation of this conversation: pass back, unchanged, the `_continue` \
              of the latest result of this tool here, or call the tool without it to start a fresh walk.",

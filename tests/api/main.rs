@@ -36,6 +36,7 @@ mod openapi_doc;
 mod openapi_import;
 mod pagination;
 mod providers;
+mod redis_ttls;
 mod replicas;
 mod resume;
 mod retention;
