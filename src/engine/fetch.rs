@@ -2,6 +2,7 @@
 //! time budgets; transient failures back off (honouring `Retry-After`) only while the
 //! budget allows.
 
+use crate::engine::ahead::Ahead;
 use crate::engine::limits::Limits;
 use crate::engine::outcome::StopReason;
 use crate::engine::upstream::{
@@ -59,8 +60,11 @@ pub struct Failed {
 
 const TRANSIENT: &[u16] = &[408, 425, 429, 500, 502, 503, 504];
 
-pub async fn fetch<U: Upstream, C: Clock>(
-    upstream: &U,
+/// Makes `req` for collection `owner` through `ahead` (P9: its answer may already be on
+/// its way), counting each attempt exactly as a sequential walk would.
+pub async fn fetch<U: Upstream + Sync, C: Clock>(
+    ahead: &mut Ahead<'_, U>,
+    owner: usize,
     clock: &C,
     limits: &Limits,
     budget: &mut Budget,
@@ -80,7 +84,8 @@ pub async fn fetch<U: Upstream, C: Clock>(
         }
         budget.requests += 1;
         req.timeout = limits.wall.saturating_sub(budget.elapsed(clock));
-        let failure = match upstream.call(req.clone()).await {
+        let room = limits.requests.saturating_sub(budget.requests);
+        let failure = match ahead.call(owner, req.clone(), room).await {
             Ok(resp) if resp.status < 400 => {
                 budget.bytes += resp.body.len();
                 return Ok(resp);

@@ -28,6 +28,10 @@ pub struct Limits {
     pub progress_interval: Duration,
     /// P3: retries of one request after a transient failure.
     pub retries: u32,
+    /// P9: upstream requests one walk keeps in flight at once where the API allows random
+    /// access (page number or offset with a total) and across `_for_each` values; 1 walks
+    /// strictly one request at a time. The provider's rate limit still spaces them.
+    pub concurrency: usize,
     /// Argument bounds, each checked before any work proportional to what it bounds
     /// (parsing stays linear in the request): paths in `_fields` / `fields`.
     pub max_fields: usize,
@@ -61,6 +65,7 @@ impl Default for Limits {
             default_page_size: 100,
             progress_interval: Duration::from_millis(750),
             retries: 3,
+            concurrency: 4,
             max_fields: 100,
             max_path_bytes: 256,
             max_path_segments: 16,

@@ -16,7 +16,7 @@
 //!                uses_reserved, looping, paginated, origin }   (runtime sets `origin`)
 //!     CallPlan::cache_identity() -> Value                                  C1
 //! run(&plan, &analysis, &upstream, &progress, &clock, &limits).await -> Result<Outcome>
-//!                                                                          P2–P5, E1–E5, S1
+//!                                              P2–P5, E1–E5, S1, P9 (`limits.concurrency`)
 //!     Outcome { envelope, frame, slot, json, items, verdict, for_each_errors, requests,
 //!               pages, bytes }
 //!     Outcome::is_complete(), to_stored(), to_stored_json(), from_stored(v),
@@ -51,6 +51,7 @@
 //! [`guard::RUNTIME_HEADROOM`] bytes for the `_cache` label.
 
 pub mod aggregate;
+mod ahead;
 pub mod analysis;
 pub mod cache;
 pub mod doc;
@@ -89,6 +90,8 @@ mod tests_exact;
 mod tests_fanout;
 #[cfg(test)]
 mod tests_kinds;
+#[cfg(test)]
+mod tests_parallel;
 #[cfg(test)]
 mod tests_present;
 #[cfg(test)]

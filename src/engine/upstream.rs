@@ -42,6 +42,9 @@ pub struct UpstreamFailure {
     pub message: String,
 }
 
+/// P9: a walk may call again before an earlier call's future is done (at most
+/// `Limits::concurrency` in flight), so an implementation spaces requests itself (rate
+/// limits) and never assumes one call at a time.
 pub trait Upstream {
     fn call(
         &self,

@@ -3,6 +3,7 @@
 //! Every way a walk can end has a name, and the verdict says whether the rows are all of
 //! them.
 
+use crate::engine::ahead::Ahead;
 use crate::engine::analysis::{normalize, Param, ToolAnalysis};
 use crate::engine::doc::{Page, Slot};
 use crate::engine::error::EngineError;
@@ -28,7 +29,8 @@ const LAST_ID_CURSORS: &[&str] = &["startingafter", "after", "pageafter", "after
 struct Ctx<'a, U, P, C> {
     plan: &'a CallPlan,
     analysis: &'a ToolAnalysis,
-    upstream: &'a U,
+    /// Every request goes through here (P9: some are started ahead).
+    ahead: Ahead<'a, U>,
     progress: &'a P,
     clock: &'a C,
     limits: &'a Limits,
@@ -42,7 +44,7 @@ struct Ctx<'a, U, P, C> {
 }
 
 /// Runs a call: every collection, every page when asked, within `limits`.
-pub async fn run<U: Upstream, P: ProgressSink, C: Clock>(
+pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     plan: &CallPlan,
     analysis: &ToolAnalysis,
     upstream: &U,
@@ -50,16 +52,16 @@ pub async fn run<U: Upstream, P: ProgressSink, C: Clock>(
     clock: &C,
     limits: &Limits,
 ) -> Result<Outcome, EngineError> {
-    let start = clock.now_ms();
+    let started = clock.now_ms();
     let mut ctx = Ctx {
         plan,
         analysis,
-        upstream,
+        ahead: Ahead::new(upstream, limits.concurrency),
         progress,
         clock,
         limits,
-        budget: Budget::new(start),
-        last_progress: start,
+        budget: Budget::new(started),
+        last_progress: started,
         items: Vec::new(),
         first: None,
         slot: None,
@@ -98,6 +100,14 @@ pub async fn run<U: Upstream, P: ProgressSink, C: Clock>(
     let mut halted: Option<StopReason> = None;
     // P10: what is left for a resumed call, in walk order
     let mut left: Vec<Pending> = Vec::new();
+    if ctx.ahead.parallel() {
+        // P9, E5: the first request of every later value may start while earlier ones walk
+        for (value, pending) in values.iter().skip(1) {
+            if let Ok(s) = start(plan, analysis, limits, value.as_ref(), pending) {
+                ctx.ahead.expect(pending.value, false, s.args, s.next_url);
+            }
+        }
+    }
     for (value, pending) in values {
         if let Some(stop) = halted.or_else(|| ctx.budget.exhausted(limits, clock)) {
             halted = Some(stop);
@@ -105,7 +115,9 @@ pub async fn run<U: Upstream, P: ProgressSink, C: Clock>(
             left.push(pending);
             continue;
         }
-        let (col, cut) = collection(&mut ctx, value.as_ref(), &pending).await?;
+        let walked = collection(&mut ctx, value.as_ref(), &pending).await;
+        ctx.ahead.forget(pending.value);
+        let (col, cut) = walked?;
         if let Some(f) = &col.failure {
             if col.pages == 0 && f.stop != StopReason::UpstreamError {
                 // Refused by the budget before anything came: not a failure of the value.
@@ -221,6 +233,7 @@ fn describe(errors: &[ForEachError]) -> String {
     }
 }
 
+#[derive(Clone)]
 enum Style {
     Single,
     Page(Param, i64),
@@ -231,58 +244,23 @@ enum Style {
 /// One collection, from its start or from where a call before left it (P10). Returns
 /// it, and — when a bound stopped it — where it would go on and how many rows of that page
 /// it already kept.
-async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
+async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     ctx: &mut Ctx<'_, U, P, C>,
     value: Option<&Value>,
     from: &Pending,
 ) -> Result<(Collection, Option<(Position, usize)>), EngineError> {
     let (plan, analysis, limits) = (ctx.plan, ctx.analysis, ctx.limits);
-    let mut args = plan.upstream_args.clone();
-    if let (Some(f), Some(v)) = (&plan.for_each, value) {
-        set_arg(&mut args, &f.key, f.in_body, v.clone());
-    }
-    let mut size = analysis
-        .page_size
-        .as_ref()
-        .and_then(|p| get_arg(&args, p).and_then(as_u64));
-    let mut style = Style::Single;
-    if plan.all_pages {
-        if let Some(p) = &analysis.page_size {
-            let chosen = p
-                .maximum
-                .unwrap_or(u64::from(limits.default_page_size))
-                .max(1);
-            set_arg(&mut args, &p.name, p.in_body, p.number(chosen));
-            size = Some(chosen);
-        }
-        style = match (
-            &analysis.page_size,
-            &analysis.offset,
-            &analysis.page_number,
-            &analysis.cursor,
-        ) {
-            (Some(_), Some(o), _, _) => {
-                let at = get_arg(&args, o).and_then(as_u64).unwrap_or(0);
-                set_arg(&mut args, &o.name, o.in_body, o.number(at));
-                Style::Offset(o.clone(), at)
-            }
-            (Some(_), None, Some(p), _) => {
-                let n = get_arg(&args, p)
-                    .and_then(Value::as_i64)
-                    .or_else(|| p.default.as_ref().and_then(Value::as_i64))
-                    .or(p.minimum)
-                    .unwrap_or(1);
-                set_arg(&mut args, &p.name, p.in_body, p.number(page_no(n)));
-                Style::Page(p.clone(), n)
-            }
-            (_, _, _, Some(c)) => Style::Cursor(c.clone()),
-            _ => Style::Single,
-        };
-    }
+    let owner = from.value;
+    let Start {
+        mut args,
+        mut style,
+        size,
+        mut next_url,
+    } = start(plan, analysis, limits, value, from)?;
     let walking = !matches!(style, Style::Single);
+    ctx.ahead.known(!walking);
     let from_start = starts_at_first_page(analysis, &plan.upstream_args);
     let mut col = Collection::new(value.cloned());
-    let mut next_url: Option<String> = None;
     let mut seen_cursors: HashSet<String> = HashSet::new();
     let mut seen_pages: HashSet<u64> = HashSet::new();
     let mut previous_page: Option<u64> = None;
@@ -291,31 +269,22 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
     let mut skip = from.skip;
     col.rows = from.rows;
     col.total = from.total;
-    match (&mut style, &from.at) {
-        (_, Position::Start) => {}
-        (Style::Page(p, number), Position::Page(at)) => {
-            *number = *at;
-            set_arg(&mut args, &p.name, p.in_body, json!(*at));
-        }
-        (Style::Offset(p, offset), Position::Offset(at)) => {
-            *offset = *at;
-            set_arg(&mut args, &p.name, p.in_body, json!(*at));
-        }
-        (Style::Cursor(p), Position::Cursor(at)) => {
-            set_arg(&mut args, &p.name, p.in_body, at.clone());
-        }
-        (Style::Cursor(_), Position::Url(url)) => {
-            next_url = Some(origin::follow(url, plan.origin.as_deref()).ok_or_else(stale)?);
-        }
-        _ => return Err(stale()),
-    }
     loop {
         let req = UpstreamRequest {
             args: args.clone(),
             next_url: next_url.clone(),
             timeout: Duration::ZERO,
         };
-        let resp = match fetch(ctx.upstream, ctx.clock, limits, &mut ctx.budget, req).await {
+        let resp = match fetch(
+            &mut ctx.ahead,
+            owner,
+            ctx.clock,
+            limits,
+            &mut ctx.budget,
+            req,
+        )
+        .await
+        {
             Ok(r) => r,
             Err(f) => {
                 col.stop = f.stop;
@@ -507,9 +476,140 @@ async fn collection<U: Upstream, P: ProgressSink, C: Clock>(
             col.likely_more = true;
             break;
         }
+        if col.pages == 1 {
+            expect_pages(ctx, owner, &style, &args, n, col.rows, col.total, col.pages);
+        }
     }
     let cut = resume::resumable(col.stop).then(|| (position(&style, &next_url, &args), skip));
     Ok((col, cut))
+}
+
+/// Where a collection's walk begins: its first request and how it pages.
+struct Start {
+    args: Map<String, Value>,
+    style: Style,
+    size: Option<u64>,
+    next_url: Option<String>,
+}
+
+/// The first request of a collection, from its start or from where a call before left it
+/// (P10), and how it pages.
+fn start(
+    plan: &CallPlan,
+    analysis: &ToolAnalysis,
+    limits: &Limits,
+    value: Option<&Value>,
+    from: &Pending,
+) -> Result<Start, EngineError> {
+    let mut args = plan.upstream_args.clone();
+    if let (Some(f), Some(v)) = (&plan.for_each, value) {
+        set_arg(&mut args, &f.key, f.in_body, v.clone());
+    }
+    let mut size = analysis
+        .page_size
+        .as_ref()
+        .and_then(|p| get_arg(&args, p).and_then(as_u64));
+    let mut style = Style::Single;
+    if plan.all_pages {
+        if let Some(p) = &analysis.page_size {
+            let chosen = p
+                .maximum
+                .unwrap_or(u64::from(limits.default_page_size))
+                .max(1);
+            set_arg(&mut args, &p.name, p.in_body, p.number(chosen));
+            size = Some(chosen);
+        }
+        style = match (
+            &analysis.page_size,
+            &analysis.offset,
+            &analysis.page_number,
+            &analysis.cursor,
+        ) {
+            (Some(_), Some(o), _, _) => {
+                let at = get_arg(&args, o).and_then(as_u64).unwrap_or(0);
+                set_arg(&mut args, &o.name, o.in_body, o.number(at));
+                Style::Offset(o.clone(), at)
+            }
+            (Some(_), None, Some(p), _) => {
+                let n = get_arg(&args, p)
+                    .and_then(Value::as_i64)
+                    .or_else(|| p.default.as_ref().and_then(Value::as_i64))
+                    .or(p.minimum)
+                    .unwrap_or(1);
+                set_arg(&mut args, &p.name, p.in_body, p.number(page_no(n)));
+                Style::Page(p.clone(), n)
+            }
+            (_, _, _, Some(c)) => Style::Cursor(c.clone()),
+            _ => Style::Single,
+        };
+    }
+    let mut next_url: Option<String> = None;
+    match (&mut style, &from.at) {
+        (_, Position::Start) => {}
+        (Style::Page(p, number), Position::Page(at)) => {
+            *number = *at;
+            set_arg(&mut args, &p.name, p.in_body, json!(*at));
+        }
+        (Style::Offset(p, offset), Position::Offset(at)) => {
+            *offset = *at;
+            set_arg(&mut args, &p.name, p.in_body, json!(*at));
+        }
+        (Style::Cursor(p), Position::Cursor(at)) => {
+            set_arg(&mut args, &p.name, p.in_body, at.clone());
+        }
+        (Style::Cursor(_), Position::Url(url)) => {
+            next_url = Some(origin::follow(url, plan.origin.as_deref()).ok_or_else(stale)?);
+        }
+        _ => return Err(stale()),
+    }
+    Ok(Start {
+        args,
+        style,
+        size,
+        next_url,
+    })
+}
+
+/// P9: once the first page showed random access (a page number or an offset, and a total),
+/// the pages still to come are known in advance: page number + k, or offset + k × the rows
+/// this page held (the walk steps by rows received). Expected only as far as the total, the
+/// page bound and the item bound reach; a guess a short page proves wrong is never taken.
+#[allow(clippy::too_many_arguments)]
+fn expect_pages<U: Upstream + Sync, P, C>(
+    ctx: &mut Ctx<'_, U, P, C>,
+    owner: usize,
+    style: &Style,
+    args: &Map<String, Value>,
+    n: usize,
+    fetched: usize,
+    total: Option<u64>,
+    pages: u32,
+) {
+    let numbered = matches!(style, Style::Page(..) | Style::Offset(..));
+    let (Some(total), true) = (total, numbered && ctx.ahead.parallel() && n > 0) else {
+        return;
+    };
+    let step = n as u64;
+    let by_total = total.saturating_sub(fetched as u64).div_ceil(step);
+    let by_pages = u64::from(ctx.limits.pages_per_collection.saturating_sub(pages));
+    let room = ctx.limits.items.saturating_sub(ctx.budget.items) as u64;
+    let by_items = room.div_ceil(step);
+    let count = by_total.min(by_pages).min(by_items);
+    ctx.ahead.known(true);
+    for k in 0..count {
+        let mut next = args.clone();
+        match style {
+            Style::Page(p, number) => {
+                let at = page_no(number.saturating_add(i64::try_from(k).unwrap_or(i64::MAX)));
+                set_arg(&mut next, &p.name, p.in_body, p.number(at));
+            }
+            Style::Offset(p, at) => {
+                set_arg(&mut next, &p.name, p.in_body, p.number(at + k * step));
+            }
+            Style::Single | Style::Cursor(_) => return,
+        }
+        ctx.ahead.expect(owner, true, next, None);
+    }
 }
 
 /// P10: where the collection's next request would start.

@@ -35,6 +35,7 @@ mod mcp_server;
 mod openapi_doc;
 mod openapi_import;
 mod pagination;
+mod parallel_walks;
 mod providers;
 mod redis_ttls;
 mod replicas;

@@ -1,0 +1,216 @@
+//! P9: upstream requests started before the walk needs them. The walk stays the one
+//! sequential decision-maker: it says which requests it expects next (the later pages of a
+//! collection whose first page announced a total, the first request of later `_for_each`
+//! values), this keeps up to `concurrency` requests in flight (the walk's own included), and
+//! the walk takes each answer at the point where a sequential walk would have made that
+//! request. Budgets are counted there, so rows, budgets and verdict are the sequential
+//! walk's. A guess that turns out wrong (a short page moved the offsets, a bound stopped the
+//! walk) is dropped unused; its request is never counted and never merged.
+//!
+//! Only futures are polled together here: nothing is spawned, so the engine stays free of
+//! any runtime, and the provider's rate limiter inside the `Upstream` spaces every request.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
+use serde_json::{Map, Value};
+
+use crate::engine::upstream::{Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse};
+
+type Answer = Result<UpstreamResponse, UpstreamFailure>;
+type Running<'a> = Pin<Box<dyn Future<Output = (u64, Answer)> + Send + 'a>>;
+
+/// A request the walk expects to make, and which collection (`_for_each` value index) it
+/// belongs to.
+struct Expected {
+    owner: usize,
+    args: Map<String, Value>,
+    next_url: Option<String>,
+}
+
+/// A request started ahead and not yet taken by the walk.
+struct Started {
+    id: u64,
+    owner: usize,
+    args: Map<String, Value>,
+    next_url: Option<String>,
+    answer: Option<Answer>,
+}
+
+impl Started {
+    fn is(&self, req: &UpstreamRequest) -> bool {
+        self.next_url == req.next_url && self.args == req.args
+    }
+}
+
+pub struct Ahead<'a, U> {
+    upstream: &'a U,
+    concurrency: usize,
+    running: FuturesUnordered<Running<'a>>,
+    started: Vec<Started>,
+    /// Later pages of the collection being walked: wanted before `values`.
+    pages: VecDeque<Expected>,
+    /// First requests of later `_for_each` values, in walk order.
+    values: VecDeque<Expected>,
+    next_id: u64,
+    /// Every request the collection being walked will still make is expected (one request
+    /// per value, or a total announced): only then may later values start, so that a
+    /// request started ahead is one the walk reaches unless the data ends early.
+    known: bool,
+    /// Requests started ahead that the walk passed by. They count, with the ones in
+    /// flight, against the request budget before anything more starts ahead, so the
+    /// requests really sent stay within it.
+    wasted: u32,
+}
+
+impl<'a, U: Upstream + Sync> Ahead<'a, U> {
+    /// `concurrency` ≤ 1 makes every request on demand, one at a time.
+    pub fn new(upstream: &'a U, concurrency: usize) -> Self {
+        Self {
+            upstream,
+            concurrency: concurrency.max(1),
+            running: FuturesUnordered::new(),
+            started: Vec::new(),
+            pages: VecDeque::new(),
+            values: VecDeque::new(),
+            next_id: 0,
+            known: false,
+            wasted: 0,
+        }
+    }
+
+    pub fn parallel(&self) -> bool {
+        self.concurrency > 1
+    }
+
+    /// The walk expects to request `args` (or `next_url`) for collection `owner`; a later
+    /// page of the collection being walked when `page`, else a later value's first request.
+    pub fn expect(
+        &mut self,
+        owner: usize,
+        page: bool,
+        args: Map<String, Value>,
+        next_url: Option<String>,
+    ) {
+        if !self.parallel() {
+            return;
+        }
+        let e = Expected {
+            owner,
+            args,
+            next_url,
+        };
+        if page {
+            self.pages.push_back(e);
+        } else {
+            self.values.push_back(e);
+        }
+    }
+
+    /// Whether every request the collection being walked will still make is expected.
+    pub fn known(&mut self, known: bool) {
+        self.known = known;
+    }
+
+    /// Collection `owner` is done: nothing more is started for it, and what was started
+    /// and not taken is dropped when it comes back.
+    pub fn forget(&mut self, owner: usize) {
+        self.pages.retain(|e| e.owner != owner);
+        self.values.retain(|e| e.owner != owner);
+        let before = self.started.len();
+        self.started.retain(|s| s.owner != owner);
+        self.wasted += u32::try_from(before - self.started.len()).unwrap_or(u32::MAX);
+    }
+
+    /// The answer to `req`: the one started ahead when there is one, else `req` made now.
+    /// While waiting, up to `concurrency` requests are in flight: the expected ones, as far
+    /// as `room` (the request budget left after `req`) allows once the requests already
+    /// started ahead and the wasted ones are counted.
+    pub async fn call(&mut self, owner: usize, req: UpstreamRequest, room: u32) -> Answer {
+        let mut room = room;
+        let id = match self.started.iter().position(|s| s.is(&req)) {
+            Some(i) => self.started[i].id,
+            None => {
+                self.make_room().await;
+                self.start(owner, req.clone())
+            }
+        };
+        // what was expected up to this request: the walk has passed it
+        let is_req = |e: &Expected| e.args == req.args && e.next_url == req.next_url;
+        if let Some(at) = self.pages.iter().position(is_req) {
+            self.pages.drain(..=at);
+        }
+        self.values.retain(|e| !is_req(e));
+        let ahead = self.started.iter().filter(|s| s.id != id).count() as u32;
+        room = room.saturating_sub(ahead).saturating_sub(self.wasted);
+        while self.running.len() < self.concurrency && room > 0 {
+            let next = match self.pages.pop_front() {
+                Some(e) => Some(e),
+                None if self.known => self.values.pop_front(),
+                None => None,
+            };
+            let Some(e) = next else {
+                break;
+            };
+            let req = UpstreamRequest {
+                args: e.args,
+                next_url: e.next_url,
+                timeout: req.timeout,
+            };
+            self.start(e.owner, req);
+            room -= 1;
+        }
+        loop {
+            if let Some(i) = self
+                .started
+                .iter()
+                .position(|s| s.id == id && s.answer.is_some())
+            {
+                let s = self.started.remove(i);
+                if let Some(answer) = s.answer {
+                    return answer;
+                }
+            }
+            match self.running.next().await {
+                Some((done, answer)) => self.settle(done, answer),
+                // cannot happen: `id` is running until it settles
+                None => return self.upstream.call(req).await,
+            }
+        }
+    }
+
+    fn start(&mut self, owner: usize, req: UpstreamRequest) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.started.push(Started {
+            id,
+            owner,
+            args: req.args.clone(),
+            next_url: req.next_url.clone(),
+            answer: None,
+        });
+        let upstream = self.upstream;
+        self.running
+            .push(Box::pin(async move { (id, upstream.call(req).await) }));
+        id
+    }
+
+    /// Waits until one more request may be in flight.
+    async fn make_room(&mut self) {
+        while self.running.len() >= self.concurrency {
+            match self.running.next().await {
+                Some((done, answer)) => self.settle(done, answer),
+                None => return,
+            }
+        }
+    }
+
+    fn settle(&mut self, id: u64, answer: Answer) {
+        // a forgotten request's answer is dropped here
+        if let Some(s) = self.started.iter_mut().find(|s| s.id == id) {
+            s.answer = Some(answer);
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! P9: walks faster than sequential where the API allows it. An in-test upstream that
+//! pages by offset and announces a total (random access) records how many requests it
+//! had in flight at once and when each arrived: never more in flight than the walk's
+//! concurrency bound, never more in any one-second window than the provider's rate limit
+//! allows — counted, never timed — and the rows are every row, in order.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
+use serde_json::{json, Value};
+
+use crate::helpers::spawn_app;
+use crate::rig::Rig;
+
+const ROWS: usize = 200;
+/// The engine's default concurrency bound (`Limits::concurrency`).
+const BOUND: usize = 4;
+const RPS: u32 = 20;
+const BURST: u32 = 2;
+
+#[derive(Default)]
+struct Seen {
+    in_flight: AtomicUsize,
+    max_in_flight: AtomicUsize,
+    arrivals: Mutex<Vec<Instant>>,
+}
+
+impl Seen {
+    fn enter(&self) {
+        self.arrivals.lock().unwrap().push(Instant::now());
+        let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+    }
+    fn leave(&self) {
+        self.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+    /// The most requests that arrived within any one second.
+    fn busiest_second(&self) -> usize {
+        let a = self.arrivals.lock().unwrap();
+        a.iter()
+            .map(|t| {
+                a.iter()
+                    .filter(|u| **u >= *t && u.duration_since(*t) < Duration::from_secs(1))
+                    .count()
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+type S = web::Data<Arc<Seen>>;
+
+fn num(req: &HttpRequest, name: &str) -> Option<usize> {
+    web::Query::<std::collections::HashMap<String, String>>::from_query(req.query_string())
+        .ok()?
+        .get(name)?
+        .parse()
+        .ok()
+}
+
+/// `GET /items?offset=&limit=`: 200 rows, at most 10 a page, with `total`; each answer
+/// takes 60 ms so that requests overlap when the walk allows them to.
+async fn items(s: S, req: HttpRequest) -> HttpResponse {
+    s.enter();
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    let at = num(&req, "offset").unwrap_or(0).min(ROWS);
+    let end = (at + num(&req, "limit").unwrap_or(10).min(10)).min(ROWS);
+    let data: Vec<Value> = (at..end).map(|i| json!({"id": i})).collect();
+    s.leave();
+    HttpResponse::Ok().json(json!({"data": data, "total": ROWS}))
+}
+
+/// `GET /items/{id}`: one row, for fan-out.
+async fn one(s: S, id: web::Path<usize>) -> HttpResponse {
+    s.enter();
+    tokio::time::sleep(Duration::from_millis(60)).await;
+    s.leave();
+    HttpResponse::Ok().json(json!({"id": *id, "name": format!("item {id}")}))
+}
+
+async fn upstream() -> (String, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let data = web::Data::new(seen.clone());
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(data.clone())
+            .route("/items", web::get().to(items))
+            .route("/items/{id}", web::get().to(one))
+    })
+    .workers(2)
+    .listen(listener)
+    .unwrap()
+    .run();
+    tokio::spawn(server);
+    (format!("http://127.0.0.1:{port}"), seen)
+}
+
+async fn rig(app: &crate::helpers::TestApp, base: &str) -> Rig {
+    let defs = vec![
+        (
+            "list_items",
+            "GET",
+            "/items",
+            json!({"type": "object", "properties": {
+                "offset": {"type": "integer"}, "limit": {"type": "integer", "maximum": 10}}}),
+        ),
+        (
+            "get_item",
+            "GET",
+            "/items/{id}",
+            json!({"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}),
+        ),
+    ];
+    let rig = Rig::with_tools(app, base, defs, true).await;
+    app.patch(
+        &format!("/v1/providers/{}", rig.provider),
+        &rig.t.key,
+        json!({"rate_limit": {"requests_per_second": RPS, "burst": BURST}}),
+    )
+    .await
+    .ok(200);
+    rig
+}
+
+/// P9: a 20-page offset walk (the page bound) with a total runs pages concurrently within the bound and
+/// the rate limit, and its rows and verdict are a complete walk's.
+#[tokio::test]
+async fn p9_offset_walk_is_concurrent_within_bound_and_rate_limit() {
+    let app = spawn_app().await;
+    let (base, seen) = upstream().await;
+    let rig = rig(&app, &base).await;
+    let token = rig.token(&app, "u1", json!({})).await;
+    let r = rig
+        .call(&app, &token, "t", "list_items", json!({"_all_pages": true}))
+        .await;
+    let res = r.ok(200)["result"].clone();
+    assert_eq!(res["_pagingComplete"], true, "{}", res["_note"]);
+    assert_eq!(res["_stoppedBy"], "end");
+    let ids: Vec<u64> = res["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        (0..ROWS as u64).collect::<Vec<_>>(),
+        "every row once, in order"
+    );
+    let arrivals = seen.arrivals.lock().unwrap().len();
+    assert_eq!(arrivals, ROWS / 10, "each page once, nothing wasted");
+    let max = seen.max_in_flight.load(Ordering::SeqCst);
+    assert!(max <= BOUND, "{max} requests in flight, bound {BOUND}");
+    assert!(max >= 2, "pages were fetched one at a time");
+    let busiest = seen.busiest_second();
+    assert!(
+        busiest <= (RPS + BURST) as usize,
+        "{busiest} requests in one second, limit {RPS}/s burst {BURST}"
+    );
+}
+
+/// P9, E5: `_for_each` values are fetched concurrently too, merged in value order.
+#[tokio::test]
+async fn p9_fan_out_values_are_concurrent_and_merged_in_order() {
+    let app = spawn_app().await;
+    let (base, seen) = upstream().await;
+    let rig = rig(&app, &base).await;
+    let token = rig.token(&app, "u1", json!({})).await;
+    let values: Vec<u64> = (0..24).rev().collect();
+    let r = rig
+        .call(
+            &app,
+            &token,
+            "t",
+            "get_item",
+            json!({"_for_each": {"key": "id", "values": values}}),
+        )
+        .await;
+    let res = r.ok(200)["result"].clone();
+    assert_eq!(res["_pagingComplete"], true, "{}", res["_note"]);
+    let got: Vec<u64> = res["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(got, values, "rows in the order of the values");
+    assert_eq!(seen.arrivals.lock().unwrap().len(), values.len());
+    let max = seen.max_in_flight.load(Ordering::SeqCst);
+    assert!((2..=BOUND).contains(&max), "{max} in flight, bound {BOUND}");
+    assert!(seen.busiest_second() <= (RPS + BURST) as usize);
+}
