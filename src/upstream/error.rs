@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use base64::Engine as _;
 use secrecy::{ExposeSecret, SecretString};
 
 /// Longest `body_excerpt` kept from an error response, in characters.
@@ -94,7 +95,9 @@ pub(crate) fn status_retryable(status: u16, idempotent: bool) -> bool {
 }
 
 /// Removes every form in which the credential could travel (raw, percent-encoded,
-/// form-encoded, in a `Basic`-less `Bearer` header) from a text.
+/// form-encoded, JSON-escaped) from a text. A credential that is a whole `Authorization`
+/// value (`Basic …`, `Bearer …`) is also removed as its token alone and, for `Basic`, as
+/// the decoded `user:password` and the password.
 #[derive(Default)]
 pub(crate) struct Redactor {
     needles: Vec<String>,
@@ -102,28 +105,55 @@ pub(crate) struct Redactor {
 
 const REDACTED: &str = "[redacted]";
 
+/// Too short a secret would redact ordinary text; such a part is not redacted (and
+/// not worth much).
+const SHORTEST: usize = 4;
+
+/// The credential and the parts of it an API may echo on their own.
+fn parts(raw: &str) -> Vec<String> {
+    let mut out = vec![raw.to_string()];
+    let scheme = |name: &str| {
+        raw.get(..name.len())
+            .filter(|p| p.eq_ignore_ascii_case(name))
+            .map(|_| raw[name.len()..].trim())
+    };
+    if let Some(token) = scheme("bearer ") {
+        out.push(token.to_string());
+    }
+    if let Some(token) = scheme("basic ") {
+        out.push(token.to_string());
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(token)
+            .ok()
+            .and_then(|d| String::from_utf8(d).ok());
+        if let Some(pair) = decoded {
+            if let Some((_, password)) = pair.split_once(':') {
+                out.push(password.to_string());
+            }
+            out.push(pair);
+        }
+    }
+    out.retain(|p| p.len() >= SHORTEST);
+    out
+}
+
 impl Redactor {
     pub(crate) fn new(credential: Option<&SecretString>) -> Self {
-        let mut needles = Vec::new();
-        if let Some(secret) = credential {
-            let raw = secret.expose_secret();
-            // Too short a secret would redact ordinary text; such a credential is
-            // not redacted (and not worth much).
-            if raw.len() >= 4 {
-                needles.push(raw.to_string());
-                let pct = super::encode::encode_component(raw);
-                let form: String = url::form_urlencoded::byte_serialize(raw.as_bytes()).collect();
-                // as it appears inside a JSON string (`/` may be escaped too)
-                let quoted = serde_json::to_string(raw).unwrap_or_default();
-                let json = quoted
-                    .get(1..quoted.len().saturating_sub(1))
-                    .unwrap_or("")
-                    .to_string();
-                let slashed = json.replace('/', "\\/");
-                for variant in [pct, form, json, slashed] {
-                    if !needles.contains(&variant) {
-                        needles.push(variant);
-                    }
+        let mut needles: Vec<String> = Vec::new();
+        let raw = credential.map(|s| s.expose_secret()).unwrap_or("");
+        for part in parts(raw) {
+            let pct = super::encode::encode_component(&part);
+            let form: String = url::form_urlencoded::byte_serialize(part.as_bytes()).collect();
+            // as it appears inside a JSON string (`/` may be escaped too)
+            let quoted = serde_json::to_string(&part).unwrap_or_default();
+            let json = quoted
+                .get(1..quoted.len().saturating_sub(1))
+                .unwrap_or("")
+                .to_string();
+            let slashed = json.replace('/', "\\/");
+            for variant in [part, pct, form, json, slashed] {
+                if !needles.contains(&variant) {
+                    needles.push(variant);
                 }
             }
         }

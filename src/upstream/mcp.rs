@@ -128,8 +128,8 @@ impl McpClient<'_> {
         )))
     }
 
-    /// `tools/call`, read as the payload the engine parses ([`tool_payload`]); the
-    /// text of an `isError` result is redacted of the credential like any error body.
+    /// `tools/call`, read as the payload the engine parses ([`tool_payload`]), redacted
+    /// of the credential whatever its kind (a success as much as an `isError` text).
     pub async fn call_tool(
         &self,
         name: &str,
@@ -144,11 +144,14 @@ impl McpClient<'_> {
                 deadline,
             )
             .await?;
+        // The JSON-RPC body was redacted as bytes by the caller, but a payload is text
+        // inside JSON (escaped once more, or `\u`-escaped) until it is read out here:
+        // every kind is redacted again, as the engine will see it.
+        let redactor = Redactor::new(self.target.credential.as_ref());
         Ok(match tool_payload(&result) {
-            ToolPayload::Error(text) => {
-                ToolPayload::Error(Redactor::new(self.target.credential.as_ref()).clean(&text))
-            }
-            other => other,
+            ToolPayload::Error(text) => ToolPayload::Error(redactor.clean(&text)),
+            ToolPayload::Text(text) => ToolPayload::Text(redactor.clean(&text)),
+            ToolPayload::Json(bytes) => ToolPayload::Json(redactor.clean_bytes(bytes)),
         })
     }
 

@@ -47,4 +47,5 @@ mod runtime_limits;
 mod runtime_resilience;
 mod runtime_tokens;
 mod runtime_walks;
+mod secrets;
 mod workflows_run;

@@ -151,22 +151,42 @@ impl ServerHandler for McpUpstream {
             "broken" => CallToolResult::error(vec![ContentBlock::text(
                 "the archive is offline until Monday",
             )]),
+            // extra tools named `echo…` (secrets test): the Authorization header seen,
+            // echoed in structured content, JSON text, plain text or an error text
+            "echo_structured" => CallToolResult::structured(
+                json!({"items": [{"id": 1, "seen": auth_of(&ctx)}], "note": auth_of(&ctx)}),
+            ),
+            "echo_json_text" => CallToolResult::success(vec![ContentBlock::text(
+                json!({"items": [{"id": 1, "seen": auth_of(&ctx)}]}).to_string(),
+            )]),
+            "echo_text" => CallToolResult::success(vec![ContentBlock::text(format!(
+                "you sent {}",
+                auth_of(&ctx)
+            ))]),
+            "echo_error" => CallToolResult::error(vec![ContentBlock::text(format!(
+                "refused the key {}",
+                auth_of(&ctx)
+            ))]),
             _ => CallToolResult::success(vec![ContentBlock::text("[]")]),
         };
         Ok(result.into())
     }
 }
 
+/// The `Authorization` header of the HTTP request carrying this MCP request.
+fn auth_of(ctx: &RequestContext<RoleServer>) -> String {
+    ctx.extensions
+        .get::<http::request::Parts>()
+        .and_then(|p| p.headers.get("authorization"))
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string()
+}
+
 impl McpUpstream {
     fn record_auth(&self, ctx: &RequestContext<RoleServer>) {
-        if let Some(parts) = ctx.extensions.get::<http::request::Parts>() {
-            let auth = parts
-                .headers
-                .get("authorization")
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_string();
-            self.auth.lock().unwrap().push(auth);
+        if ctx.extensions.get::<http::request::Parts>().is_some() {
+            self.auth.lock().unwrap().push(auth_of(ctx));
         }
     }
 

@@ -23,6 +23,8 @@ pub struct AuthState {
     pub refreshes: u32,
     pub pkce_checked: u32,
     pub api_auth: Vec<String>,
+    /// Put after `at-` / `rt-` in every token issued (default none: `at-1`, `rt-1`).
+    pub token_prefix: String,
 }
 
 pub struct AuthServer {
@@ -55,10 +57,10 @@ async fn authorize(s: S, q: web::Query<HashMap<String, String>>) -> HttpResponse
 
 fn issue(st: &mut AuthState) -> HttpResponse {
     st.issued += 1;
-    let refresh = format!("rt-{}", st.issued);
+    let refresh = format!("rt-{}{}", st.token_prefix, st.issued);
     st.valid_refresh = vec![refresh.clone()];
     HttpResponse::Ok().json(
-        json!({"access_token": format!("at-{}", st.issued), "token_type": "bearer",
+        json!({"access_token": format!("at-{}{}", st.token_prefix, st.issued), "token_type": "bearer",
         "expires_in": 30, "refresh_token": refresh}),
     )
 }

@@ -18,8 +18,8 @@ use crate::rig::Rig;
 use crate::upstream_server::{self, Upstream};
 
 /// One replica process; killed when dropped.
-struct Replica {
-    app: TestApp,
+pub struct Replica {
+    pub app: TestApp,
     child: Child,
 }
 
@@ -36,9 +36,29 @@ fn free_port() -> u16 {
 }
 
 async fn replica(db: &str, grace_secs: u64) -> Replica {
+    let verbose = std::env::var("TEST_LOG").is_ok();
+    let env = [
+        ("LOOPGATE_REPLICAS", "3".to_string()),
+        ("LOOPGATE_SHUTDOWN_GRACE_SECONDS", grace_secs.to_string()),
+        (
+            "RUST_LOG",
+            if verbose { "info" } else { "warn" }.to_string(),
+        ),
+    ];
+    let log = if verbose {
+        Stdio::inherit()
+    } else {
+        Stdio::null()
+    };
+    binary(db, &env, log).await
+}
+
+/// The real `loopgate` binary serving `db` (migrated at start) with the shared Redis,
+/// the test configuration plus `env`, its stderr (the logs) going to `log`; returned
+/// once `/readyz` says ready.
+pub async fn binary(db: &str, env: &[(&str, String)], log: Stdio) -> Replica {
     let port = free_port();
     let redis = std::env::var("REDIS_URL").expect("this test needs the Redis scripts/test starts");
-    let verbose = std::env::var("TEST_LOG").is_ok();
     let child = Command::new(env!("CARGO_BIN_EXE_loopgate"))
         .arg("serve")
         .env("LOOPGATE_CONFIG", "/nonexistent/loopgate.toml")
@@ -56,15 +76,9 @@ async fn replica(db: &str, grace_secs: u64) -> Replica {
         )
         .env("LOOPGATE_ALLOW_PRIVATE_UPSTREAMS", "true")
         .env("LOOPGATE_DATABASE_MAX_CONNECTIONS", "5")
-        .env("LOOPGATE_REPLICAS", "3")
-        .env("LOOPGATE_SHUTDOWN_GRACE_SECONDS", grace_secs.to_string())
-        .env("RUST_LOG", if verbose { "info" } else { "warn" })
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .stdout(Stdio::null())
-        .stderr(if verbose {
-            Stdio::inherit()
-        } else {
-            Stdio::null()
-        })
+        .stderr(log)
         .spawn()
         .expect("start the loopgate binary");
     let app = TestApp {
