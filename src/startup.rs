@@ -114,6 +114,7 @@ impl Application {
             oauth: crate::upstream::oauth::OAuthHttp::new(settings.allow_private_upstreams),
             events,
             drain: Drain::new(),
+            compiled: Default::default(),
         };
         let org_limiter =
             crate::quota::org::OrgRequests::new(settings.org_requests_per_second, quota.clone());

@@ -50,6 +50,8 @@ pub struct CallStart {
     pub thread: ThreadKey,
     pub agent_id: String,
     pub input: ToolCallInput,
+    /// The agent and its compiled tools, loaded once for the whole call.
+    pub agent: Arc<super::AgentView>,
     /// Keeps a draining replica up until the call has recorded its outcome.
     pub in_flight: Arc<InFlight>,
 }
@@ -141,8 +143,9 @@ impl Runtime {
         Ok(CallStart {
             id,
             thread,
-            agent_id: agent.id,
+            agent_id: agent.id.clone(),
             input,
+            agent: Arc::new(agent),
             in_flight,
         })
     }
@@ -212,10 +215,7 @@ impl Runtime {
             let out = self.retrieve(&start.thread, &start.input.name, args).await;
             return ("retrieval", out);
         }
-        let agent = match self.agent(caller, &start.agent_id).await {
-            Ok(a) => a,
-            Err(e) => return ("unknown", Err(e)),
-        };
+        let agent = start.agent.clone();
         let name = start.input.name.as_str();
         let index = agent.tools.iter().position(|t| t.tool.name == name);
         let kind = match index.map(|i| agent.tools[i].tool.kind) {

@@ -8,6 +8,7 @@ pub mod bound;
 pub mod cache;
 pub mod call;
 pub mod clock;
+pub mod compiled;
 pub mod connect;
 pub mod connections;
 pub mod discovery;
@@ -30,8 +31,9 @@ use sqlx::PgPool;
 
 use crate::auth::Caller;
 use crate::crypto::Cipher;
-use crate::engine::{self, Limits, ToolAnalysis};
+use crate::engine::{Limits, ToolAnalysis};
 use crate::metrics::Metrics;
+use crate::store::agent_load::VersionedBinding;
 use crate::store::agents::Binding;
 use crate::store::deployments::CacheMode;
 use crate::store::providers::Provider;
@@ -71,17 +73,22 @@ pub struct Runtime {
     pub events: events::EventLog,
     /// Graceful shutdown: refuses new work, cuts walks at the end of the grace period.
     pub drain: Arc<drain::Drain>,
+    /// Compiled tools and providers of this replica, by version.
+    pub compiled: compiled::CompiledTools,
 }
 
-/// A tool as bound to an agent, with what the engine learned from its schema.
+/// A tool as bound to an agent, with what the engine learned from its schema (shared with
+/// the replica's [`compiled::CompiledTools`]).
+#[derive(Debug)]
 pub struct BoundTool {
     pub binding: Binding,
-    pub tool: Tool,
-    pub provider: Provider,
-    pub analysis: ToolAnalysis,
+    pub tool: Arc<Tool>,
+    pub provider: Arc<Provider>,
+    pub analysis: Arc<ToolAnalysis>,
 }
 
 /// An agent as the runtime needs it.
+#[derive(Debug)]
 pub struct AgentView {
     pub id: String,
     /// The cache mode of the agent's deployment (C6).
@@ -111,34 +118,78 @@ impl Runtime {
             ));
         }
         let org = caller.org();
-        let agent = store::agents::get(&self.pool, org, agent_id)
+        let agent = store::agent_load::load(&self.pool, org, agent_id)
             .await
             .map_err(|e| match e {
                 StoreError::NotFound => RuntimeError::NotFound("agent"),
                 other => other.into(),
             })?;
-        let deployment = store::deployments::get(&self.pool, org, &agent.deployment_id).await?;
-        let mut tools = Vec::with_capacity(agent.agent_tools.len());
-        for binding in agent.agent_tools {
-            let tool = store::tools::get(&self.pool, org, &binding.tool_id).await?;
-            let provider = store::providers::get(&self.pool, org, &binding.provider_id).await?;
-            let analysis = engine::analyze(&tool.input_schema.0);
-            tools.push(BoundTool {
-                binding,
-                tool,
-                provider,
-                analysis,
-            });
-        }
+        let tools = self.compile(org, agent.bindings).await?;
         Ok(AgentView {
             id: agent.id,
-            cache_mode: deployment.cache,
+            cache_mode: agent.cache,
             instructions: agent.instructions,
             tools,
             budget: agent
                 .direct_tool_budget
                 .map_or(self.direct_tool_budget, |b| b.max(0) as usize),
         })
+    }
+
+    /// The bound tools, from the replica's compiled tools where their versions match; the
+    /// others are read (two statements at most, whatever their number) and compiled.
+    async fn compile(
+        &self,
+        org: &OrgId,
+        bindings: Vec<VersionedBinding>,
+    ) -> Result<Vec<BoundTool>, RuntimeError> {
+        let cache = &self.compiled;
+        let o = org.as_str();
+        let stale_tools: Vec<String> = bindings
+            .iter()
+            .filter(|b| cache.tool(o, &b.binding.tool_id, b.tool_version).is_none())
+            .map(|b| b.binding.tool_id.clone())
+            .collect();
+        let mut stale_providers: Vec<String> = bindings
+            .iter()
+            .filter(|b| {
+                cache
+                    .provider(o, &b.binding.provider_id, b.provider_version)
+                    .is_none()
+            })
+            .map(|b| b.binding.provider_id.clone())
+            .collect();
+        stale_providers.sort();
+        stale_providers.dedup();
+        if !stale_tools.is_empty() {
+            for tool in store::tools::get_many(&self.pool, org, &stale_tools).await? {
+                cache.put_tool(o, tool);
+            }
+        }
+        if !stale_providers.is_empty() {
+            for provider in store::providers::get_many(&self.pool, org, &stale_providers).await? {
+                cache.put_provider(o, provider);
+            }
+        }
+        let mut tools = Vec::with_capacity(bindings.len());
+        for b in bindings {
+            // a write between the two reads leaves a newer version: use what was read
+            let compiled = cache
+                .tool(o, &b.binding.tool_id, b.tool_version)
+                .or_else(|| cache.latest_tool(o, &b.binding.tool_id))
+                .ok_or(RuntimeError::NotFound("tool"))?;
+            let provider = cache
+                .provider(o, &b.binding.provider_id, b.provider_version)
+                .or_else(|| cache.latest_provider(o, &b.binding.provider_id))
+                .ok_or(RuntimeError::NotFound("provider"))?;
+            tools.push(BoundTool {
+                binding: b.binding,
+                tool: compiled.tool.clone(),
+                analysis: compiled.analysis.clone(),
+                provider,
+            });
+        }
+        Ok(tools)
     }
 
     /// The thread of (org, agent, caller, thread key), created on first use.

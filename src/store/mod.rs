@@ -3,6 +3,7 @@
 //! Queries are checked at runtime (sqlx `query_as`) rather than at compile time so the
 //! crate builds without a database; every one of them is exercised by `tests/`.
 
+pub mod agent_load;
 pub mod agents;
 pub mod api_keys;
 pub mod connections;

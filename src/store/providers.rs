@@ -259,6 +259,25 @@ pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<Provider, Store
     Ok(row.into())
 }
 
+/// The org's providers among `ids` (in no particular order).
+pub async fn get_many(
+    pool: &PgPool,
+    org: &OrgId,
+    ids: &[String],
+) -> Result<Vec<Provider>, StoreError> {
+    let sql = concat!(
+        "SELECT ",
+        columns!(),
+        " FROM providers WHERE org_id = $1 AND id = ANY($2)"
+    );
+    let rows: Vec<Row> = sqlx::query_as(sql)
+        .bind(org.as_str())
+        .bind(ids)
+        .fetch_all(pool)
+        .await?;
+    Ok(rows.into_iter().map(Provider::from).collect())
+}
+
 pub async fn list(
     pool: &PgPool,
     org: &OrgId,

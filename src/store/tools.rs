@@ -127,6 +127,20 @@ pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<Tool, StoreErro
         .await?)
 }
 
+/// The org's tools among `ids` (in no particular order; an id of another org is absent).
+pub async fn get_many(pool: &PgPool, org: &OrgId, ids: &[String]) -> Result<Vec<Tool>, StoreError> {
+    let sql = concat!(
+        "SELECT ",
+        columns!(),
+        " FROM tools WHERE org_id = $1 AND id = ANY($2)"
+    );
+    Ok(sqlx::query_as(sql)
+        .bind(org.as_str())
+        .bind(ids)
+        .fetch_all(pool)
+        .await?)
+}
+
 pub async fn list(
     pool: &PgPool,
     org: &OrgId,

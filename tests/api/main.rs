@@ -9,6 +9,7 @@ mod helpers;
 mod mcp_upstream;
 mod oauth_server;
 mod rig;
+mod sql_count;
 mod temp_services;
 mod upstream_server;
 
@@ -48,4 +49,5 @@ mod runtime_resilience;
 mod runtime_tokens;
 mod runtime_walks;
 mod secrets;
+mod sql_per_call;
 mod workflows_run;

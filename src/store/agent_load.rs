@@ -1,0 +1,92 @@
+//! An agent as a tool call needs it, in one statement: the agent, its deployment's cache
+//! mode, and every binding with the versions (`updated_at`) of its tool and provider, so
+//! the runtime takes compiled tools from its per-replica cache and reads a tool's full
+//! definition only when it changed ([`crate::runtime::compiled`]).
+
+use chrono::{DateTime, Utc};
+use sqlx::PgPool;
+
+use super::agents::Binding;
+use super::deployments::CacheMode;
+use super::{OrgId, StoreError};
+
+/// A binding with the versions of what it binds.
+#[derive(Debug, Clone)]
+pub struct VersionedBinding {
+    pub binding: Binding,
+    pub tool_version: DateTime<Utc>,
+    pub provider_version: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone)]
+pub struct AgentLoad {
+    pub id: String,
+    pub instructions: String,
+    pub direct_tool_budget: Option<i32>,
+    pub cache: CacheMode,
+    pub bindings: Vec<VersionedBinding>,
+}
+
+#[derive(sqlx::FromRow)]
+struct Row {
+    id: String,
+    instructions: String,
+    direct_tool_budget: Option<i32>,
+    cache: CacheMode,
+    tool_id: Option<String>,
+    provider_id: Option<String>,
+    loop_responses: Option<bool>,
+    dataset_ttl_hours: Option<i32>,
+    discovery: Option<bool>,
+    tool_version: Option<DateTime<Utc>>,
+    provider_version: Option<DateTime<Utc>>,
+}
+
+const SQL: &str = "SELECT a.id, a.instructions, a.direct_tool_budget, d.cache, \
+     b.tool_id, b.provider_id, b.loop_responses, b.dataset_ttl_hours, b.discovery, \
+     t.updated_at AS tool_version, p.updated_at AS provider_version \
+     FROM agents a \
+     JOIN deployments d ON d.org_id = a.org_id AND d.id = a.deployment_id \
+     LEFT JOIN agent_tools b ON b.org_id = a.org_id AND b.agent_id = a.id \
+     LEFT JOIN tools t ON t.org_id = b.org_id AND t.id = b.tool_id \
+     LEFT JOIN providers p ON p.org_id = b.org_id AND p.id = b.provider_id \
+     WHERE a.org_id = $1 AND a.id = $2 \
+     ORDER BY b.position, b.created_at, b.tool_id";
+
+/// The agent `id` of `org` with its versioned bindings; `NotFound` when there is none.
+pub async fn load(pool: &PgPool, org: &OrgId, id: &str) -> Result<AgentLoad, StoreError> {
+    let rows: Vec<Row> = sqlx::query_as(SQL)
+        .bind(org.as_str())
+        .bind(id)
+        .fetch_all(pool)
+        .await?;
+    let Some(first) = rows.first() else {
+        return Err(StoreError::NotFound);
+    };
+    let mut out = AgentLoad {
+        id: first.id.clone(),
+        instructions: first.instructions.clone(),
+        direct_tool_budget: first.direct_tool_budget,
+        cache: first.cache,
+        bindings: Vec::with_capacity(rows.len()),
+    };
+    for r in rows {
+        let (Some(tool_id), Some(provider_id), Some(tool_version), Some(provider_version)) =
+            (r.tool_id, r.provider_id, r.tool_version, r.provider_version)
+        else {
+            continue;
+        };
+        out.bindings.push(VersionedBinding {
+            binding: Binding {
+                tool_id,
+                provider_id,
+                loop_responses: r.loop_responses.unwrap_or(false),
+                dataset_ttl_hours: r.dataset_ttl_hours,
+                discovery: r.discovery,
+            },
+            tool_version,
+            provider_version,
+        });
+    }
+    Ok(out)
+}
