@@ -21,7 +21,11 @@ struct List {
 }
 
 fn small_row(i: usize) -> String {
-    let status = if i.is_multiple_of(3) { "open" } else { "closed" };
+    let status = if i.is_multiple_of(3) {
+        "open"
+    } else {
+        "closed"
+    };
     serde_json::json!({
         "id": i,
         "name": format!("item {i}"),

@@ -18,6 +18,7 @@ mod agents;
 mod aggregates;
 mod arguments;
 mod auth_hardening;
+mod auth_matrix;
 mod cache;
 mod connections;
 mod cursor_hostile;

@@ -70,7 +70,7 @@ async fn served_document_and_docs_page() {
     );
 }
 
-fn document() -> Value {
+pub fn document() -> Value {
     serde_json::from_str(&loopgate::api::doc::openapi_json()).unwrap()
 }
 
@@ -79,7 +79,7 @@ const METHODS: [&str; 8] = [
 ];
 
 /// `(method, path, operation)` of every operation of the document.
-fn operations(doc: &Value) -> Vec<(String, String, Value)> {
+pub fn operations(doc: &Value) -> Vec<(String, String, Value)> {
     let mut out = Vec::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
         for m in METHODS {
@@ -240,6 +240,17 @@ fn tool_call_result_is_any_json() {
     );
 }
 
+/// Whether an operation's declared `security` accepts `scheme` (with `role`, the org
+/// key's scope, when given).
+pub fn accepts(security: &[Value], scheme: &str, role: Option<&str>) -> bool {
+    security.iter().any(|req| {
+        req.get(scheme).is_some_and(|roles| match role {
+            Some(r) => roles.as_array().unwrap().iter().any(|x| x == r),
+            None => true,
+        })
+    })
+}
+
 /// The security each operation declares is what the server enforces: called with every
 /// kind of credential, an accepted one never gets 401/403 and any other gets 403; with
 /// none, 401.
@@ -268,14 +279,7 @@ async fn declared_security_is_enforced() {
         let Some(security) = op["security"].as_array() else {
             continue;
         };
-        let accepts = |scheme: &str, role: Option<&str>| {
-            security.iter().any(|req| {
-                req.get(scheme).is_some_and(|roles| match role {
-                    Some(r) => roles.as_array().unwrap().iter().any(|x| x == r),
-                    None => true,
-                })
-            })
-        };
+        let accepts = |scheme: &str, role: Option<&str>| accepts(security, scheme, role);
         let url = path
             .split('/')
             .map(|s| if s.starts_with('{') { "nope" } else { s })
