@@ -67,6 +67,10 @@ fn reference() -> Vec<u8> {
 struct Fixed(Vec<Vec<u8>>);
 
 impl Upstream for Fixed {
+    fn follow(&self, _: &str) -> Option<String> {
+        None
+    }
+
     fn call(
         &self,
         req: UpstreamRequest,

@@ -82,6 +82,10 @@ fn schema() -> Value {
 struct OnePage(Vec<u8>);
 
 impl Upstream for OnePage {
+    fn follow(&self, _: &str) -> Option<String> {
+        None
+    }
+
     fn call(
         &self,
         _: UpstreamRequest,

@@ -81,6 +81,10 @@ impl<'a, U: Upstream + Sync> Ahead<'a, U> {
         }
     }
 
+    pub fn upstream(&self) -> &'a U {
+        self.upstream
+    }
+
     pub fn parallel(&self) -> bool {
         self.concurrency > 1
     }

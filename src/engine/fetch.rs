@@ -58,8 +58,6 @@ pub struct Failed {
     pub message: String,
 }
 
-const TRANSIENT: &[u16] = &[408, 425, 429, 500, 502, 503, 504];
-
 /// Makes `req` for collection `owner` through `ahead` (P9: its answer may already be on
 /// its way), counting each attempt exactly as a sequential walk would.
 pub async fn fetch<U: Upstream + Sync, C: Clock>(
@@ -85,16 +83,17 @@ pub async fn fetch<U: Upstream + Sync, C: Clock>(
         budget.requests += 1;
         req.timeout = limits.wall.saturating_sub(budget.elapsed(clock));
         let room = limits.requests.saturating_sub(budget.requests);
+        // the upstream classified the failure (transient or not, `Retry-After`); what to do
+        // about it — retry, wait, give up — is decided here
         let failure = match ahead.call(owner, req.clone(), room).await {
-            Ok(resp) if resp.status < 400 => {
+            Ok(resp) => {
                 budget.bytes += resp.body.len();
                 return Ok(resp);
             }
-            Ok(resp) => {
-                budget.bytes += resp.body.len();
-                failure_of(&resp)
-            }
-            Err(f) => f,
+            Err(f) => UpstreamFailure {
+                message: clip(&f.message),
+                ..f
+            },
         };
         if budget.elapsed(clock) >= limits.wall {
             // the request ran into the wall-clock bound: that bound ended the walk
@@ -134,27 +133,13 @@ pub async fn fetch<U: Upstream + Sync, C: Clock>(
     }
 }
 
-/// Classifies an HTTP error status the upstream handed back as a response.
-fn failure_of(resp: &UpstreamResponse) -> UpstreamFailure {
-    let retry_after = resp
-        .headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("retry-after"))
-        .and_then(|(_, v)| v.trim().parse::<u64>().ok())
-        .map(Duration::from_secs);
-    let body = String::from_utf8_lossy(&resp.body);
-    let mut message: String = body.chars().take(300).collect();
-    if body.chars().count() > 300 {
-        message.push('…');
-    }
-    UpstreamFailure {
-        transient: TRANSIENT.contains(&resp.status),
-        status: Some(resp.status),
-        retry_after,
-        message: if message.trim().is_empty() {
-            format!("HTTP {}", resp.status)
-        } else {
-            message
-        },
+/// Longest upstream message carried into a result (a `_forEachErrors` entry, a note): the
+/// size guard counts on it when forty values fail at once.
+const MESSAGE_CHARS: usize = 300;
+
+fn clip(message: &str) -> String {
+    match message.char_indices().nth(MESSAGE_CHARS) {
+        Some((cut, _)) => format!("{}…", &message[..cut]),
+        None => message.to_owned(),
     }
 }

@@ -13,7 +13,7 @@
 //!     (the tool's own arguments checked against `analysis.signature`: unknown, ill-typed,
 //!     missing required → `invalid_arguments` before any request)
 //!     CallPlan { upstream_args, fields, filter, all_pages, for_each, refresh,
-//!                uses_reserved, looping, paginated, origin }   (runtime sets `origin`)
+//!                uses_reserved, looping, paginated, .. }
 //!     CallPlan::cache_identity() -> Value                                  C1
 //! run(&plan, &analysis, &upstream, &progress, &clock, &limits).await -> Result<Outcome>
 //!                                              P2–P5, E1–E5, S1, P9 (`limits.concurrency`)
@@ -33,18 +33,19 @@
 //!
 //! # What the runtime does around it
 //! 1. `analyze` once per tool; `model_tool` for the schema the model sees.
-//! 2. `parse_call`; set `plan.origin` to the provider's base URL (next-page URLs are only
-//!    followed on that origin). Errors carry `code()`, `http_status()`, `detail()`.
+//! 2. `parse_call`. Errors carry `code()`, `http_status()`, `detail()`.
 //! 3. Cache lookup with `cache_identity()` (unless `plan.refresh`); on a hit use
 //!    `Outcome::from_stored_json`, present it, then `label_cache_hit`.
 //! 4. `run`; store `to_stored_json()` when `presented.stored`, under the id passed to
 //!    `present`; cache it when `uses_reserved && is_complete()`.
 //! 5. `presented.truncated` marks the thread (G5).
 //! 6. The `Upstream` builds a request from `args`, or, when `next_url` is set (cursor
-//!    walks), requests exactly that URL (already checked to be on `plan.origin`) with the
-//!    credential applied as usual. It may return HTTP errors as responses: 408/425/429/5xx
-//!    are retried (honouring a `Retry-After` in seconds), other statuses fail the page.
-//!    It should not wait longer than `UpstreamRequest::timeout`.
+//!    walks), requests exactly that URL with the credential applied as usual. It owns the
+//!    next-page origin rule (`Upstream::follow`, asked before a link is followed) and the
+//!    classification of failures (`UpstreamFailure`: transient or not, `Retry-After`);
+//!    the engine only decides: retry within the budget, or end the collection. It should
+//!    not wait longer than `UpstreamRequest::timeout`, and may be called again before an
+//!    earlier call is done (P9).
 //!
 //! # Size rule (G1)
 //! Tokens = compact JSON bytes / 3, rounded up (see [`guard`]); `present` leaves
@@ -62,7 +63,6 @@ pub mod filter;
 pub mod guard;
 pub mod item;
 pub mod limits;
-pub mod origin;
 pub mod outcome;
 pub mod path;
 pub mod plan;

@@ -61,9 +61,6 @@ pub struct CallPlan {
     pub looping: bool,
     /// The tool has pagination parameters (P1/P5): a single page may not be everything.
     pub paginated: bool,
-    /// Origin (`scheme://host[:port]`) of the provider's base URL. Next-page URLs
-    /// announced by the API are followed only on this origin (P5); the runtime sets it.
-    pub origin: Option<String>,
     /// P10: the `_continue` the model passed (opaque here; the runtime redeems it).
     pub continue_token: Option<String>,
     /// P10: where to resume, set by the runtime from the redeemed `_continue`.
@@ -176,7 +173,6 @@ pub fn parse_call(
         uses_reserved: !reserved.is_empty(),
         looping,
         paginated: analysis.paginated(),
-        origin: None,
         continue_token,
         resume: None,
     })

@@ -48,6 +48,8 @@ type Handler =
 /// An API answering from a closure `(request, call index)`, logging every request.
 pub struct FakeApi {
     pub handler: Box<Handler>,
+    /// The provider's base URL: next-page links are followed on its origin only (P5).
+    pub base_url: String,
     pub log: Mutex<Vec<UpstreamRequest>>,
     pub clock: FakeClock,
     pub latency_ms: u64,
@@ -63,6 +65,7 @@ impl FakeApi {
     ) -> Self {
         Self {
             handler: Box::new(f),
+            base_url: "https://api.example.com".to_owned(),
             log: Mutex::new(Vec::new()),
             clock: clock.clone(),
             latency_ms: 0,
@@ -87,6 +90,12 @@ impl Upstream for FakeApi {
         self.clock.advance(self.latency_ms);
         std::future::ready((self.handler)(&req, n))
     }
+
+    fn follow(&self, next: &str) -> Option<String> {
+        crate::upstream::next_page_url(&self.base_url, next)
+            .ok()
+            .map(String::from)
+    }
 }
 
 pub fn ok(v: Value) -> Result<UpstreamResponse, UpstreamFailure> {
@@ -97,12 +106,10 @@ pub fn ok(v: Value) -> Result<UpstreamResponse, UpstreamFailure> {
     })
 }
 
+/// An error answer to a GET, classified by the upstream layer's own rule (the one the
+/// runtime uses), so the engine's tests see what production sees.
 pub fn status(code: u16, body: &str) -> Result<UpstreamResponse, UpstreamFailure> {
-    Ok(UpstreamResponse {
-        status: code,
-        headers: Vec::new(),
-        body: body.as_bytes().to_vec(),
-    })
+    Err(crate::upstream::CallError::from_status(code, None, body.to_owned(), true).into())
 }
 
 /// Rows `{"id": i, "name": "row i"}`.

@@ -12,7 +12,7 @@ fn schema(props: Value) -> Value {
     json!({"type": "object", "properties": props})
 }
 
-/// Runs `_all_pages` (plus `extra` arguments) with the provider at `origin`.
+/// Runs `_all_pages` (plus `extra` arguments) with the provider at `api.base_url`.
 pub(crate) fn walk_all(
     schema: &Value,
     extra: Value,
@@ -25,8 +25,7 @@ pub(crate) fn walk_all(
     if let (Some(m), Value::Object(e)) = (args.as_object_mut(), extra) {
         m.extend(e);
     }
-    let mut plan = parse_call(&a, schema, args, true, limits).unwrap_or_else(|e| panic!("{e}"));
-    plan.origin = Some("https://api.example.com".into());
+    let plan = parse_call(&a, schema, args, true, limits).unwrap_or_else(|e| panic!("{e}"));
     block_on(run(&plan, &a, api, &NoProgress, clock, limits)).unwrap_or_else(|e| panic!("{e}"))
 }
 

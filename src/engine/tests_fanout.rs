@@ -59,7 +59,10 @@ fn e4_every_value_failing_fails_the_call() {
     let e = e.err().unwrap_or_else(|| panic!("expected failure"));
     assert_eq!(e.code(), "upstream_failed");
     assert!(
-        e.detail().contains("1 → forbidden") && e.detail().contains("2 → forbidden"),
+        e.detail()
+            .contains("1 → the upstream answered 403: forbidden")
+            && e.detail()
+                .contains("2 → the upstream answered 403: forbidden"),
         "{}",
         e.detail()
     );

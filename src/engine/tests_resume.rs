@@ -20,7 +20,6 @@ fn until_done(
 ) -> Vec<Outcome> {
     let a = analyze(schema);
     let mut plan = parse_call(&a, schema, args, true, limits).unwrap_or_else(|e| panic!("{e}"));
-    plan.origin = Some("https://api.example.com".into());
     let mut calls: Vec<Outcome> = Vec::new();
     for _ in 0..max_calls {
         let o = block_on(run(&plan, &a, api, &NoProgress, clock, limits))

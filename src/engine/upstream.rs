@@ -19,8 +19,8 @@ pub struct UpstreamRequest {
     pub timeout: Duration,
 }
 
-/// What the API answered. Statuses >= 400 may come back here too: the engine treats
-/// 408/425/429/500/502/503/504 as transient and every other one as a failure.
+/// A successful answer. An error status is an [`UpstreamFailure`], classified by the
+/// upstream layer (the one owner of that rule).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct UpstreamResponse {
     pub status: u16,
@@ -30,10 +30,13 @@ pub struct UpstreamResponse {
     pub body: Vec<u8>,
 }
 
-/// A request that produced no response (or that the upstream layer already classified).
+/// A request that produced no usable answer, as the upstream layer classified it: an
+/// error status, a transport failure, a refusal. The engine only decides what to do with
+/// it (retry within the budget, or end the collection with `upstream_error`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpstreamFailure {
-    /// Worth retrying: 429, 502, 503, timeouts, connection errors.
+    /// Worth retrying, as the upstream layer judged it (e.g. 429; 502/503 and timeouts of
+    /// an idempotent request; a connection never made).
     pub transient: bool,
     pub status: Option<u16>,
     /// From `Retry-After`, when the API sent one.
@@ -50,6 +53,12 @@ pub trait Upstream {
         &self,
         req: UpstreamRequest,
     ) -> impl Future<Output = Result<UpstreamResponse, UpstreamFailure>> + Send;
+
+    /// P5: the absolute URL to request for a next-page link `next` the API announced, or
+    /// None when it would leave the provider's origin (the walk then stops with
+    /// `off_origin`). The upstream owns the rule, and applies it again when it requests
+    /// the URL.
+    fn follow(&self, next: &str) -> Option<String>;
 }
 
 /// S1: one live progress report; serialized as the `data` of a

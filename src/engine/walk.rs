@@ -10,7 +10,6 @@ use crate::engine::error::EngineError;
 use crate::engine::fetch::{fetch, Budget, Failed};
 use crate::engine::item::Item;
 use crate::engine::limits::Limits;
-use crate::engine::origin;
 use crate::engine::outcome::{Outcome, StopReason};
 use crate::engine::plan::{CallPlan, ForEachError};
 use crate::engine::resume::{self, Pending, Position, ResumePoint};
@@ -103,7 +102,7 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     if ctx.ahead.parallel() {
         // P9, E5: the first request of every later value may start while earlier ones walk
         for (value, pending) in values.iter().skip(1) {
-            if let Ok(s) = start(plan, analysis, limits, value.as_ref(), pending) {
+            if let Ok(s) = start(plan, analysis, limits, upstream, value.as_ref(), pending) {
                 ctx.ahead.expect(pending.value, false, s.args, s.next_url);
             }
         }
@@ -256,7 +255,7 @@ async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         mut style,
         size,
         mut next_url,
-    } = start(plan, analysis, limits, value, from)?;
+    } = start(plan, analysis, limits, ctx.ahead.upstream(), value, from)?;
     let walking = !matches!(style, Style::Single);
     ctx.ahead.known(!walking);
     let from_start = starts_at_first_page(analysis, &plan.upstream_args);
@@ -426,7 +425,7 @@ async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                     break;
                 }
                 let next = if let Some(url) = &sig.next_url {
-                    match origin::follow(url, plan.origin.as_deref()) {
+                    match ctx.ahead.upstream().follow(url) {
                         Some(abs) => Some((abs, true)),
                         None => {
                             col.stop = StopReason::OffOrigin;
@@ -494,10 +493,11 @@ struct Start {
 
 /// The first request of a collection, from its start or from where a call before left it
 /// (P10), and how it pages.
-fn start(
+fn start<U: Upstream>(
     plan: &CallPlan,
     analysis: &ToolAnalysis,
     limits: &Limits,
+    upstream: &U,
     value: Option<&Value>,
     from: &Pending,
 ) -> Result<Start, EngineError> {
@@ -558,7 +558,7 @@ fn start(
             set_arg(&mut args, &p.name, p.in_body, at.clone());
         }
         (Style::Cursor(_), Position::Url(url)) => {
-            next_url = Some(origin::follow(url, plan.origin.as_deref()).ok_or_else(stale)?);
+            next_url = Some(upstream.follow(url).ok_or_else(stale)?);
         }
         _ => return Err(stale()),
     }

@@ -12,7 +12,7 @@ use crate::engine::{Clock, Upstream, UpstreamFailure, UpstreamRequest, UpstreamR
 use crate::metrics::Metrics;
 use crate::store::tools::ToolKind;
 use crate::upstream::mcp::{self, McpClient, ToolPayload};
-use crate::upstream::{CallError, ProviderLimiter, Request, Target};
+use crate::upstream::{next_page_url, CallError, ProviderLimiter, Request, Target};
 
 /// One tool's upstream, with its credential and its provider's shared rate limiter: an
 /// HTTP API, or for a tool of kind `mcp` its MCP server (M1), through the same caller.
@@ -92,21 +92,34 @@ impl<'a> HttpUpstream<'a> {
                 retry_after: None,
                 message: format!("the tool answered with an error: {text}"),
             }),
-            Err(e) => Err(failure(e)),
+            Err(e) => Err(e.into()),
         }
     }
 }
 
-fn failure(e: CallError) -> UpstreamFailure {
-    UpstreamFailure {
-        transient: e.transient(),
-        status: e.status(),
-        retry_after: e.retry_after(),
-        message: e.to_string(),
+/// The upstream layer's classification, as the engine reads it.
+impl From<CallError> for UpstreamFailure {
+    fn from(e: CallError) -> Self {
+        UpstreamFailure {
+            transient: e.transient(),
+            status: e.status(),
+            retry_after: e.retry_after(),
+            message: e.to_string(),
+        }
     }
 }
 
 impl Upstream for HttpUpstream<'_> {
+    fn follow(&self, next: &str) -> Option<String> {
+        // an MCP tool pages through its own arguments, never through a URL
+        if self.mcp_tool.is_some() {
+            return None;
+        }
+        next_page_url(&self.target.base_url, next)
+            .ok()
+            .map(String::from)
+    }
+
     async fn call(&self, req: UpstreamRequest) -> Result<UpstreamResponse, UpstreamFailure> {
         tokio::select! {
             r = self.call_uncut(req) => r,
@@ -166,7 +179,7 @@ impl HttpUpstream<'_> {
             }),
             Err(e) => {
                 Metrics::inc(&metrics.upstream_failures);
-                Err(failure(e))
+                Err(e.into())
             }
         }
     }

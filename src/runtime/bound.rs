@@ -49,14 +49,13 @@ impl Runtime {
                 agent.id
             )));
         };
-        let mut plan = engine::parse_call(
+        let plan = engine::parse_call(
             &bound.analysis,
             &bound.tool.input_schema.0,
             args,
             opts.looping || bound.binding.loop_responses,
             &self.limits,
         )?;
-        plan.origin = Some(bound.provider.base_url.clone());
         let cache = CacheUse {
             mode: match opts.cache_ttl {
                 Some(_) => agent.cache_mode,

@@ -321,7 +321,6 @@ impl Runtime {
             bound.binding.loop_responses,
             &self.limits,
         )?;
-        plan.origin = Some(bound.provider.base_url.clone());
         let mut prior = None;
         if let Some(c) = cont {
             resume::check_same_walk(&plan.cache_identity(), c)?;

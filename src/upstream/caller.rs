@@ -12,7 +12,7 @@ use url::Url;
 
 use super::build::{self, Body};
 use super::credential::{credential, header_map, strip_query, Credential};
-use super::error::{status_retryable, Redactor};
+use super::error::Redactor;
 use super::response::{self, ReadError, ERROR_BODY_BYTES};
 use super::ssrf;
 use super::{CallError, CallerConfig, ProviderLimiter, RawResponse, Request, Target};
@@ -120,15 +120,7 @@ impl Caller {
                 (hop, built.headers)
             }
             Request::NextUrl(next) => {
-                let url = base.join(next).map_err(|e| {
-                    CallError::InvalidArguments(format!("the next-page URL is invalid: {e}"))
-                })?;
-                if url.origin() != base.origin() {
-                    return Err(CallError::OffOrigin {
-                        url_origin: redactor.clean(&url.origin().ascii_serialization()),
-                        base_origin: base.origin().ascii_serialization(),
-                    });
-                }
+                let url = next_page(&base, next, &redactor)?;
                 let hop = Hop {
                     method: Method::GET,
                     url,
@@ -260,27 +252,46 @@ impl Caller {
                     body: redactor.clean_bytes(body),
                 });
             }
-            let retry_after = match status.as_u16() {
-                429 | 503 => resp
-                    .headers()
-                    .get(reqwest::header::RETRY_AFTER)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| response::retry_after(v, chrono::Utc::now())),
-                _ => None,
-            };
+            let retry_after = resp
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
             let cap = ERROR_BODY_BYTES.min(self.cfg.max_body_bytes);
             let body = response::read_prefix(&mut resp, cap).await;
-            return Err(CallError::Status {
-                status: status.as_u16(),
-                retry_after,
-                body_excerpt: redactor.excerpt(&body),
-                retryable: status_retryable(status.as_u16(), idempotent),
-            });
+            return Err(CallError::from_status(
+                status.as_u16(),
+                retry_after.as_deref(),
+                redactor.excerpt(&body),
+                idempotent,
+            ));
         }
         Err(CallError::TooManyRedirects {
             limit: self.cfg.max_redirects,
         })
     }
+}
+
+/// P5: the one owner of the next-page origin rule. `next` (absolute, or relative to
+/// `base_url`) is followed only on the provider's own origin — scheme, host and port —
+/// else [`CallError::OffOrigin`]. The walk asks before it follows a link (through the
+/// engine's `Upstream::follow`), and every next-page request is checked again here.
+pub fn next_page_url(base_url: &str, next: &str) -> Result<Url, CallError> {
+    next_page(&build::base_url(base_url)?, next, &Redactor::default())
+}
+
+fn next_page(base: &Url, next: &str, redactor: &Redactor) -> Result<Url, CallError> {
+    let url = base
+        .join(next)
+        .map_err(|e| CallError::InvalidArguments(format!("the next-page URL is invalid: {e}")))?;
+    // a URL carrying a user name or password is never followed (its origin alone would pass)
+    if url.origin() != base.origin() || !url.username().is_empty() || url.password().is_some() {
+        return Err(CallError::OffOrigin {
+            url_origin: redactor.clean(&url.origin().ascii_serialization()),
+            base_origin: base.origin().ascii_serialization(),
+        });
+    }
+    Ok(url)
 }
 
 /// GET, HEAD, OPTIONS, TRACE, PUT and DELETE may be repeated without changing more.

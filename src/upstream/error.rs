@@ -89,9 +89,32 @@ impl CallError {
     }
 }
 
-/// Statuses worth retrying for an idempotent method.
-pub(crate) fn status_retryable(status: u16, idempotent: bool) -> bool {
-    status == 429 || (idempotent && matches!(status, 408 | 425 | 500 | 502 | 503 | 504))
+impl CallError {
+    /// The one classification of an HTTP error answer (the engine only decides what to do
+    /// with it): retryable when 429 (refused, not processed), or 408, 425, 500, 502, 503,
+    /// 504 for an idempotent method; `Retry-After` (seconds or an HTTP date) kept for 429
+    /// and 503, the statuses that define it.
+    pub fn from_status(
+        status: u16,
+        retry_after: Option<&str>,
+        body_excerpt: String,
+        idempotent: bool,
+    ) -> Self {
+        let retryable =
+            status == 429 || (idempotent && matches!(status, 408 | 425 | 500 | 502 | 503 | 504));
+        let retry_after = match status {
+            429 | 503 => {
+                retry_after.and_then(|v| super::response::retry_after(v, chrono::Utc::now()))
+            }
+            _ => None,
+        };
+        CallError::Status {
+            status,
+            retry_after,
+            body_excerpt,
+            retryable,
+        }
+    }
 }
 
 /// Removes every form in which the credential could travel (raw, percent-encoded,

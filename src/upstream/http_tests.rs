@@ -429,3 +429,47 @@ fn stripping_the_credential_keeps_the_rest_of_the_query_byte_for_byte() {
     super::credential::strip_query(&mut only, "api_key");
     assert_eq!(only.as_str(), "https://h.example/x");
 }
+
+/// P5: the one next-page origin rule, as the walk asks it before following a link (moved
+/// here from the engine's former copy): same scheme, host and port only; relative links
+/// resolved against `base_url`; credentials in the authority never followed.
+#[test]
+fn p5_next_page_url_stays_on_the_providers_origin() {
+    let base = "https://api.example.com/v2";
+    let follow = |next: &str| super::next_page_url(base, next).ok().map(String::from);
+    assert_eq!(
+        follow("https://api.example.com/v2/x?page=2").as_deref(),
+        Some("https://api.example.com/v2/x?page=2")
+    );
+    assert_eq!(
+        follow("https://API.example.com:443/x").as_deref(),
+        Some("https://api.example.com/x"),
+        "case and default port do not change the origin"
+    );
+    assert_eq!(
+        follow("/v2/x?cursor=a").as_deref(),
+        Some("https://api.example.com/v2/x?cursor=a")
+    );
+    assert_eq!(follow("https://evil.example.net/x"), None);
+    assert_eq!(follow("http://api.example.com/x"), None, "scheme downgrade");
+    assert_eq!(follow("https://api.example.com:8443/x"), None);
+    assert_eq!(follow("https://api.example.com@evil.net/x"), None);
+    assert_eq!(follow("https://user:pw@api.example.com/x"), None);
+    assert_eq!(follow("//evil.net/x"), None);
+    assert!(super::next_page_url("not a url", "/x").is_err());
+}
+
+/// The one classification of an error status: 429 always retryable, 5xx/408/425 only for
+/// an idempotent method, `Retry-After` kept for 429 and 503.
+#[test]
+fn error_statuses_are_classified_once() {
+    let c =
+        |status, idempotent| CallError::from_status(status, Some("7"), String::new(), idempotent);
+    assert!(c(429, false).transient());
+    assert!(c(503, true).transient() && !c(503, false).transient());
+    assert!(!c(404, true).transient() && !c(400, true).transient());
+    assert_eq!(c(429, true).retry_after(), Some(Duration::from_secs(7)));
+    assert_eq!(c(503, true).retry_after(), Some(Duration::from_secs(7)));
+    assert_eq!(c(500, true).retry_after(), None);
+    assert_eq!(c(502, true).status(), Some(502));
+}

@@ -14,9 +14,12 @@
 //!   copy). [`Caller::send`] is the general form taking a [`Request`] and a timeout
 //!   (capped by the configured one) — the engine's `UpstreamRequest` maps onto it.
 //! - Success is a 2xx [`RawResponse`] `{status, headers, body}`. Every non-2xx is
-//!   [`CallError::Status`] with a redacted body excerpt; [`CallError::transient`],
-//!   [`CallError::status`], [`CallError::retry_after`] give the engine its
-//!   `UpstreamFailure`. No retries happen here: the engine owns retry and backoff.
+//!   [`CallError::Status`] with a redacted body excerpt, classified by the one rule
+//!   [`CallError::from_status`]; [`CallError::transient`], [`CallError::status`],
+//!   [`CallError::retry_after`] give the engine its `UpstreamFailure`. No retries happen
+//!   here: the engine decides on retry and backoff from that class.
+//! - [`next_page_url`] is the one next-page origin rule: the walk asks it before it
+//!   follows a link, and [`Caller::send`] applies it to every next-page request.
 //! - [`RateLimits::for_provider`] hands out the process-wide [`ProviderLimiter`] of a
 //!   provider; pass it to every call of that provider. Each HTTP request (each redirect
 //!   hop included) waits for a permit, and the wait counts against the timeout.
@@ -86,7 +89,7 @@ use std::time::Duration;
 use secrecy::SecretString;
 use serde_json::{Map, Value};
 
-pub use caller::Caller;
+pub use caller::{next_page_url, Caller};
 pub use error::CallError;
 pub use mcp::McpSessions;
 pub use rate::{ProviderLimiter, RateLimits};
