@@ -38,6 +38,9 @@ pub struct ProviderInput {
     #[serde(default)]
     pub user_credentials_required: bool,
     pub rate_limit: Option<RateLimit>,
+    /// P9: requests one walk keeps in flight at once against this provider, 1 to 32
+    /// (default 4); the rate limit still spaces them. 1 walks one page at a time.
+    pub concurrency: Option<u32>,
     /// Kind `app`: the toolkit its tools belong to, `[A-Za-z0-9_-]{1,64}`, unique in the org.
     pub toolkit: Option<String>,
     /// Kind `app`: how end users connect the toolkit.
@@ -63,6 +66,10 @@ pub struct ProviderPatch {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<RateLimit>)]
     pub rate_limit: Option<Option<RateLimit>>,
+    /// A new concurrency bound (1 to 32), or `null` for the default.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<u32>)]
+    pub concurrency: Option<Option<u32>>,
     /// Kind `app`: a new toolkit name.
     pub toolkit: Option<String>,
     /// Kind `app`: a new connection configuration (the client secret is kept unless given).
@@ -139,12 +146,22 @@ fn check(f: ProviderFields) -> Result<ProviderFields, ApiError> {
             ));
         }
     }
+    if f.concurrency
+        .is_some_and(|c| !(1..=MAX_CONCURRENCY).contains(&c))
+    {
+        return Err(ApiError::invalid(format!(
+            "concurrency must be in [1, {MAX_CONCURRENCY}]"
+        )));
+    }
     Ok(ProviderFields {
         name: name_ok,
         auth,
         ..f
     })
 }
+
+/// P9: the most requests one walk may keep in flight against a provider.
+const MAX_CONCURRENCY: u32 = 32;
 
 fn seal(state: &AppState, provider_id: &str, secret: &SecretString) -> Result<Vec<u8>, ApiError> {
     let s = secret.expose_secret();
@@ -172,6 +189,7 @@ pub async fn create(
         auth: body.auth,
         user_credentials_required: body.user_credentials_required,
         rate_limit: body.rate_limit,
+        concurrency: body.concurrency,
     })?;
     let id = new_id("prv");
     let sealed = body
@@ -251,6 +269,7 @@ pub async fn update(
             .user_credentials_required
             .unwrap_or(cur.user_credentials_required),
         rate_limit: body.rate_limit.unwrap_or_else(|| cur.rate_limit.clone()),
+        concurrency: body.concurrency.unwrap_or(cur.concurrency),
     })?;
     toolkits::check_binding(&cur, &fields.base_url, body.connection.as_ref())?;
     let change = match &body.credential {

@@ -135,13 +135,25 @@ impl Runtime {
     ) -> Result<Fetched, RuntimeError> {
         let _slot = self.walks.acquire(caller.org()).await?;
         let upstream = HttpUpstream::new(self, bound, credential);
+        // P9: the provider's own concurrency bound, where it has one
+        let provider_limits;
+        let limits = match bound.provider.concurrency {
+            Some(c) => {
+                provider_limits = engine::Limits {
+                    concurrency: c as usize,
+                    ..self.limits.clone()
+                };
+                &provider_limits
+            }
+            None => &self.limits,
+        };
         let outcome = engine::run(
             plan,
             &bound.analysis,
             &upstream,
             progress,
             &SystemClock { drain: &self.drain },
-            &self.limits,
+            limits,
         )
         .await?;
         self.metrics.observe_walk(

@@ -93,6 +93,10 @@ pub struct Provider {
     pub has_credential: bool,
     pub user_credentials_required: bool,
     pub rate_limit: Option<RateLimit>,
+    /// P9: requests one walk keeps in flight at once against this provider (1 to 32;
+    /// absent: the default, 4). The rate limit still spaces them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
     /// Kind `app`: the toolkit its tools belong to (LOOP_ENGINE D2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub toolkit: Option<String>,
@@ -144,6 +148,7 @@ struct Row {
     user_credentials_required: bool,
     rate_limit_rps: Option<f64>,
     rate_limit_burst: Option<i32>,
+    concurrency: Option<i32>,
     toolkit: Option<String>,
     connection: Option<sqlx::types::Json<Connection>>,
     created_at: DateTime<Utc>,
@@ -178,6 +183,7 @@ impl From<Row> for Provider {
                 }),
                 _ => None,
             },
+            concurrency: r.concurrency.and_then(|c| u32::try_from(c).ok()),
             toolkit: r.toolkit,
             connection: r.connection.map(|c| c.0),
             created_at: r.created_at,
@@ -190,7 +196,7 @@ macro_rules! columns {
     () => {
         "id, org_id, name, kind, base_url, auth_type, auth_name, \
      credential_ciphertext IS NOT NULL AS has_credential, user_credentials_required, \
-     rate_limit_rps, rate_limit_burst, toolkit, connection, created_at, updated_at"
+     rate_limit_rps, rate_limit_burst, concurrency, toolkit, connection, created_at, updated_at"
     };
 }
 const COLUMNS: &str = columns!();
@@ -204,6 +210,8 @@ pub struct ProviderFields {
     pub auth: ProviderAuth,
     pub user_credentials_required: bool,
     pub rate_limit: Option<RateLimit>,
+    /// P9: requests one walk keeps in flight (None: the default).
+    pub concurrency: Option<u32>,
 }
 
 /// How the stored credential changes on an update.
@@ -223,8 +231,8 @@ pub async fn create(
 ) -> Result<Provider, StoreError> {
     let sql = concat!(
         "INSERT INTO providers (id, org_id, name, base_url, auth_type, auth_name, \
-         credential_ciphertext, user_credentials_required, rate_limit_rps, rate_limit_burst, kind) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ",
+         credential_ciphertext, user_credentials_required, rate_limit_rps, rate_limit_burst, kind, \
+         concurrency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ",
         columns!(),
         ""
     );
@@ -240,6 +248,7 @@ pub async fn create(
         .bind(f.rate_limit.as_ref().map(|r| r.requests_per_second))
         .bind(f.rate_limit.as_ref().map(|r| r.burst as i32))
         .bind(f.kind)
+        .bind(f.concurrency.map(|c| c as i32))
         .fetch_one(pool)
         .await?;
     Ok(row.into())
@@ -307,7 +316,7 @@ pub async fn update(
         "UPDATE providers SET name = $3, base_url = $4, auth_type = $5, auth_name = $6, \
          credential_ciphertext = CASE WHEN $7 THEN credential_ciphertext ELSE $8 END, \
          user_credentials_required = $9, rate_limit_rps = $10, rate_limit_burst = $11, \
-         updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING ",
+         concurrency = $12, updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING ",
         columns!(),
         ""
     );
@@ -323,6 +332,7 @@ pub async fn update(
         .bind(f.user_credentials_required)
         .bind(f.rate_limit.as_ref().map(|r| r.requests_per_second))
         .bind(f.rate_limit.as_ref().map(|r| r.burst as i32))
+        .bind(f.concurrency.map(|c| c as i32))
         .fetch_one(pool)
         .await?;
     Ok(row.into())

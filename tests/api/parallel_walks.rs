@@ -194,3 +194,40 @@ async fn p9_fan_out_values_are_concurrent_and_merged_in_order() {
     assert!((2..=BOUND).contains(&max), "{max} in flight, bound {BOUND}");
     assert!(seen.busiest_second() <= (RPS + BURST) as usize);
 }
+
+/// P9: the provider's own `concurrency` bounds a walk (1: one page at a time), is read
+/// back, can be reset to the default with `null`, and is refused outside 1–32.
+#[tokio::test]
+async fn p9_provider_concurrency_bounds_the_walk() {
+    let app = spawn_app().await;
+    let (base, seen) = upstream().await;
+    let rig = rig(&app, &base).await;
+    let path = format!("/v1/providers/{}", rig.provider);
+    for bad in [0, 33] {
+        app.patch(&path, &rig.t.key, json!({"concurrency": bad}))
+            .await
+            .problem(422, "validation_failed");
+    }
+    let r = app
+        .patch(&path, &rig.t.key, json!({"concurrency": 1}))
+        .await;
+    assert_eq!(r.ok(200)["concurrency"], 1);
+    let token = rig.token(&app, "u1", json!({})).await;
+    let r = rig
+        .call(&app, &token, "t", "list_items", json!({"_all_pages": true}))
+        .await;
+    let res = r.ok(200)["result"].clone();
+    assert_eq!(res["_itemCount"], ROWS, "{}", res["_note"]);
+    assert_eq!(
+        seen.max_in_flight.load(Ordering::SeqCst),
+        1,
+        "one page at a time"
+    );
+    let r = app
+        .patch(&path, &rig.t.key, json!({"concurrency": null}))
+        .await;
+    assert!(
+        r.ok(200).get("concurrency").is_none(),
+        "back to the default"
+    );
+}

@@ -1040,6 +1040,12 @@ export interface components {
                 auth: components["schemas"]["ProviderAuth"];
                 /** @description The API's base URL; for an MCP server, its streamable HTTP endpoint (= `url`). */
                 base_url: string;
+                /**
+                 * Format: int32
+                 * @description P9: requests one walk keeps in flight at once against this provider (1 to 32;
+                 *     absent: the default, 4). The rate limit still spaces them.
+                 */
+                concurrency?: number | null;
                 connection?: components["schemas"]["Connection"] | null;
                 /** Format: date-time */
                 created_at: string;
@@ -1186,6 +1192,12 @@ export interface components {
             auth: components["schemas"]["ProviderAuth"];
             /** @description The API's base URL; for an MCP server, its streamable HTTP endpoint (= `url`). */
             base_url: string;
+            /**
+             * Format: int32
+             * @description P9: requests one walk keeps in flight at once against this provider (1 to 32;
+             *     absent: the default, 4). The rate limit still spaces them.
+             */
+            concurrency?: number | null;
             connection?: components["schemas"]["Connection"] | null;
             /** Format: date-time */
             created_at: string;
@@ -1217,6 +1229,12 @@ export interface components {
             auth: components["schemas"]["ProviderAuth"];
             /** @description The API's base URL (kinds `api` and `app`). */
             base_url?: string | null;
+            /**
+             * Format: int32
+             * @description P9: requests one walk keeps in flight at once against this provider, 1 to 32
+             *     (default 4); the rate limit still spaces them. 1 walks one page at a time.
+             */
+            concurrency?: number | null;
             connection?: components["schemas"]["ConnectionInput"] | null;
             /** @description The org-level secret; encrypted at rest, never returned. */
             credential?: string | null;
@@ -1236,6 +1254,11 @@ export interface components {
         ProviderPatch: {
             auth?: components["schemas"]["ProviderAuth"] | null;
             base_url?: string | null;
+            /**
+             * Format: int32
+             * @description A new concurrency bound (1 to 32), or `null` for the default.
+             */
+            concurrency?: number | null;
             connection?: components["schemas"]["ConnectionInput"] | null;
             /** @description A new secret, or `null` to remove the stored one. */
             credential?: string | null;
