@@ -175,18 +175,32 @@ impl Runtime {
         if conn.kind == "api_key" {
             return Ok(Credential::Connection(plain));
         }
-        let tokens: Tokens = serde_json::from_str(plain.expose_secret())
-            .map_err(|e| RuntimeError::Internal(e.into()))?;
-        let due = conn
-            .expires_at
-            .is_some_and(|t| t - Utc::now() < Duration::seconds(REFRESH_MARGIN_SECONDS));
-        if !due {
+        let tokens = read_tokens(&plain)?;
+        if !refresh_due(conn.expires_at) {
+            return Ok(Credential::Connection(SecretString::from(
+                tokens.access_token,
+            )));
+        }
+        // Read before the row is held: the holder needs no second pool connection.
+        let secret = self.client_secret(org, &bound.provider.id).await?;
+        // One refresh at a time per connection: after waiting for the row, another call
+        // may have refreshed it already (a rotated refresh token works only once).
+        let Some((lock, conn)) = connections::lock_for_refresh(&self.pool, org, &conn.id).await?
+        else {
+            return Err(connect_required(toolkit));
+        };
+        if conn.broken {
+            lock.release().await?;
+            return Err(connect_required(toolkit));
+        }
+        let tokens = read_tokens(&self.unseal(&conn.secret_ciphertext, &aad)?)?;
+        if !refresh_due(conn.expires_at) {
+            lock.release().await?;
             return Ok(Credential::Connection(SecretString::from(
                 tokens.access_token,
             )));
         }
         // refresh before expiry; any failure breaks the connection (the user reconnects)
-        let secret = self.client_secret(org, &bound.provider.id).await?;
         let refreshed = match (
             oauth_app(&bound.provider, secret, self.redirect_url()),
             &tokens.refresh_token,
@@ -196,7 +210,7 @@ impl Runtime {
         };
         let Some(new) = refreshed else {
             tracing::info!(toolkit, "connection refresh failed; marked broken");
-            connections::mark_broken(&self.pool, org, &conn.id).await?;
+            lock.broken().await?;
             return Err(connect_required(toolkit));
         };
         let sealed = self.cipher.encrypt(
@@ -207,7 +221,16 @@ impl Runtime {
             .expires_in
             .and_then(|d| Duration::from_std(d).ok())
             .map(|d| Utc::now() + d);
-        connections::refreshed(&self.pool, org, &conn.id, sealed, expires_at).await?;
+        lock.refreshed(sealed, expires_at).await?;
         Ok(Credential::Connection(SecretString::from(new.access_token)))
     }
+}
+
+fn read_tokens(plain: &SecretString) -> Result<Tokens, RuntimeError> {
+    serde_json::from_str(plain.expose_secret()).map_err(|e| RuntimeError::Internal(e.into()))
+}
+
+/// An access token closer than [`REFRESH_MARGIN_SECONDS`] to its expiry.
+fn refresh_due(expires_at: Option<chrono::DateTime<Utc>>) -> bool {
+    expires_at.is_some_and(|t| t - Utc::now() < Duration::seconds(REFRESH_MARGIN_SECONDS))
 }

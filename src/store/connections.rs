@@ -105,37 +105,79 @@ pub async fn secret(
     .await?)
 }
 
-/// New tokens after a refresh.
-pub async fn refreshed(
+/// A connection's row held (`FOR UPDATE`) while its tokens are refreshed, so calls due
+/// at the same moment refresh one after the other: a rotating refresh token works only
+/// once, and the second caller reads the tokens the first one stored instead of
+/// presenting the spent one (which would mark the connection broken). Dropped without
+/// [`RefreshLock::release`], [`RefreshLock::refreshed`] or [`RefreshLock::broken`], the
+/// transaction rolls back and the row is free again.
+pub struct RefreshLock {
+    tx: sqlx::Transaction<'static, sqlx::Postgres>,
+    org: OrgId,
+    id: String,
+}
+
+/// Waits for the connection's row and holds it; `None` when it is gone.
+pub async fn lock_for_refresh(
     pool: &PgPool,
     org: &OrgId,
     id: &str,
-    secret_ciphertext: Vec<u8>,
-    expires_at: Option<DateTime<Utc>>,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE connections SET secret_ciphertext = $3, expires_at = $4, broken = FALSE, updated_at = now() \
-         WHERE org_id = $1 AND id = $2",
+) -> Result<Option<(RefreshLock, Secret)>, StoreError> {
+    let mut tx = pool.begin().await?;
+    let row: Option<Secret> = sqlx::query_as(
+        "SELECT id, kind, secret_ciphertext, expires_at, broken FROM connections \
+         WHERE org_id = $1 AND id = $2 FOR UPDATE",
     )
     .bind(org.as_str())
     .bind(id)
-    .bind(secret_ciphertext)
-    .bind(expires_at)
-    .execute(pool)
+    .fetch_optional(&mut *tx)
     .await?;
-    Ok(())
+    Ok(row.map(|secret| {
+        let lock = RefreshLock {
+            tx,
+            org: org.clone(),
+            id: id.to_string(),
+        };
+        (lock, secret)
+    }))
 }
 
-/// A refresh failed: the next call answers `connect_required`.
-pub async fn mark_broken(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE connections SET broken = TRUE, updated_at = now() WHERE org_id = $1 AND id = $2",
-    )
-    .bind(org.as_str())
-    .bind(id)
-    .execute(pool)
-    .await?;
-    Ok(())
+impl RefreshLock {
+    /// Nothing to write (another call refreshed it meanwhile).
+    pub async fn release(self) -> Result<(), StoreError> {
+        Ok(self.tx.commit().await?)
+    }
+
+    /// New tokens after a refresh.
+    pub async fn refreshed(
+        mut self,
+        secret_ciphertext: Vec<u8>,
+        expires_at: Option<DateTime<Utc>>,
+    ) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE connections SET secret_ciphertext = $3, expires_at = $4, broken = FALSE, updated_at = now() \
+             WHERE org_id = $1 AND id = $2",
+        )
+        .bind(self.org.as_str())
+        .bind(&self.id)
+        .bind(secret_ciphertext)
+        .bind(expires_at)
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(self.tx.commit().await?)
+    }
+
+    /// A refresh failed: the next call answers `connect_required`.
+    pub async fn broken(mut self) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE connections SET broken = TRUE, updated_at = now() WHERE org_id = $1 AND id = $2",
+        )
+        .bind(self.org.as_str())
+        .bind(&self.id)
+        .execute(&mut *self.tx)
+        .await?;
+        Ok(self.tx.commit().await?)
+    }
 }
 
 /// The user's working connections' toolkits.

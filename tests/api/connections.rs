@@ -410,3 +410,39 @@ async fn app_provider_secrets_stay_where_they_were_entered() {
         .await
         .ok(200);
 }
+
+/// D4 + issue 10: calls due for a refresh at the same moment, with a server that rotates
+/// refresh tokens (each works once), refresh one after the other on the connection's
+/// row lock: every call succeeds and the connection is not marked broken (without the
+/// lock, the second refresh presented the spent token and broke the connection).
+#[tokio::test]
+async fn d4_concurrent_refreshes_of_one_connection_do_not_break_it() {
+    let app = crate::discovery::spawn().await;
+    let auth = oauth_server::start().await;
+    let s = setup(&app, "mail", &auth.base, json!({"type": "oauth2",
+        "authorize_url": format!("{}/authorize", auth.base), "token_url": format!("{}/token", auth.base),
+        "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET})).await;
+    let u1 = s.token(&app, "u1").await;
+    let link = s
+        .call(&app, &u1, "connect_toolkit", json!({"toolkit": "mail"}))
+        .await;
+    crate::secrets::connect(&app, link.ok(200)["result"]["url"].as_str().unwrap()).await;
+    // the server's tokens live 30 s, inside the refresh margin: every call refreshes
+    let calls = (0..6).map(|_| s.call(&app, &u1, "list_mail", json!({})));
+    for r in futures_util::future::join_all(calls).await {
+        assert_eq!(r.ok(200)["result"]["data"][0]["id"], 1, "{}", r.text);
+    }
+    let (refreshes, issued, last) = {
+        let st = auth.state.lock().unwrap();
+        (st.refreshes, st.issued, st.api_auth.last().cloned())
+    };
+    assert_eq!(
+        refreshes, 6,
+        "one refresh per call, none with a spent token"
+    );
+    assert_eq!(last, Some(format!("Bearer at-{issued}")));
+    assert_eq!(
+        s.connected(&app, &u1).await,
+        json!([{"toolkit": "mail", "connected": true}])
+    );
+}

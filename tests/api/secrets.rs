@@ -224,7 +224,7 @@ async fn redis_text(url: &str) -> Vec<(String, String)> {
 
 /// The connect link walked as a browser would: the page, its form, the authorization
 /// server, the callback.
-async fn connect(app: &TestApp, link: &str) {
+pub async fn connect(app: &TestApp, link: &str) {
     let b = reqwest::Client::builder()
         .redirect(Policy::none())
         .build()
