@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod bounds;
 pub mod crypto;
 pub mod discovery;
 pub mod engine;

@@ -67,6 +67,48 @@ pub struct Settings {
     pub retention_interval_seconds: u64,
     /// Rows deleted per statement of a retention pass.
     pub retention_batch: u32,
+
+    // --- engine bounds and budgets (issue 15), see `crate::bounds` (defaults: `Limits`) ---
+    /// P3: pages fetched per collection (per `_for_each` value).
+    pub limit_pages_per_collection: u32,
+    /// P3: upstream requests per tool call, retries included.
+    pub limit_requests: u32,
+    /// P3: merged rows of one call.
+    pub limit_items: usize,
+    /// P3: raw upstream bytes of one call.
+    pub limit_bytes: usize,
+    /// P3: wall clock of one call.
+    pub limit_wall_seconds: u64,
+    /// G1: the size guard's conversation budget, in tokens (an agent's `token_budget` wins).
+    pub limit_token_budget: usize,
+    /// E2: distinct `_for_each` values per call.
+    pub limit_for_each_values: usize,
+    /// E2: raw `_for_each` values accepted before de-duplication.
+    pub limit_for_each_raw_values: usize,
+    /// P2: page size asked for when the schema declares no maximum.
+    pub limit_default_page_size: u32,
+    /// S1: minimum spacing of progress reports.
+    pub limit_progress_interval_ms: u64,
+    /// P3: retries of one request after a transient failure.
+    pub limit_retries: u32,
+    /// P9: requests one walk keeps in flight.
+    pub limit_concurrency: usize,
+    /// Paths in `_fields` / `fields`.
+    pub limit_fields: usize,
+    /// Bytes of one dot-path.
+    pub limit_path_bytes: usize,
+    /// Segments of one dot-path.
+    pub limit_path_segments: usize,
+    /// Clauses in `_filter` / `filter`.
+    pub limit_filter_clauses: usize,
+    /// Values of one `in` clause.
+    pub limit_in_values: usize,
+    /// Q1: paths one `aggregate` may name.
+    pub limit_aggregate_paths: usize,
+    /// Q1: groups one `aggregate` answer shows.
+    pub limit_aggregate_groups: usize,
+    /// W1: steps in one workflow.
+    pub limit_workflow_steps: usize,
 }
 
 #[derive(Serialize)]
@@ -111,6 +153,12 @@ const DEFAULTS: Defaults = Defaults {
     retention_interval_seconds: 600,
     retention_batch: 1000,
 };
+
+/// Every default: the service's, then the engine's bounds ([`crate::bounds`]).
+fn defaults() -> Figment {
+    Figment::from(Serialized::defaults(DEFAULTS))
+        .merge(Serialized::defaults(crate::bounds::LimitDefaults::new()))
+}
 
 /// Settings that are text whatever they look like: figment's environment provider would
 /// read `LOOPGATE_TOKEN_SIGNING_KEY=0000…` as a number (and drop its leading zeros), so
@@ -176,13 +224,11 @@ impl Settings {
     /// Reads defaults → file → environment.
     pub fn load() -> anyhow::Result<Self> {
         let file = std::env::var("LOOPGATE_CONFIG").unwrap_or_else(|_| "loopgate.toml".into());
-        let figment = Figment::from(Serialized::defaults(DEFAULTS))
-            .merge(Toml::file(file))
-            .merge(
-                Env::prefixed("LOOPGATE_")
-                    .ignore(&["CONFIG"])
-                    .filter(|k| !TEXT.iter().any(|t| k == *t)),
-            );
+        let figment = defaults().merge(Toml::file(file)).merge(
+            Env::prefixed("LOOPGATE_")
+                .ignore(&["CONFIG"])
+                .filter(|k| !TEXT.iter().any(|t| k == *t)),
+        );
         with_text_from_env(figment, |name| std::env::var(name).ok())
             .extract()
             .map_err(describe)
@@ -232,6 +278,7 @@ impl Settings {
             bail!("upstream_timeout_ms and upstream_max_body_bytes must be positive");
         }
         self.validate_ops()?;
+        self.validate_limits()?;
         Ok(Secrets {
             database_url: db.clone(),
             admin_token: admin.clone(),
@@ -274,9 +321,7 @@ mod tests {
             "REDIS_URL" => Some("redis://raw".into()),
             _ => None,
         };
-        let s: Settings = with_text_from_env(Figment::from(Serialized::defaults(DEFAULTS)), env)
-            .extract()
-            .unwrap();
+        let s: Settings = with_text_from_env(defaults(), env).extract().unwrap();
         let text = |v: &Option<SecretString>| v.as_ref().map(|v| v.expose_secret().to_string());
         assert_eq!(text(&s.token_signing_key), Some("0".repeat(40)));
         assert_eq!(text(&s.admin_token).as_deref(), Some("1234567890123456789"));

@@ -12,7 +12,6 @@ use secrecy::ExposeSecret;
 
 use crate::auth::tokens::TokenService;
 use crate::crypto::Cipher;
-use crate::engine::Limits;
 use crate::metrics::Metrics;
 use crate::runtime::clock::{SystemWallClock, WallClock};
 use crate::runtime::drain::Drain;
@@ -97,7 +96,7 @@ impl Application {
                 settings.org_concurrent_walks as usize,
                 quota.clone(),
             ),
-            limits: Limits::default(),
+            limits: settings.engine_limits(),
             metrics: metrics.clone(),
             coalescer: Default::default(),
             fingerprint_key: crate::crypto::sha256(

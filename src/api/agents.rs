@@ -24,6 +24,9 @@ pub struct AgentInput {
     /// Tools offered directly (0–1000) before connected-app toolkits go behind
     /// `search_tools` / `load_tool`; unset: the service-wide setting (15 by default).
     pub direct_tool_budget: Option<i32>,
+    /// The size guard's conversation budget for this agent's results, in tokens
+    /// (1000–1000000); unset: the service-wide setting (25,000 by default).
+    pub token_budget: Option<i32>,
     #[serde(rename = "agentTools", default)]
     pub agent_tools: Vec<Binding>,
 }
@@ -38,6 +41,10 @@ pub struct AgentPatch {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<i32>)]
     pub direct_tool_budget: Option<Option<i32>>,
+    /// A new size-guard budget in tokens, or `null` for the service-wide setting.
+    #[serde(default, deserialize_with = "double_option")]
+    #[schema(value_type = Option<i32>)]
+    pub token_budget: Option<Option<i32>>,
     /// Replaces every binding when present.
     #[serde(rename = "agentTools")]
     pub agent_tools: Option<Vec<Binding>>,
@@ -67,6 +74,16 @@ fn check_budget(b: Option<i32>) -> Result<Option<i32>, ApiError> {
     Ok(b)
 }
 
+fn check_token_budget(b: Option<i32>) -> Result<Option<i32>, ApiError> {
+    let (min, max) = crate::bounds::AGENT_TOKEN_BUDGET;
+    if b.is_some_and(|b| !(min..=max).contains(&b)) {
+        return Err(ApiError::invalid(format!(
+            "token_budget must be between {min} and {max}"
+        )));
+    }
+    Ok(b)
+}
+
 fn check_instructions(i: &str) -> Result<&str, ApiError> {
     if i.len() > MAX_INSTRUCTIONS {
         return Err(ApiError::invalid("instructions must be at most 32 KiB"));
@@ -87,6 +104,7 @@ pub async fn create(
         deployment_id: &body.deployment_id,
         instructions: check_instructions(&body.instructions)?,
         direct_tool_budget: check_budget(body.direct_tool_budget)?,
+        token_budget: check_token_budget(body.token_budget)?,
     };
     let agent = agents::create(&state.pool, &key.org, &f, &body.agent_tools).await?;
     Ok(HttpResponse::Created().json(agent))
@@ -140,6 +158,7 @@ pub async fn update(
             .map(check_instructions)
             .transpose()?,
         direct_tool_budget: body.direct_tool_budget.map(check_budget).transpose()?,
+        token_budget: body.token_budget.map(check_token_budget).transpose()?,
         agent_tools: body.agent_tools.as_deref(),
     };
     let a = agents::update(&state.pool, &key.org, &path, &p)

@@ -34,9 +34,6 @@ pub struct WorkflowPatch {
     pub steps: Option<Value>,
 }
 
-/// Steps in one workflow; checked before any per-step work.
-pub const MAX_STEPS: usize = 50;
-
 /// Checks the step list's shape and that each step names a tool bound to the agent.
 async fn check_steps(
     state: &AppState,
@@ -44,9 +41,11 @@ async fn check_steps(
     agent_id: &str,
     steps: &Value,
 ) -> Result<(), ApiError> {
-    if let Some(n) = steps.as_array().map(Vec::len).filter(|n| *n > MAX_STEPS) {
+    // checked before any per-step work
+    let max = state.settings.limit_workflow_steps;
+    if let Some(n) = steps.as_array().map(Vec::len).filter(|n| *n > max) {
         return Err(ApiError::malformed(format!(
-            "steps has {n} entries; at most {MAX_STEPS} are allowed in one workflow"
+            "steps has {n} entries; at most {max} are allowed in one workflow"
         )));
     }
     let agent = agents::get(&state.pool, org, agent_id).await.map_err(|_| {

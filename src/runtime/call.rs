@@ -212,7 +212,9 @@ impl Runtime {
     ) -> (&'static str, Result<Value, RuntimeError>) {
         let args = &start.input.arguments;
         if let QUERY_TOOL | FETCH_TOOL = start.input.name.as_str() {
-            let out = self.retrieve(&start.thread, &start.input.name, args).await;
+            let out = self
+                .retrieve(&start.thread, &start.input.name, args, &start.agent)
+                .await;
             return ("retrieval", out);
         }
         let agent = start.agent.clone();
@@ -387,7 +389,8 @@ impl Runtime {
         let result_id = kept
             .result_id
             .unwrap_or_else(|| format!("res_{}", random_token(32)));
-        let mut presented = engine::present(outcome, plan, &result_id, &self.limits);
+        let limits = self.limits_for(&start.agent);
+        let mut presented = engine::present(outcome, plan, &result_id, &limits);
         if presented.truncated {
             Metrics::inc(&self.metrics.guard_cuts);
         }
@@ -477,6 +480,7 @@ impl Runtime {
         thread: &ThreadKey,
         name: &str,
         args: &Value,
+        agent: &super::AgentView,
     ) -> Result<Value, RuntimeError> {
         let id = args
             .get("resultId")
@@ -493,7 +497,8 @@ impl Runtime {
             _ => None,
         };
         // filtering and aggregating thousands of rows is CPU work: off the async workers
-        let (limits, args, name) = (self.limits.clone(), args.clone(), name.to_owned());
+        let limits = self.limits_for(agent).into_owned();
+        let (args, name) = (args.clone(), name.to_owned());
         let value = tokio::task::spawn_blocking(move || {
             if name == QUERY_TOOL {
                 engine::query_result_json(&stored, provenance.as_ref(), &args, &limits)

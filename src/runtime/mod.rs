@@ -97,6 +97,8 @@ pub struct AgentView {
     pub tools: Vec<BoundTool>,
     /// D1: tools offered directly before connected-app toolkits are pooled.
     pub budget: usize,
+    /// G1: the agent's own size-guard budget in tokens, when it sets one.
+    pub token_budget: Option<usize>,
 }
 
 impl AgentView {
@@ -133,7 +135,20 @@ impl Runtime {
             budget: agent
                 .direct_tool_budget
                 .map_or(self.direct_tool_budget, |b| b.max(0) as usize),
+            token_budget: agent.token_budget.map(|b| b.max(0) as usize),
         })
+    }
+
+    /// The engine's bounds for a call of this agent: the service's, with the agent's own
+    /// size-guard budget when it sets one (G1).
+    pub fn limits_for(&self, agent: &AgentView) -> std::borrow::Cow<'_, Limits> {
+        match agent.token_budget {
+            Some(t) if t != self.limits.token_budget => std::borrow::Cow::Owned(Limits {
+                token_budget: t,
+                ..self.limits.clone()
+            }),
+            _ => std::borrow::Cow::Borrowed(&self.limits),
+        }
     }
 
     /// The bound tools, from the replica's compiled tools where their versions match; the

@@ -23,6 +23,7 @@ pub struct AgentLoad {
     pub id: String,
     pub instructions: String,
     pub direct_tool_budget: Option<i32>,
+    pub token_budget: Option<i32>,
     pub cache: CacheMode,
     pub bindings: Vec<VersionedBinding>,
 }
@@ -32,6 +33,7 @@ struct Row {
     id: String,
     instructions: String,
     direct_tool_budget: Option<i32>,
+    token_budget: Option<i32>,
     cache: CacheMode,
     tool_id: Option<String>,
     provider_id: Option<String>,
@@ -42,7 +44,7 @@ struct Row {
     provider_version: Option<DateTime<Utc>>,
 }
 
-const SQL: &str = "SELECT a.id, a.instructions, a.direct_tool_budget, d.cache, \
+const SQL: &str = "SELECT a.id, a.instructions, a.direct_tool_budget, a.token_budget, d.cache, \
      b.tool_id, b.provider_id, b.loop_responses, b.dataset_ttl_hours, b.discovery, \
      t.updated_at AS tool_version, p.updated_at AS provider_version \
      FROM agents a \
@@ -67,6 +69,7 @@ pub async fn load(pool: &PgPool, org: &OrgId, id: &str) -> Result<AgentLoad, Sto
         id: first.id.clone(),
         instructions: first.instructions.clone(),
         direct_tool_budget: first.direct_tool_budget,
+        token_budget: first.token_budget,
         cache: first.cache,
         bindings: Vec::with_capacity(rows.len()),
     };

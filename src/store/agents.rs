@@ -40,6 +40,9 @@ pub struct Agent {
     /// Tools offered directly before connected-app toolkits go behind tool search
     /// (D1); `null`: the service-wide setting (15 unless configured).
     pub direct_tool_budget: Option<i32>,
+    /// The size guard's conversation budget for this agent's results, in tokens (G1);
+    /// `null`: the service-wide setting (25,000 unless configured).
+    pub token_budget: Option<i32>,
     #[serde(rename = "agentTools")]
     pub agent_tools: Vec<Binding>,
     pub created_at: DateTime<Utc>,
@@ -54,6 +57,7 @@ struct Row {
     name: String,
     instructions: String,
     direct_tool_budget: Option<i32>,
+    token_budget: Option<i32>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }
@@ -73,6 +77,7 @@ impl Row {
             name: self.name,
             instructions: self.instructions,
             direct_tool_budget: self.direct_tool_budget,
+            token_budget: self.token_budget,
             agent_tools,
             created_at: self.created_at,
             updated_at: self.updated_at,
@@ -82,7 +87,7 @@ impl Row {
 
 macro_rules! columns {
     () => {
-        "id, org_id, deployment_id, name, instructions, direct_tool_budget, created_at, updated_at"
+        "id, org_id, deployment_id, name, instructions, direct_tool_budget, token_budget, created_at, updated_at"
     };
 }
 const COLUMNS: &str = columns!();
@@ -200,6 +205,7 @@ pub struct AgentFields<'a> {
     pub deployment_id: &'a str,
     pub instructions: &'a str,
     pub direct_tool_budget: Option<i32>,
+    pub token_budget: Option<i32>,
 }
 
 fn deployment_error(e: sqlx::Error, deployment_id: &str) -> StoreError {
@@ -220,8 +226,8 @@ pub async fn create(
     let mut tx = pool.begin().await?;
     let sql =
         concat!(
-        "INSERT INTO agents (id, org_id, deployment_id, name, instructions, direct_tool_budget) \
-         VALUES ($1, $2, $3, $4, $5, $6) RETURNING ", columns!(), ""
+        "INSERT INTO agents (id, org_id, deployment_id, name, instructions, direct_tool_budget, \
+         token_budget) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ", columns!(), ""
     );
     let row: Row = sqlx::query_as(sql)
         .bind(new_id("agt"))
@@ -230,6 +236,7 @@ pub async fn create(
         .bind(f.name)
         .bind(f.instructions)
         .bind(f.direct_tool_budget)
+        .bind(f.token_budget)
         .fetch_one(&mut *tx)
         .await
         .map_err(|e| deployment_error(e, f.deployment_id))?;
@@ -279,6 +286,8 @@ pub struct AgentPatch<'a> {
     pub instructions: Option<&'a str>,
     /// `Some(None)` returns the agent to the service-wide budget.
     pub direct_tool_budget: Option<Option<i32>>,
+    /// `Some(None)` returns the agent to the service-wide size-guard budget.
+    pub token_budget: Option<Option<i32>>,
     /// Replaces every binding when set.
     pub agent_tools: Option<&'a [Binding]>,
 }
@@ -293,7 +302,8 @@ pub async fn update(
     let sql = concat!(
         "UPDATE agents SET name = COALESCE($3, name), deployment_id = COALESCE($4, deployment_id), \
          instructions = COALESCE($5, instructions), \
-         direct_tool_budget = CASE WHEN $6 THEN $7 ELSE direct_tool_budget END, updated_at = now() \
+         direct_tool_budget = CASE WHEN $6 THEN $7 ELSE direct_tool_budget END, \
+         token_budget = CASE WHEN $8 THEN $9 ELSE token_budget END, updated_at = now() \
          WHERE org_id = $1 AND id = $2 RETURNING ", columns!(), ""
     );
     let row: Row = sqlx::query_as(sql)
@@ -304,6 +314,8 @@ pub async fn update(
         .bind(p.instructions)
         .bind(p.direct_tool_budget.is_some())
         .bind(p.direct_tool_budget.flatten())
+        .bind(p.token_budget.is_some())
+        .bind(p.token_budget.flatten())
         .fetch_one(&mut *tx)
         .await
         .map_err(|e| deployment_error(e, p.deployment_id.unwrap_or_default()))?;

@@ -20,6 +20,7 @@ mod arguments;
 mod auth_hardening;
 mod auth_matrix;
 mod cache;
+mod configured_bounds;
 mod connections;
 mod cursor_hostile;
 mod cursor_rig;

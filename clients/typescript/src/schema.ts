@@ -756,6 +756,12 @@ export interface components {
             instructions: string;
             name: string;
             org_id: string;
+            /**
+             * Format: int32
+             * @description The size guard's conversation budget for this agent's results, in tokens (G1);
+             *     `null`: the service-wide setting (25,000 unless configured).
+             */
+            token_budget?: number | null;
             /** Format: date-time */
             updated_at: string;
         };
@@ -771,6 +777,12 @@ export interface components {
             /** @description System instructions handed to the model with every step. */
             instructions?: string;
             name: string;
+            /**
+             * Format: int32
+             * @description The size guard's conversation budget for this agent's results, in tokens
+             *     (1000–1000000); unset: the service-wide setting (25,000 by default).
+             */
+            token_budget?: number | null;
         };
         AgentPatch: {
             /** @description Replaces every binding when present. */
@@ -783,6 +795,11 @@ export interface components {
             direct_tool_budget?: number | null;
             instructions?: string | null;
             name?: string | null;
+            /**
+             * Format: int32
+             * @description A new size-guard budget in tokens, or `null` for the service-wide setting.
+             */
+            token_budget?: number | null;
         };
         ApiKey: {
             /** Format: date-time */
@@ -925,6 +942,12 @@ export interface components {
                 instructions: string;
                 name: string;
                 org_id: string;
+                /**
+                 * Format: int32
+                 * @description The size guard's conversation budget for this agent's results, in tokens (G1);
+                 *     `null`: the service-wide setting (25,000 unless configured).
+                 */
+                token_budget?: number | null;
                 /** Format: date-time */
                 updated_at: string;
             }[];
