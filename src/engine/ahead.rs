@@ -15,6 +15,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use futures_util::stream::{FuturesUnordered, StreamExt};
+use futures_util::FutureExt;
 use serde_json::{Map, Value};
 
 use crate::engine::upstream::{Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse};
@@ -34,6 +35,8 @@ struct Expected {
 struct Started {
     id: u64,
     owner: usize,
+    /// A later page of the collection being walked, not a later value's first request.
+    page: bool,
     args: Map<String, Value>,
     next_url: Option<String>,
     answer: Option<Answer>,
@@ -63,11 +66,14 @@ pub struct Ahead<'a, U> {
     /// flight, against the request budget before anything more starts ahead, so the
     /// requests really sent stay within it.
     wasted: u32,
+    /// The most requests one later value may take (1 without `_all_pages`, else the page
+    /// bound): what starting its first request ahead reserves of the budget.
+    value_cost: u32,
 }
 
 impl<'a, U: Upstream + Sync> Ahead<'a, U> {
     /// `concurrency` ≤ 1 makes every request on demand, one at a time.
-    pub fn new(upstream: &'a U, concurrency: usize) -> Self {
+    pub fn new(upstream: &'a U, concurrency: usize, value_cost: u32) -> Self {
         Self {
             upstream,
             concurrency: concurrency.max(1),
@@ -78,6 +84,7 @@ impl<'a, U: Upstream + Sync> Ahead<'a, U> {
             next_id: 0,
             known: false,
             wasted: 0,
+            value_cost: value_cost.max(1),
         }
     }
 
@@ -133,12 +140,13 @@ impl<'a, U: Upstream + Sync> Ahead<'a, U> {
     /// as `room` (the request budget left after `req`) allows once the requests already
     /// started ahead and the wasted ones are counted.
     pub async fn call(&mut self, owner: usize, req: UpstreamRequest, room: u32) -> Answer {
-        let mut room = room;
+        // answers that came while the walk was busy free their places first
+        self.settle_ready();
         let id = match self.started.iter().position(|s| s.is(&req)) {
             Some(i) => self.started[i].id,
             None => {
                 self.make_room().await;
-                self.start(owner, req.clone())
+                self.start(owner, true, req.clone())
             }
         };
         // what was expected up to this request: the walk has passed it
@@ -147,15 +155,28 @@ impl<'a, U: Upstream + Sync> Ahead<'a, U> {
             self.pages.drain(..=at);
         }
         self.values.retain(|e| !is_req(e));
-        let ahead = self.started.iter().filter(|s| s.id != id).count() as u32;
-        room = room.saturating_sub(ahead).saturating_sub(self.wasted);
-        while self.running.len() < self.concurrency && room > 0 {
-            let next = match self.pages.pop_front() {
-                Some(e) => Some(e),
-                None if self.known => self.values.pop_front(),
-                None => None,
+        // What is already spoken for: requests wasted, pages started ahead, and for each
+        // value started ahead all it may take. Nothing more starts unless it fits `room`.
+        let ahead = |page: bool| {
+            let n = self.started.iter().filter(|s| s.id != id && s.page == page);
+            u32::try_from(n.count()).unwrap_or(u32::MAX)
+        };
+        let mut reserved = self.wasted + ahead(true) + ahead(false) * self.value_cost;
+        while self.running.len() < self.concurrency {
+            let (page, cost) = match (self.pages.is_empty(), self.known) {
+                (false, _) => (true, 1),
+                (true, true) if !self.values.is_empty() => (false, self.value_cost),
+                _ => break,
             };
-            let Some(e) = next else {
+            if reserved.saturating_add(cost) > room {
+                break;
+            }
+            let queue = if page {
+                &mut self.pages
+            } else {
+                &mut self.values
+            };
+            let Some(e) = queue.pop_front() else {
                 break;
             };
             let req = UpstreamRequest {
@@ -163,8 +184,8 @@ impl<'a, U: Upstream + Sync> Ahead<'a, U> {
                 next_url: e.next_url,
                 timeout: req.timeout,
             };
-            self.start(e.owner, req);
-            room -= 1;
+            self.start(e.owner, page, req);
+            reserved += cost;
         }
         loop {
             if let Some(i) = self
@@ -185,12 +206,13 @@ impl<'a, U: Upstream + Sync> Ahead<'a, U> {
         }
     }
 
-    fn start(&mut self, owner: usize, req: UpstreamRequest) -> u64 {
+    fn start(&mut self, owner: usize, page: bool, req: UpstreamRequest) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
         self.started.push(Started {
             id,
             owner,
+            page,
             args: req.args.clone(),
             next_url: req.next_url.clone(),
             answer: None,
@@ -199,6 +221,14 @@ impl<'a, U: Upstream + Sync> Ahead<'a, U> {
         self.running
             .push(Box::pin(async move { (id, upstream.call(req).await) }));
         id
+    }
+
+    /// Takes every answer already in, without waiting: a request whose answer came is no
+    /// longer in flight.
+    fn settle_ready(&mut self) {
+        while let Some(Some((id, answer))) = self.running.next().now_or_never() {
+            self.settle(id, answer);
+        }
     }
 
     /// Waits until one more request may be in flight.

@@ -55,7 +55,16 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     let mut ctx = Ctx {
         plan,
         analysis,
-        ahead: Ahead::new(upstream, limits.concurrency),
+        // a later value's walk takes one request, or with `_all_pages` up to the page bound
+        ahead: Ahead::new(
+            upstream,
+            limits.concurrency,
+            if plan.all_pages {
+                limits.pages_per_collection
+            } else {
+                1
+            },
+        ),
         progress,
         clock,
         limits,
