@@ -10,6 +10,8 @@ use figment::Figment;
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
+use crate::auth::proxies::TrustedProxies;
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct Settings {
     /// Address the HTTP server binds, e.g. `127.0.0.1:8080` (port 0 picks a free one).
@@ -49,6 +51,10 @@ pub struct Settings {
     /// Public base URL of this service, for the connect links handed to end users
     /// (e.g. `https://loopgate.example.com`); defaults to `http://<bind>`.
     pub public_url: Option<String>,
+    /// Reverse proxies in front of this service (comma-separated addresses or networks,
+    /// e.g. `10.0.0.0/8,fd00::/8`): only for a request from one of them is the client
+    /// address (that failed authentication is throttled by) read from `X-Forwarded-For`.
+    pub trusted_proxies: Option<String>,
     /// On SIGTERM: how long running calls and runs may take to finish before they are
     /// cut (and their partial outcomes recorded) and the process exits.
     pub shutdown_grace_seconds: u64,
@@ -172,6 +178,7 @@ const TEXT: &[&str] = &[
     "token_signing_key",
     "token_issuer",
     "token_audience",
+    "trusted_proxies",
 ];
 
 /// Merges each `TEXT` setting found in the environment as a string: `LOOPGATE_<NAME>`,
@@ -279,6 +286,7 @@ impl Settings {
         }
         self.validate_ops()?;
         self.validate_limits()?;
+        self.proxies()?;
         Ok(Secrets {
             database_url: db.clone(),
             admin_token: admin.clone(),
@@ -289,6 +297,12 @@ impl Settings {
 }
 
 impl Settings {
+    /// `trusted_proxies`, parsed (an empty list without it).
+    pub fn proxies(&self) -> anyhow::Result<TrustedProxies> {
+        TrustedProxies::parse(self.trusted_proxies.as_deref().unwrap_or(""))
+            .map_err(|e| anyhow::anyhow!(e))
+    }
+
     /// Retention: every age and the interval positive, batches bounded.
     fn validate_ops(&self) -> anyhow::Result<()> {
         let days = [

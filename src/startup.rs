@@ -117,6 +117,7 @@ impl Application {
         };
         let org_limiter =
             crate::quota::org::OrgRequests::new(settings.org_requests_per_second, quota.clone());
+        let auth_guard = crate::auth::guard::AuthGuard::behind(settings.proxies()?);
         let state = web::Data::new(AppState {
             pool,
             redis,
@@ -128,7 +129,7 @@ impl Application {
             runtime,
             org_limiter,
             quota,
-            auth_guard: Default::default(),
+            auth_guard,
         });
         crate::retention::spawn(
             state.pool.clone(),

@@ -99,7 +99,14 @@ async fn admit(state: &AppState, presented: &Presented) -> Result<(), ApiError> 
 async fn identify(req: HttpRequest) -> Result<(web::Data<AppState>, Presented), ApiError> {
     let token = bearer(&req)?;
     let state = state(&req)?;
-    let ip = req.peer_addr().map(|a| a.ip());
+    let forwarded: Vec<&str> = req
+        .headers()
+        .get_all("x-forwarded-for")
+        .filter_map(|v| v.to_str().ok())
+        .collect();
+    let ip = state
+        .auth_guard
+        .source(req.peer_addr().map(|a| a.ip()), &forwarded);
     if let Err(wait) = state.auth_guard.admit(ip) {
         return Err(ApiError::RateLimited {
             detail: "too many failed authentication attempts from this address; retry later".into(),

@@ -9,6 +9,9 @@
 //!   on use and remembered for [`ALIVE_TTL`]; any revocation made through this process
 //!   forgets every remembered token at once, other replicas within `ALIVE_TTL`.
 //!
+//! - the address is the TCP peer's, or behind configured `trusted_proxies` the client's
+//!   from `X-Forwarded-For` ([`TrustedProxies`]).
+//!
 //! All state is in-process and bounded ([`MAX_ENTRIES`] per map, cleared when full).
 
 use std::collections::HashMap;
@@ -20,6 +23,8 @@ use std::time::{Duration, Instant};
 
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+
+use super::proxies::TrustedProxies;
 
 /// Failed authentications allowed at once from one address.
 pub const FAILURE_BURST: u32 = 30;
@@ -34,6 +39,7 @@ pub struct AuthGuard {
     blocked: Mutex<HashMap<IpAddr, Instant>>,
     unknown_keys: Mutex<HashMap<String, Instant>>,
     alive_tokens: Mutex<HashMap<String, Instant>>,
+    proxies: TrustedProxies,
 }
 
 impl Default for AuthGuard {
@@ -47,6 +53,7 @@ impl Default for AuthGuard {
             blocked: Mutex::default(),
             unknown_keys: Mutex::default(),
             alive_tokens: Mutex::default(),
+            proxies: TrustedProxies::default(),
         }
     }
 }
@@ -69,6 +76,20 @@ fn remember<K: Eq + Hash>(map: &Mutex<HashMap<K, Instant>>, key: K, at: Instant)
 }
 
 impl AuthGuard {
+    /// Behind these reverse proxies, the client address is read from `X-Forwarded-For`.
+    pub fn behind(proxies: TrustedProxies) -> Self {
+        Self {
+            proxies,
+            ..Self::default()
+        }
+    }
+
+    /// The address failures are counted against: the peer, or behind a trusted proxy
+    /// the client it forwarded for.
+    pub fn source(&self, peer: Option<IpAddr>, forwarded_for: &[&str]) -> Option<IpAddr> {
+        self.proxies.client(peer, forwarded_for)
+    }
+
     /// `Err(wait)` while `ip` is over its allowance of failed attempts.
     pub fn admit(&self, ip: Option<IpAddr>) -> Result<(), Duration> {
         let Some(ip) = ip else { return Ok(()) };

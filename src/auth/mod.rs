@@ -3,6 +3,7 @@
 //! below works with the `OrgId` it proves.
 
 pub mod guard;
+pub mod proxies;
 pub mod tokens;
 
 use std::collections::HashMap;

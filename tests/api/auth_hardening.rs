@@ -125,3 +125,50 @@ async fn failed_authentication_is_throttled_per_address() {
     r.problem(429, "rate_limited");
     assert!(r.headers.get("retry-after").is_some());
 }
+
+/// `GET /v1/providers` with `token`, as forwarded for `client`: the status.
+async fn forwarded(app: &crate::helpers::TestApp, token: &str, client: &str) -> u16 {
+    app.client
+        .get(format!("{}/v1/providers", app.address))
+        .bearer_auth(token)
+        .header("x-forwarded-for", client)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+/// Issue 10: behind a configured trusted proxy the failure throttle counts the client
+/// `X-Forwarded-For` names, so one client behind the proxy cannot lock out the others;
+/// without `trusted_proxies` the header is ignored, so a client cannot escape the
+/// throttle by naming a fresh address on every attempt.
+#[tokio::test]
+async fn the_throttle_reads_forwarded_for_only_behind_a_trusted_proxy() {
+    let garbage = |i: usize| format!("lgk_{i:0>22}_{}", "x".repeat(40));
+    let app = crate::helpers::spawn_app().await;
+    let mut statuses = Vec::new();
+    for i in 0..40 {
+        statuses.push(forwarded(&app, &garbage(i), &format!("198.51.100.{i}")).await);
+    }
+    assert_eq!(*statuses.last().unwrap(), 429, "{statuses:?}");
+
+    let mut settings = crate::helpers::test_settings(crate::helpers::fresh_database().await);
+    settings.trusted_proxies = Some("127.0.0.0/8, ::1".into());
+    let app = crate::helpers::spawn_with(settings).await;
+    let t = app.tenant("a").await;
+    let mut statuses = Vec::new();
+    for i in 0..40 {
+        statuses.push(forwarded(&app, &garbage(i), "203.0.113.7").await);
+    }
+    assert_eq!(statuses[0], 401);
+    assert_eq!(*statuses.last().unwrap(), 429, "{statuses:?}");
+    assert_eq!(forwarded(&app, &t.key, "203.0.113.7").await, 429);
+    // another client behind the same proxy is not affected
+    assert_eq!(forwarded(&app, &t.key, "203.0.113.8").await, 200);
+    // a client's forged entry left of what the proxy appended changes nothing
+    assert_eq!(
+        forwarded(&app, &t.key, "203.0.113.8, 203.0.113.7").await,
+        429
+    );
+}
