@@ -102,6 +102,8 @@ pub struct Metrics {
     pub upstream_by: Family,
     /// `table`: rows deleted by retention passes.
     pub retention_pruned: Family,
+    /// `mode` = inline | pool: jobs proportional to a payload's size (`runtime::cpu`).
+    pub cpu_jobs: Family,
     upstream_latency: Histograms,
 }
 
@@ -256,6 +258,11 @@ impl Metrics {
                 "loopgate_retention_pruned_rows_total",
                 "Rows deleted by retention passes, by table.",
                 &self.retention_pruned,
+            ),
+            (
+                "loopgate_cpu_jobs_total",
+                "Jobs proportional to a payload's size, run in place (small) or on the blocking pool.",
+                &self.cpu_jobs,
             ),
         ];
         for (name, help, family) in families {

@@ -115,6 +115,15 @@ pub struct Settings {
     pub limit_aggregate_groups: usize,
     /// W1: steps in one workflow.
     pub limit_workflow_steps: usize,
+
+    // --- CPU-bound work (issue 10), see `runtime::cpu` ---
+    /// Jobs proportional to a payload's size (parsing, `_filter`, `_fields`, the size
+    /// guard, stored results) one org may run at once on the blocking pool.
+    pub cpu_jobs_per_org: u32,
+    /// Such jobs running at once on this replica, all orgs together.
+    pub cpu_jobs: u32,
+    /// Payloads up to this many bytes are handled in place on the async worker.
+    pub cpu_inline_bytes: usize,
 }
 
 #[derive(Serialize)]
@@ -137,6 +146,9 @@ struct Defaults {
     retention_links_days: u32,
     retention_interval_seconds: u64,
     retention_batch: u32,
+    cpu_jobs_per_org: u32,
+    cpu_jobs: u32,
+    cpu_inline_bytes: usize,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -158,6 +170,9 @@ const DEFAULTS: Defaults = Defaults {
     retention_links_days: 1,
     retention_interval_seconds: 600,
     retention_batch: 1000,
+    cpu_jobs_per_org: 2,
+    cpu_jobs: 4,
+    cpu_inline_bytes: 64 * 1024,
 };
 
 /// Every default: the service's, then the engine's bounds ([`crate::bounds`]).
@@ -303,7 +318,7 @@ impl Settings {
             .map_err(|e| anyhow::anyhow!(e))
     }
 
-    /// Retention: every age and the interval positive, batches bounded.
+    /// Retention and CPU-bound work: every age, interval and bound positive, batches bounded.
     fn validate_ops(&self) -> anyhow::Result<()> {
         let days = [
             self.retention_tool_calls_days,
@@ -316,6 +331,12 @@ impl Settings {
         }
         if self.retention_interval_seconds == 0 || !(1..=100_000).contains(&self.retention_batch) {
             bail!("retention_interval_seconds must be positive and retention_batch between 1 and 100000");
+        }
+        if self.cpu_jobs_per_org == 0 || self.cpu_jobs == 0 || self.cpu_jobs_per_org > self.cpu_jobs
+        {
+            bail!(
+                "cpu_jobs_per_org and cpu_jobs must be positive, cpu_jobs_per_org at most cpu_jobs"
+            );
         }
         Ok(())
     }

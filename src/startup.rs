@@ -114,6 +114,12 @@ impl Application {
             events,
             drain: Drain::new(),
             compiled: Default::default(),
+            cpu: crate::runtime::cpu::Cpu::new(
+                settings.cpu_jobs_per_org as usize,
+                settings.cpu_jobs as usize,
+                settings.cpu_inline_bytes,
+                metrics.clone(),
+            ),
         };
         let org_limiter =
             crate::quota::org::OrgRequests::new(settings.org_requests_per_second, quota.clone());

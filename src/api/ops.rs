@@ -142,6 +142,19 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
             0.0
         },
     });
+    let cpu = state.runtime.cpu.stats();
+    gauges.push(Gauge {
+        name: "loopgate_cpu_jobs_running",
+        help: "Jobs proportional to a payload's size running on the blocking pool.",
+        labels: &[],
+        value: cpu.running as f64,
+    });
+    gauges.push(Gauge {
+        name: "loopgate_cpu_jobs_waiting",
+        help: "Such jobs waiting for their org's or this replica's share of the pool.",
+        labels: &[],
+        value: cpu.waiting as f64,
+    });
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(state.metrics.render_with(&gauges))

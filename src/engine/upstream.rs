@@ -3,6 +3,8 @@
 //! memory, which is what keeps the engine deterministic and benchmarkable.
 
 use serde::Serialize;
+
+use crate::engine::doc::Page;
 use serde_json::{Map, Value};
 use std::future::Future;
 use std::time::Duration;
@@ -59,6 +61,12 @@ pub trait Upstream {
     /// `off_origin`). The upstream owns the rule, and applies it again when it requests
     /// the URL.
     fn follow(&self, next: &str) -> Option<String>;
+
+    /// Parses a response body into a page: work proportional to the body, which the
+    /// runtime moves off its async workers for large bodies. Parsed in place by default.
+    fn parse_page(&self, body: Vec<u8>) -> impl Future<Output = Page> + Send {
+        std::future::ready(Page::parse_owned(body))
+    }
 }
 
 /// S1: one live progress report; serialized as the `data` of a

@@ -302,7 +302,7 @@ async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             }
         };
         let status = resp.status;
-        let mut page = Page::parse_owned(resp.body);
+        let mut page = ctx.ahead.upstream().parse_page(resp.body).await;
         let expected = if col.pages == 0 {
             ctx.slot.clone()
         } else {

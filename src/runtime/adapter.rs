@@ -8,9 +8,11 @@ use secrecy::SecretString;
 use super::call::Credential;
 use super::drain::Drain;
 use super::{BoundTool, Runtime};
+use crate::engine::doc::Page;
 use crate::engine::{Clock, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse};
 use crate::metrics::Metrics;
 use crate::store::tools::ToolKind;
+use crate::store::OrgId;
 use crate::upstream::mcp::{self, McpClient, ToolPayload};
 use crate::upstream::{next_page_url, CallError, ProviderLimiter, Request, Target};
 
@@ -23,10 +25,17 @@ pub struct HttpUpstream<'a> {
     provider_id: String,
     /// The tool's name on its MCP server, for a tool of kind `mcp`.
     mcp_tool: Option<String>,
+    /// Whose CPU budget parsing this tool's responses takes (`runtime::cpu`).
+    org: OrgId,
 }
 
 impl<'a> HttpUpstream<'a> {
-    pub fn new(runtime: &'a Runtime, bound: &BoundTool, credential: Credential) -> Self {
+    pub fn new(
+        runtime: &'a Runtime,
+        org: &OrgId,
+        bound: &BoundTool,
+        credential: Credential,
+    ) -> Self {
         let credential: Option<SecretString> = match credential {
             Credential::User(s) | Credential::Connection(s) => Some(s),
             Credential::Org(s) => s,
@@ -50,6 +59,7 @@ impl<'a> HttpUpstream<'a> {
             limiter,
             provider_id: bound.provider.id.clone(),
             mcp_tool,
+            org: org.clone(),
         }
     }
 
@@ -133,6 +143,15 @@ impl Upstream for HttpUpstream<'_> {
                 })
             }
         }
+    }
+
+    /// A large body is parsed on the blocking pool, within the org's CPU share.
+    async fn parse_page(&self, body: Vec<u8>) -> Page {
+        let len = body.len();
+        self.runtime
+            .cpu
+            .run(&self.org, len, move || Page::parse_owned(body))
+            .await
     }
 }
 

@@ -341,8 +341,16 @@ impl Runtime {
         };
         let fetched = self.fetch(caller, bound, &plan, cache, progress).await?;
         let (hit, too_large) = (fetched.hit, fetched.too_large);
-        let outcome = match &prior {
-            Some(stored) => engine::resume::grow(stored, fetched.outcome),
+        let outcome = match prior {
+            Some(stored) => {
+                let size = stored.len() + super::fetch::outcome_bytes(&fetched.outcome);
+                let next = fetched.outcome;
+                self.cpu
+                    .run(caller.org(), size, move || {
+                        engine::resume::grow(&stored, next)
+                    })
+                    .await
+            }
             None => fetched.outcome,
         };
         let kept = Kept {
@@ -350,7 +358,7 @@ impl Runtime {
             tool_id: &bound.tool.id,
             arguments: &args,
         };
-        let mut value = self.keep(start, &plan, &outcome, kept).await?;
+        let mut value = self.keep(caller, start, &plan, outcome, kept).await?;
         if let Some((cached_at, expires)) = hit {
             // C4: a hit is presented like a walk (another `_fields`/`_filter` still applies) and labelled
             let fmt = |t: chrono::DateTime<chrono::Utc>| {
@@ -381,21 +389,32 @@ impl Runtime {
     /// `_continue`.
     async fn keep(
         &self,
+        caller: &Caller,
         start: &CallStart,
         plan: &engine::CallPlan,
-        outcome: &engine::Outcome,
+        outcome: engine::Outcome,
         kept: Kept<'_>,
     ) -> Result<Value, RuntimeError> {
         let result_id = kept
             .result_id
             .unwrap_or_else(|| format!("res_{}", random_token(32)));
-        let limits = self.limits_for(&start.agent);
-        let mut presented = engine::present(outcome, plan, &result_id, &limits);
+        // presenting (`_filter`, `_fields`, the guard) and writing the stored set are
+        // proportional to the rows: off the async workers when large
+        let size = super::fetch::outcome_bytes(&outcome);
+        let limits = self.limits_for(&start.agent).into_owned();
+        let (plan_copy, rid) = (plan.clone(), result_id.clone());
+        let (outcome, mut presented, stored) = self
+            .cpu
+            .run(caller.org(), size, move || {
+                let presented = engine::present(&outcome, &plan_copy, &rid, &limits);
+                let stored = presented.stored.then(|| outcome.to_stored_json());
+                (outcome, presented, stored)
+            })
+            .await;
         if presented.truncated {
             Metrics::inc(&self.metrics.guard_cuts);
         }
-        if presented.stored {
-            let stored = outcome.to_stored_json();
+        if let Some(stored) = stored {
             Metrics::add(&self.metrics.stored_result_bytes, stored.len() as u64);
             results::put(
                 &self.kv,
@@ -499,15 +518,16 @@ impl Runtime {
         // filtering and aggregating thousands of rows is CPU work: off the async workers
         let limits = self.limits_for(agent).into_owned();
         let (args, name) = (args.clone(), name.to_owned());
-        let value = tokio::task::spawn_blocking(move || {
-            if name == QUERY_TOOL {
-                engine::query_result_json(&stored, provenance.as_ref(), &args, &limits)
-            } else {
-                engine::fetch_result(&stored, &args, &limits)
-            }
-        })
-        .await
-        .map_err(|e| RuntimeError::Internal(e.into()))??;
+        let value = self
+            .cpu
+            .run(&thread.org, stored.len(), move || {
+                if name == QUERY_TOOL {
+                    engine::query_result_json(&stored, provenance.as_ref(), &args, &limits)
+                } else {
+                    engine::fetch_result(&stored, &args, &limits)
+                }
+            })
+            .await?;
         results::mark_read(&self.kv, thread, &id).await?;
         Ok(value)
     }

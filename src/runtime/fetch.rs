@@ -72,14 +72,22 @@ impl Runtime {
         };
         let ttl_chrono = chrono::Duration::from_std(ttl).unwrap_or_default();
         let fresh = |e: &cache::Entry| self.clock.now() - e.cached_at < ttl_chrono;
-        let hit = |entry: cache::Entry| {
-            let mut outcome = Outcome::from_stored_json(&entry.stored);
-            if let Some(shape) = &entry.shape {
-                outcome.restore_shape(shape);
-            }
+        let hit = |entry: cache::Entry| async move {
+            let expires = entry.cached_at + ttl_chrono;
+            let cached_at = entry.cached_at;
+            let outcome = self
+                .cpu
+                .run(caller.org(), entry.stored.len(), move || {
+                    let mut outcome = Outcome::from_stored_json(&entry.stored);
+                    if let Some(shape) = &entry.shape {
+                        outcome.restore_shape(shape);
+                    }
+                    outcome
+                })
+                .await;
             Fetched {
                 outcome,
-                hit: Some((entry.cached_at, entry.cached_at + ttl_chrono)),
+                hit: Some((cached_at, expires)),
                 too_large: false,
             }
         };
@@ -87,7 +95,7 @@ impl Runtime {
             if let Some(entry) = cache::read(&self.kv, k).await?.filter(|e| fresh(e)) {
                 if mode == CacheMode::On {
                     Metrics::inc(&self.metrics.cache_hits);
-                    return Ok(hit(entry));
+                    return Ok(hit(entry).await);
                 }
                 Metrics::inc(&self.metrics.cache_shadow_hits);
             }
@@ -100,7 +108,7 @@ impl Runtime {
             if !claimed && !plan.refresh {
                 if let Some(entry) = cache::await_peer(&self.kv, k).await?.filter(|e| fresh(e)) {
                     Metrics::inc(&self.metrics.cache_hits);
-                    return Ok(hit(entry));
+                    return Ok(hit(entry).await);
                 }
             }
         }
@@ -134,7 +142,7 @@ impl Runtime {
         progress: &P,
     ) -> Result<Fetched, RuntimeError> {
         let _slot = self.walks.acquire(caller.org()).await?;
-        let upstream = HttpUpstream::new(self, bound, credential);
+        let upstream = HttpUpstream::new(self, caller.org(), bound, credential);
         // P9: the provider's own concurrency bound, where it has one
         let provider_limits;
         let limits = match bound.provider.concurrency {
@@ -163,11 +171,21 @@ impl Runtime {
             outcome.verdict.stopped_by.map(|s| s.as_str()),
         );
         let mut too_large = false;
+        let mut outcome = outcome;
         if let Some(k) = key {
             if outcome.is_complete() {
+                let size = outcome_bytes(&outcome);
+                let (back, stored) = self
+                    .cpu
+                    .run(caller.org(), size, move || {
+                        let stored = outcome.to_stored_json();
+                        (outcome, stored)
+                    })
+                    .await;
+                outcome = back;
                 let entry = cache::Entry {
                     cached_at: self.clock.now(),
-                    stored: outcome.to_stored_json(),
+                    stored,
                     shape: Some(outcome.shape()),
                 };
                 too_large = !cache::write(&self.kv, k, &entry, ttl).await?;
@@ -179,4 +197,10 @@ impl Runtime {
             too_large,
         })
     }
+}
+
+/// What a job over `outcome` is proportional to: its rows' text (or the raw bytes fetched).
+pub(crate) fn outcome_bytes(outcome: &Outcome) -> usize {
+    let rows: usize = outcome.items.iter().map(|i| i.len()).sum();
+    rows.max(outcome.bytes)
 }

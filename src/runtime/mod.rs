@@ -11,6 +11,7 @@ pub mod clock;
 pub mod compiled;
 pub mod connect;
 pub mod connections;
+pub mod cpu;
 pub mod discovery;
 pub mod drain;
 pub mod error;
@@ -75,6 +76,8 @@ pub struct Runtime {
     pub drain: Arc<drain::Drain>,
     /// Compiled tools and providers of this replica, by version.
     pub compiled: compiled::CompiledTools,
+    /// Work proportional to a payload's size: off the async workers, capped per org.
+    pub cpu: Arc<cpu::Cpu>,
 }
 
 /// A tool as bound to an agent, with what the engine learned from its schema (shared with

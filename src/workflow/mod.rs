@@ -223,5 +223,10 @@ async fn run_step(
             let (code, _) = e.code_status();
             (code, format!("step '{}': {e}", step.id))
         })?;
-    Ok(step::output(&run))
+    // W2 shaping is proportional to the rows: off the async workers when large
+    let size = crate::runtime::fetch::outcome_bytes(&run.outcome);
+    Ok(rt
+        .cpu
+        .run(caller.org(), size, move || step::output(&run))
+        .await)
 }

@@ -22,6 +22,7 @@ mod auth_matrix;
 mod cache;
 mod configured_bounds;
 mod connections;
+mod cpu_jobs;
 mod cursor_hostile;
 mod cursor_rig;
 mod cursor_walks;
