@@ -118,7 +118,7 @@ impl CallError {
 }
 
 /// Removes every form in which the credential could travel (raw, percent-encoded,
-/// form-encoded, JSON-escaped) from a text. A credential that is a whole `Authorization`
+/// form-encoded, JSON-escaped, HTML-safe JSON-escaped) from a text. A credential that is a whole `Authorization`
 /// value (`Basic …`, `Bearer …`) is also removed as its token alone and, for `Basic`, as
 /// the decoded `user:password` and the password.
 #[derive(Default)]
@@ -174,7 +174,12 @@ impl Redactor {
                 .unwrap_or("")
                 .to_string();
             let slashed = json.replace('/', "\\/");
-            for variant in [part, pct, form, json, slashed] {
+            // HTML-safe JSON encoders (Go's by default) write `<`, `>`, `&` as `\u00XX`
+            let html_safe = json
+                .replace('<', "\\u003c")
+                .replace('>', "\\u003e")
+                .replace('&', "\\u0026");
+            for variant in [part, pct, form, json, slashed, html_safe] {
                 if !needles.contains(&variant) {
                     needles.push(variant);
                 }

@@ -62,9 +62,16 @@ async fn echo(req: HttpRequest) -> HttpResponse {
         .append_pair("page", &(page + 1).to_string())
         .append_pair("echo", &text);
     let next = (page < 3).then(|| next.to_string());
+    // written the way Go's encoder does: `<`, `>`, `&` as `\u00XX` inside strings
+    let body = json!({"data": [{"id": page, "seen": seen}], "next": next})
+        .to_string()
+        .replace('&', "\\u0026")
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e");
     HttpResponse::Ok()
         .insert_header(("x-echo", text.clone()))
-        .json(json!({"data": [{"id": page, "seen": seen}], "next": next}))
+        .content_type("application/json")
+        .body(body)
 }
 
 async fn start_echo() -> String {
@@ -505,6 +512,33 @@ async fn issue10_no_secret_reaches_logs_responses_storage_cache_or_the_document(
             hay.response(&format!("GET tool call {name}"), &read);
         }
     }
+    // a workflow run walking two of them: its stored outcome and its answers
+    let steps = json!([
+        {"id": "q", "type": "tool", "tool": "query_items", "input": {}, "loop": {"all_pages": true}},
+        {"id": "u", "type": "tool", "tool": "user_items", "input": {}},
+    ]);
+    let wf = create(
+        app,
+        &key,
+        "/v1/workflows",
+        json!({"name": "wf", "agent_id": agent, "steps": steps}),
+    )
+    .await;
+    let run = app
+        .post(&format!("/v1/workflows/{wf}/runs"), &token, json!({}))
+        .await;
+    hay.response("workflow run", &run);
+    redacted += run.text.matches("[redacted]").count();
+    let read = app
+        .get(
+            &format!(
+                "/v1/workflows/{wf}/runs/{}",
+                run.ok(201)["id"].as_str().unwrap()
+            ),
+            &token,
+        )
+        .await;
+    hay.response("GET workflow run", &read);
     let link = app
         .tool_call(
             &agent,
