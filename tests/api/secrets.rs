@@ -510,6 +510,20 @@ async fn issue10_no_secret_reaches_logs_responses_storage_cache_or_the_document(
         if let Some(id) = res.body["id"].as_str() {
             let read = app.get(&format!("/v1/tool-calls/{id}"), &caller).await;
             hay.response(&format!("GET tool call {name}"), &read);
+            // the call's event stream, replayed whole (the call is over; the timeout only
+            // guards against a hang)
+            let events = app
+                .client
+                .get(format!("{}/v1/tool-calls/{id}/events", app.address))
+                .bearer_auth(&caller)
+                .send();
+            let events = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+                events.await.unwrap().text().await.unwrap()
+            })
+            .await
+            .expect("a finished call's events end");
+            assert!(events.contains("data:"), "{events}");
+            hay.add(format!("events of {name}"), events);
         }
     }
     // a workflow run walking two of them: its stored outcome and its answers
