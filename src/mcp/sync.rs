@@ -47,14 +47,14 @@ pub async fn sync(
     org: &OrgId,
     provider: &Provider,
 ) -> Result<SyncReport, RuntimeError> {
-    let target = Target {
-        base_url: provider.base_url.clone(),
-        method: "POST".into(),
-        path: "/".into(),
-        input_schema: json!({}),
-        auth: provider.auth.clone(),
-        credential: runtime.org_credential(org, &provider.id).await?,
-    };
+    let target = Target::new(
+        &provider.base_url,
+        "POST",
+        "/",
+        &json!({}),
+        provider.auth.clone(),
+        runtime.org_credential(org, &provider.id).await?,
+    );
     let limiter = runtime
         .rate_limits
         .for_provider(&provider.id, provider.rate_limit.as_ref());

@@ -14,7 +14,7 @@ use crate::metrics::Metrics;
 use crate::store::tools::ToolKind;
 use crate::store::OrgId;
 use crate::upstream::mcp::{self, McpClient, ToolPayload};
-use crate::upstream::{next_page_url, CallError, ProviderLimiter, Request, Target};
+use crate::upstream::{CallError, ProviderLimiter, Request, Target};
 
 /// One tool's upstream, with its credential and its provider's shared rate limiter: an
 /// HTTP API, or for a tool of kind `mcp` its MCP server (M1), through the same caller.
@@ -41,10 +41,8 @@ impl<'a> HttpUpstream<'a> {
             Credential::Org(s) => s,
         };
         let target = Target {
-            base_url: bound.provider.base_url.clone(),
+            template: bound.template.clone(),
             method: bound.tool.method.clone(),
-            path: bound.tool.path.clone(),
-            input_schema: bound.tool.input_schema.0.clone(),
             auth: bound.provider.auth.clone(),
             credential,
         };
@@ -125,9 +123,7 @@ impl Upstream for HttpUpstream<'_> {
         if self.mcp_tool.is_some() {
             return None;
         }
-        next_page_url(&self.target.base_url, next)
-            .ok()
-            .map(String::from)
+        self.target.next_page_url(next).ok().map(String::from)
     }
 
     async fn call(&self, req: UpstreamRequest) -> Result<UpstreamResponse, UpstreamFailure> {

@@ -13,67 +13,70 @@ use chrono::{DateTime, Utc};
 use crate::engine::{self, ToolAnalysis};
 use crate::store::providers::Provider;
 use crate::store::tools::Tool;
+use crate::upstream::Template;
 
 /// Entries kept before the cache starts over (a bound, not a tuning knob: a replica
 /// serving more distinct tools than this recompiles some of them).
 const MAX_ENTRIES: usize = 20_000;
 
-/// A tool with its analysis, built once per version.
+/// A tool compiled against its provider, once per version of both: its analysis (pagination,
+/// argument signature) and its request template (base URL parsed, each argument placed).
 #[derive(Debug)]
 pub struct CompiledTool {
     pub tool: Arc<Tool>,
     pub analysis: Arc<ToolAnalysis>,
+    pub template: Arc<Template>,
 }
 
 impl CompiledTool {
-    pub fn compile(tool: Tool) -> Self {
+    pub fn compile(tool: Tool, provider: &Provider) -> Self {
         let analysis = Arc::new(engine::analyze(&tool.input_schema.0));
+        let template = Arc::new(Template::compile(
+            &provider.base_url,
+            &tool.path,
+            &tool.input_schema.0,
+        ));
         Self {
             tool: Arc::new(tool),
             analysis,
+            template,
         }
     }
 }
 
 type Key = (String, String);
 
-struct Versioned<T> {
-    version: DateTime<Utc>,
+/// A tool's version is its own and its provider's `updated_at`; a provider's, its own.
+type ToolVersion = (DateTime<Utc>, DateTime<Utc>);
+
+struct Versioned<T, V> {
+    version: V,
     value: Arc<T>,
 }
+
+type Map<T, V> = Mutex<HashMap<Key, Versioned<T, V>>>;
 
 /// The per-replica cache, keyed by (org, id).
 #[derive(Default)]
 pub struct CompiledTools {
-    tools: Mutex<HashMap<Key, Versioned<CompiledTool>>>,
-    providers: Mutex<HashMap<Key, Versioned<Provider>>>,
+    tools: Map<CompiledTool, ToolVersion>,
+    providers: Map<Provider, DateTime<Utc>>,
 }
 
-fn get<T>(
-    map: &Mutex<HashMap<Key, Versioned<T>>>,
-    org: &str,
-    id: &str,
-    version: DateTime<Utc>,
-) -> Option<Arc<T>> {
+fn get<T, V: PartialEq>(map: &Map<T, V>, org: &str, id: &str, version: V) -> Option<Arc<T>> {
     let map = map.lock().unwrap_or_else(|p| p.into_inner());
     map.get(&(org.to_owned(), id.to_owned()))
         .filter(|v| v.version == version)
         .map(|v| v.value.clone())
 }
 
-fn latest<T>(map: &Mutex<HashMap<Key, Versioned<T>>>, org: &str, id: &str) -> Option<Arc<T>> {
+fn latest<T, V>(map: &Map<T, V>, org: &str, id: &str) -> Option<Arc<T>> {
     let map = map.lock().unwrap_or_else(|p| p.into_inner());
     map.get(&(org.to_owned(), id.to_owned()))
         .map(|v| v.value.clone())
 }
 
-fn put<T>(
-    map: &Mutex<HashMap<Key, Versioned<T>>>,
-    org: &str,
-    id: &str,
-    version: DateTime<Utc>,
-    value: T,
-) -> Arc<T> {
+fn put<T, V>(map: &Map<T, V>, org: &str, id: &str, version: V, value: T) -> Arc<T> {
     let value = Arc::new(value);
     let mut map = map.lock().unwrap_or_else(|p| p.into_inner());
     if map.len() >= MAX_ENTRIES {
@@ -90,14 +93,20 @@ fn put<T>(
 }
 
 impl CompiledTools {
-    pub fn tool(&self, org: &str, id: &str, version: DateTime<Utc>) -> Option<Arc<CompiledTool>> {
+    pub fn tool(&self, org: &str, id: &str, version: ToolVersion) -> Option<Arc<CompiledTool>> {
         get(&self.tools, org, id, version)
     }
 
-    /// Compiles `tool` and keeps it under its own version.
-    pub fn put_tool(&self, org: &str, tool: Tool) -> Arc<CompiledTool> {
-        let (id, version) = (tool.id.clone(), tool.updated_at);
-        put(&self.tools, org, &id, version, CompiledTool::compile(tool))
+    /// Compiles `tool` against `provider` and keeps it under both their versions.
+    pub fn put_tool(&self, org: &str, tool: Tool, provider: &Provider) -> Arc<CompiledTool> {
+        let (id, version) = (tool.id.clone(), (tool.updated_at, provider.updated_at));
+        put(
+            &self.tools,
+            org,
+            &id,
+            version,
+            CompiledTool::compile(tool, provider),
+        )
     }
 
     /// Whatever version is kept (a write raced the read of the versions).

@@ -88,6 +88,8 @@ pub struct BoundTool {
     pub tool: Arc<Tool>,
     pub provider: Arc<Provider>,
     pub analysis: Arc<ToolAnalysis>,
+    /// Where each argument goes in the upstream request (compiled with the provider).
+    pub template: Arc<crate::upstream::Template>,
 }
 
 /// An agent as the runtime needs it.
@@ -163,11 +165,6 @@ impl Runtime {
     ) -> Result<Vec<BoundTool>, RuntimeError> {
         let cache = &self.compiled;
         let o = org.as_str();
-        let stale_tools: Vec<String> = bindings
-            .iter()
-            .filter(|b| cache.tool(o, &b.binding.tool_id, b.tool_version).is_none())
-            .map(|b| b.binding.tool_id.clone())
-            .collect();
         let mut stale_providers: Vec<String> = bindings
             .iter()
             .filter(|b| {
@@ -179,21 +176,31 @@ impl Runtime {
             .collect();
         stale_providers.sort();
         stale_providers.dedup();
-        if !stale_tools.is_empty() {
-            for tool in store::tools::get_many(&self.pool, org, &stale_tools).await? {
-                cache.put_tool(o, tool);
-            }
-        }
         if !stale_providers.is_empty() {
             for provider in store::providers::get_many(&self.pool, org, &stale_providers).await? {
                 cache.put_provider(o, provider);
+            }
+        }
+        // a tool is compiled against its provider: either one changing recompiles it
+        let version = |b: &VersionedBinding| (b.tool_version, b.provider_version);
+        let stale_tools: Vec<String> = bindings
+            .iter()
+            .filter(|b| cache.tool(o, &b.binding.tool_id, version(b)).is_none())
+            .map(|b| b.binding.tool_id.clone())
+            .collect();
+        if !stale_tools.is_empty() {
+            for tool in store::tools::get_many(&self.pool, org, &stale_tools).await? {
+                let provider = cache
+                    .latest_provider(o, &tool.provider_id)
+                    .ok_or(RuntimeError::NotFound("provider"))?;
+                cache.put_tool(o, tool, &provider);
             }
         }
         let mut tools = Vec::with_capacity(bindings.len());
         for b in bindings {
             // a write between the two reads leaves a newer version: use what was read
             let compiled = cache
-                .tool(o, &b.binding.tool_id, b.tool_version)
+                .tool(o, &b.binding.tool_id, version(&b))
                 .or_else(|| cache.latest_tool(o, &b.binding.tool_id))
                 .ok_or(RuntimeError::NotFound("tool"))?;
             let provider = cache
@@ -204,6 +211,7 @@ impl Runtime {
                 binding: b.binding,
                 tool: compiled.tool.clone(),
                 analysis: compiled.analysis.clone(),
+                template: compiled.template.clone(),
                 provider,
             });
         }

@@ -45,22 +45,24 @@ enum Place {
     Nowhere,
 }
 
-/// One top-level property: where it goes and how.
-struct Param<'a> {
-    wire: &'a str,
+/// One top-level property: where it goes and how (decided once, when the tool's request
+/// template is compiled).
+#[derive(Debug, Clone)]
+struct Param {
+    wire: String,
     place: Place,
     /// From `x-loopgate-in`; hand-defined properties follow loopgate's own defaults.
     declared: bool,
-    style: Option<&'a str>,
+    style: Option<String>,
     explode: Option<bool>,
-    content_type: Option<&'a str>,
+    content_type: Option<String>,
     /// The property names an object value may have (its schema's `properties`): the only
     /// query names a `form`-exploded object may spread into.
-    object_keys: Option<&'a Map<String, Value>>,
+    object_keys: Option<Vec<String>>,
 }
 
-impl<'a> Param<'a> {
-    fn from_schema(key: &'a str, prop: &'a Value, placeholders: &[&str]) -> Self {
+impl Param {
+    fn from_schema(key: &str, prop: &Value, placeholders: &[&str]) -> Self {
         let str_of = |k: &str| prop.get(k).and_then(Value::as_str);
         let wire = str_of("x-loopgate-name").unwrap_or(key);
         let (place, declared) = match str_of("x-loopgate-in") {
@@ -72,19 +74,22 @@ impl<'a> Param<'a> {
             None => (default_place(wire, placeholders), false),
         };
         Param {
-            wire,
+            wire: wire.to_owned(),
             place,
             declared,
-            style: str_of("x-loopgate-style"),
+            style: str_of("x-loopgate-style").map(str::to_owned),
             explode: prop.get("x-loopgate-explode").and_then(Value::as_bool),
-            content_type: str_of("x-loopgate-content-type"),
-            object_keys: prop.get("properties").and_then(Value::as_object),
+            content_type: str_of("x-loopgate-content-type").map(str::to_owned),
+            object_keys: prop
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|m| m.keys().cloned().collect()),
         }
     }
 
-    fn undeclared(key: &'a str, placeholders: &[&str]) -> Self {
+    fn undeclared(key: &str, placeholders: &[&str]) -> Self {
         Param {
-            wire: key,
+            wire: key.to_owned(),
             place: default_place(key, placeholders),
             declared: false,
             style: None,
@@ -101,10 +106,10 @@ impl<'a> Param<'a> {
         let (QueryStyle::Form { explode: true }, Value::Object(map)) = (style, value) else {
             return Ok(());
         };
-        let declared = self.object_keys.filter(|k| !k.is_empty());
+        let declared = self.object_keys.as_ref().filter(|k| !k.is_empty());
         let undeclared: Vec<&str> = map
             .keys()
-            .filter(|k| !declared.is_some_and(|d| d.contains_key(k.as_str())))
+            .filter(|k| !declared.is_some_and(|d| d.contains(k)))
             .map(String::as_str)
             .collect();
         if undeclared.is_empty() {
@@ -112,7 +117,7 @@ impl<'a> Param<'a> {
         }
         Err(CallError::InvalidArguments(match declared {
             Some(d) => {
-                let known: Vec<&str> = d.keys().map(String::as_str).collect();
+                let known: Vec<&str> = d.iter().map(String::as_str).collect();
                 format!(
                     "argument `{key}` has unknown propert{} {}; its properties are: {}",
                     if undeclared.len() == 1 { "y" } else { "ies" },
@@ -127,10 +132,10 @@ impl<'a> Param<'a> {
     }
 
     fn query_style(&self, value: &Value) -> QueryStyle {
-        if self.content_type.is_some_and(is_json) {
+        if self.content_type.as_deref().is_some_and(is_json) {
             return QueryStyle::Json;
         }
-        match self.style {
+        match self.style.as_deref() {
             Some("deepObject") => QueryStyle::DeepObject,
             Some("spaceDelimited") => QueryStyle::SpaceDelimited,
             Some("pipeDelimited") => QueryStyle::PipeDelimited,
@@ -208,71 +213,139 @@ pub(crate) fn base_url(base: &str) -> Result<Url, CallError> {
     Ok(url)
 }
 
+/// A tool's request, compiled once per tool and provider version: the base URL parsed,
+/// the path template's placeholders found, and each declared argument's place, wire name
+/// and style decided. [`Template::build`] then only encodes the arguments of one request
+/// (every page and retry of a walk reuses it).
+#[derive(Debug, Clone)]
+pub struct Template {
+    base_raw: String,
+    /// `None`: the base URL does not parse (reported when a request is built).
+    base: Option<Url>,
+    path: String,
+    /// `None`: the schema declares no properties; every argument is placed by the
+    /// hand-defined rule.
+    params: Option<Vec<(String, Param)>>,
+}
+
+impl Template {
+    pub fn compile(base: &str, path: &str, schema: &Value) -> Self {
+        let holes = placeholders(path);
+        let params = schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .filter(|p| !p.is_empty())
+            .map(|props| {
+                props
+                    .iter()
+                    .map(|(k, p)| (k.clone(), Param::from_schema(k, p, &holes)))
+                    .collect()
+            });
+        Template {
+            base_raw: base.to_owned(),
+            base: base_url(base).ok(),
+            path: path.to_owned(),
+            params,
+        }
+    }
+
+    /// The provider's base URL as written.
+    pub fn base_url(&self) -> &str {
+        &self.base_raw
+    }
+
+    /// The parsed base URL, or why it does not parse.
+    pub(crate) fn base(&self) -> Result<Url, CallError> {
+        match &self.base {
+            Some(u) => Ok(u.clone()),
+            None => base_url(&self.base_raw),
+        }
+    }
+
+    /// The request for these arguments. An argument the schema does not declare is
+    /// refused (the engine refuses it first, with the tool's argument list: this is the
+    /// builder's own guard, so nothing undeclared is ever sent).
+    pub(crate) fn build(&self, args: &Map<String, Value>) -> Result<Built, CallError> {
+        let template = self.path.as_str();
+        let holes = placeholders(template);
+        let undeclared: Vec<(String, Param)>;
+        let params: Vec<(&str, &Param)> = match &self.params {
+            Some(params) => {
+                let unknown: Vec<&str> = args
+                    .keys()
+                    .filter(|k| !params.iter().any(|(p, _)| p == *k))
+                    .map(String::as_str)
+                    .collect();
+                if !unknown.is_empty() {
+                    let known: Vec<&str> = params.iter().map(|(k, _)| k.as_str()).collect();
+                    return Err(CallError::InvalidArguments(format!(
+                        "unknown argument{} {}; this tool's arguments are: {}",
+                        if unknown.len() == 1 { "" } else { "s" },
+                        backticked(&unknown),
+                        backticked(&known)
+                    )));
+                }
+                params.iter().map(|(k, p)| (k.as_str(), p)).collect()
+            }
+            None => {
+                undeclared = args
+                    .keys()
+                    .map(|k| (k.clone(), Param::undeclared(k, &holes)))
+                    .collect();
+                undeclared.iter().map(|(k, p)| (k.as_str(), p)).collect()
+            }
+        };
+        let params: Vec<(&str, &Param)> = params
+            .into_iter()
+            .filter(|(_, p)| p.place != Place::Nowhere)
+            .collect();
+
+        let filled = fill_path(template, &holes, &params, args)?;
+        // A hand-written template may carry a fixed query (`/search?type=repo`); values
+        // are encoded, so the first `?` left is the template's own.
+        let (path, fixed_query) = match filled.split_once('?') {
+            Some((path, query)) => (path, Some(query)),
+            None => (filled.as_str(), None),
+        };
+        let mut url = self.base()?;
+        let joined = format!(
+            "{}/{}",
+            url.path().trim_end_matches('/'),
+            path.trim_start_matches('/')
+        );
+        url.set_path(&joined);
+        if let Some(fixed) = fixed_query.filter(|q| !q.is_empty()) {
+            let query = match url.query().filter(|q| !q.is_empty()) {
+                Some(existing) => format!("{existing}&{fixed}"),
+                None => fixed.to_string(),
+            };
+            url.set_query(Some(&query));
+        }
+        place_values(url, &params, args)
+    }
+}
+
+/// Compiles and builds in one go (tests, one-off requests).
+#[cfg(test)]
 pub(crate) fn build(
     base: &str,
     template: &str,
     schema: &Value,
     args: &Map<String, Value>,
 ) -> Result<Built, CallError> {
-    let holes = placeholders(template);
-    let properties = schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .filter(|p| !p.is_empty());
-    let mut params: Vec<(&str, Param)> = match properties {
-        Some(props) => props
-            .iter()
-            .map(|(k, p)| (k.as_str(), Param::from_schema(k, p, &holes)))
-            .collect(),
-        None => args
-            .keys()
-            .map(|k| (k.as_str(), Param::undeclared(k, &holes)))
-            .collect(),
-    };
-    if let Some(props) = properties {
-        let unknown: Vec<&str> = args
-            .keys()
-            .filter(|k| !props.contains_key(k.as_str()))
-            .map(String::as_str)
-            .collect();
-        if !unknown.is_empty() {
-            let known: Vec<&str> = props.keys().map(String::as_str).collect();
-            return Err(CallError::InvalidArguments(format!(
-                "unknown argument{} {}; this tool's arguments are: {}",
-                if unknown.len() == 1 { "" } else { "s" },
-                backticked(&unknown),
-                backticked(&known)
-            )));
-        }
-    }
-    params.retain(|(_, p)| p.place != Place::Nowhere);
+    Template::compile(base, template, schema).build(args)
+}
 
-    let filled = fill_path(template, &holes, &params, args)?;
-    // A hand-written template may carry a fixed query (`/search?type=repo`); values
-    // are encoded, so the first `?` left is the template's own.
-    let (path, fixed_query) = match filled.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
-        None => (filled.as_str(), None),
-    };
-    let mut url = base_url(base)?;
-    let joined = format!(
-        "{}/{}",
-        url.path().trim_end_matches('/'),
-        path.trim_start_matches('/')
-    );
-    url.set_path(&joined);
-    if let Some(fixed) = fixed_query.filter(|q| !q.is_empty()) {
-        let query = match url.query().filter(|q| !q.is_empty()) {
-            Some(existing) => format!("{existing}&{fixed}"),
-            None => fixed.to_string(),
-        };
-        url.set_query(Some(&query));
-    }
-
+/// The query string, headers and body of one request, from the placed arguments.
+fn place_values(
+    mut url: Url,
+    params: &[(&str, &Param)],
+    args: &Map<String, Value>,
+) -> Result<Built, CallError> {
     let mut query = Vec::new();
     let mut headers = Vec::new();
     let mut body = None;
-    for (key, param) in &params {
+    for (key, param) in params {
         let Some(value) = args.get(*key).filter(|v| !v.is_null()) else {
             continue;
         };
@@ -280,7 +353,7 @@ pub(crate) fn build(
             Place::Query => {
                 let style = param.query_style(value);
                 param.check_spread(key, style, value)?;
-                query.extend(encode::query_pairs(param.wire, value, style))
+                query.extend(encode::query_pairs(&param.wire, value, style))
             }
             Place::Header => {
                 if let Some(header) = header_value(key, param, value)? {
@@ -304,13 +377,13 @@ pub(crate) fn build(
 fn fill_path(
     template: &str,
     holes: &[&str],
-    params: &[(&str, Param)],
+    params: &[(&str, &Param)],
     args: &Map<String, Value>,
 ) -> Result<String, CallError> {
     let by_wire: HashMap<&str, (&str, &Param)> = params
         .iter()
         .filter(|(_, p)| p.place == Place::Path)
-        .map(|(k, p)| (p.wire, (*k, p)))
+        .map(|(k, p)| (p.wire.as_str(), (*k, *p)))
         .collect();
     let mut values = HashMap::new();
     let mut missing = Vec::new();
@@ -361,8 +434,8 @@ fn fill_path(
     Ok(out)
 }
 
-static UNDECLARED_PATH: Param<'static> = Param {
-    wire: "",
+static UNDECLARED_PATH: Param = Param {
+    wire: String::new(),
     place: Place::Path,
     declared: false,
     style: None,
@@ -379,12 +452,15 @@ fn header_value(
     if RESERVED_HEADERS.contains(&param.wire.to_ascii_lowercase().as_str()) {
         return Ok(None);
     }
-    if value.is_object() && param.content_type.is_none_or(|m| !is_json(m)) && !param.declared {
+    if value.is_object()
+        && param.content_type.as_deref().is_none_or(|m| !is_json(m))
+        && !param.declared
+    {
         return Err(CallError::InvalidArguments(format!(
             "`{key}` is a header: give a string"
         )));
     }
-    let text = if param.content_type.is_some_and(is_json) {
+    let text = if param.content_type.as_deref().is_some_and(is_json) {
         value.to_string()
     } else {
         encode::simple(value, param.explode.unwrap_or(false), &str::to_string)
@@ -398,7 +474,7 @@ fn header_value(
 }
 
 fn body_of(key: &str, param: &Param, value: &Value) -> Result<Body, CallError> {
-    let media = param.content_type.unwrap_or("application/json");
+    let media = param.content_type.as_deref().unwrap_or("application/json");
     let base = media
         .split(';')
         .next()

@@ -99,7 +99,7 @@ impl Caller {
         timeout: Duration,
     ) -> Result<RawResponse, CallError> {
         let redactor = Redactor::new(target.credential.as_ref());
-        let base = build::base_url(&target.base_url)?;
+        let base = target.template.base()?;
         let (hop, headers) = match request {
             Request::Args(args) => {
                 let method =
@@ -110,8 +110,7 @@ impl Caller {
                                 target.method
                             ))
                         })?;
-                let built =
-                    build::build(&target.base_url, &target.path, &target.input_schema, args)?;
+                let built = target.template.build(args)?;
                 let hop = Hop {
                     method,
                     url: built.url,
@@ -278,6 +277,13 @@ impl Caller {
 /// engine's `Upstream::follow`), and every next-page request is checked again here.
 pub fn next_page_url(base_url: &str, next: &str) -> Result<Url, CallError> {
     next_page(&build::base_url(base_url)?, next, &Redactor::default())
+}
+
+impl Target {
+    /// [`next_page_url`] against the target's base URL, parsed once when compiled.
+    pub fn next_page_url(&self, next: &str) -> Result<Url, CallError> {
+        next_page(&self.template.base()?, next, &Redactor::default())
+    }
 }
 
 fn next_page(base: &Url, next: &str, redactor: &Redactor) -> Result<Url, CallError> {

@@ -29,17 +29,17 @@ pub(super) fn target(
     kind: AuthType,
     name: Option<&str>,
 ) -> Target {
-    Target {
-        base_url: base.into(),
-        method: method.into(),
-        path: path.into(),
-        input_schema: schema,
-        auth: ProviderAuth {
+    Target::new(
+        base,
+        method,
+        path,
+        &schema,
+        ProviderAuth {
             kind,
             name: name.map(str::to_string),
         },
-        credential: Some(SecretString::from(SECRET)),
-    }
+        Some(SecretString::from(SECRET)),
+    )
 }
 
 pub(super) fn get(base: &str, path: &str, kind: AuthType, name: Option<&str>) -> Target {

@@ -44,7 +44,7 @@ pub struct McpSessions {
 impl McpSessions {
     fn key(target: &Target) -> [u8; 32] {
         let mut h = Sha256::new();
-        h.update(target.base_url.as_bytes());
+        h.update(target.base_url().as_bytes());
         h.update([0]);
         if let Some(c) = &target.credential {
             h.update(c.expose_secret().as_bytes());

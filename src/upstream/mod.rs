@@ -84,11 +84,13 @@ mod rate;
 mod response;
 mod ssrf;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use secrecy::SecretString;
 use serde_json::{Map, Value};
 
+pub use build::Template;
 pub use caller::{next_page_url, Caller};
 pub use error::CallError;
 pub use mcp::McpSessions;
@@ -101,14 +103,37 @@ use crate::store::providers::ProviderAuth;
 /// token's own for the provider, else the org's).
 #[derive(Debug, Clone)]
 pub struct Target {
-    pub base_url: String,
+    /// The tool's request compiled once (base URL parsed, each argument's place decided);
+    /// the runtime keeps it per tool and provider version.
+    pub template: Arc<build::Template>,
     /// Upper or lower case.
     pub method: String,
-    /// The path template, `{name}` placeholders included.
-    pub path: String,
-    pub input_schema: Value,
     pub auth: ProviderAuth,
     pub credential: Option<SecretString>,
+}
+
+impl Target {
+    /// A target compiled here from its parts (tests, MCP sync, one-off requests).
+    pub fn new(
+        base_url: &str,
+        method: &str,
+        path: &str,
+        input_schema: &Value,
+        auth: ProviderAuth,
+        credential: Option<SecretString>,
+    ) -> Self {
+        Target {
+            template: Arc::new(build::Template::compile(base_url, path, input_schema)),
+            method: method.to_owned(),
+            auth,
+            credential,
+        }
+    }
+
+    /// The provider's base URL as written.
+    pub fn base_url(&self) -> &str {
+        self.template.base_url()
+    }
 }
 
 /// What to request: the tool with arguments, a next-page URL the API announced, or a

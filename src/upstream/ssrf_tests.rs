@@ -153,17 +153,17 @@ async fn the_resolver_refuses_local_names_and_filters_addresses() {
 }
 
 fn target(base: &str) -> Target {
-    Target {
-        base_url: base.into(),
-        method: "GET".into(),
-        path: "/x".into(),
-        input_schema: json!({"type": "object"}),
-        auth: ProviderAuth {
+    Target::new(
+        base,
+        "GET",
+        "/x",
+        &json!({"type": "object"}),
+        ProviderAuth {
             kind: AuthType::Bearer,
             name: None,
         },
-        credential: Some("secret-token-123".to_string().into()),
-    }
+        Some("secret-token-123".to_string().into()),
+    )
 }
 
 #[tokio::test]

@@ -68,3 +68,29 @@ async fn a_changed_tool_is_recompiled_on_the_next_call() {
     assert_eq!(r.ok(200)["result"]["name"], "Contact 7", "{}", r.text);
     assert!(up.total() >= 2);
 }
+
+/// A compiled tool is rebuilt when its provider changes: its request template carries the
+/// provider's base URL, so a PATCHed `base_url` is where the next call goes.
+#[tokio::test]
+async fn a_changed_provider_recompiles_its_tools() {
+    let (app, up, rig, token) = Rig::start(false).await;
+    let other = crate::upstream_server::start().await;
+    let call = || rig.call(&app, &token, "th", "get_contact", json!({"id": 7}));
+    call().await.ok(200);
+    assert_eq!(
+        (up.count("/contacts/7"), other.count("/contacts/7")),
+        (1, 0)
+    );
+    app.patch(
+        &format!("/v1/providers/{}", rig.provider),
+        &rig.t.key,
+        json!({"base_url": other.base, "credential": "org-secret"}),
+    )
+    .await
+    .ok(200);
+    call().await.ok(200);
+    assert_eq!(
+        (up.count("/contacts/7"), other.count("/contacts/7")),
+        (1, 1)
+    );
+}
