@@ -87,13 +87,19 @@ pub async fn write(kv: &Kv, key: &str, entry: &Entry, ttl: Duration) -> Result<b
     Ok(true)
 }
 
-/// How long one replica may hold the walk of a key before others walk anyway
-/// (the engine's wall-clock bound plus margin).
-pub const WALK_LEASE: Duration = Duration::from_secs(75);
+/// How long one replica may hold the walk of a key before others walk anyway: the
+/// configured wall-clock bound of a walk (`limit_wall_seconds`) plus this margin.
+const LEASE_MARGIN: Duration = Duration::from_secs(15);
 
-/// Claims the walk of `key` across replicas; `false` when another replica is walking it.
-pub async fn claim(kv: &Kv, key: &str) -> Result<bool, KvError> {
-    kv.set_nx(&format!("{key}:walking"), "1", WALK_LEASE).await
+/// The lease of a walk bounded by `wall`.
+pub fn walk_lease(wall: Duration) -> Duration {
+    wall + LEASE_MARGIN
+}
+
+/// Claims the walk of `key` across replicas for `lease`; `false` when another replica is
+/// walking it.
+pub async fn claim(kv: &Kv, key: &str, lease: Duration) -> Result<bool, KvError> {
+    kv.set_nx(&format!("{key}:walking"), "1", lease).await
 }
 
 pub async fn release(kv: &Kv, key: &str) -> Result<(), KvError> {
@@ -102,8 +108,8 @@ pub async fn release(kv: &Kv, key: &str) -> Result<(), KvError> {
 
 /// Waits for another replica's walk of `key`: its entry, or `None` once the claim is gone
 /// (that walk was not cacheable, or failed) or the lease ran out.
-pub async fn await_peer(kv: &Kv, key: &str) -> Result<Option<Entry>, KvError> {
-    let deadline = tokio::time::Instant::now() + WALK_LEASE;
+pub async fn await_peer(kv: &Kv, key: &str, lease: Duration) -> Result<Option<Entry>, KvError> {
+    let deadline = tokio::time::Instant::now() + lease;
     while tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
         if let Some(e) = read(kv, key).await? {

@@ -104,9 +104,13 @@ impl Runtime {
         // another replica walking the same key: wait for its entry rather than walk twice
         let mut claimed = false;
         if let (Some(k), CacheMode::On) = (&key, mode) {
-            claimed = cache::claim(&self.kv, k).await?;
+            let lease = cache::walk_lease(self.limits.wall);
+            claimed = cache::claim(&self.kv, k, lease).await?;
             if !claimed && !plan.refresh {
-                if let Some(entry) = cache::await_peer(&self.kv, k).await?.filter(|e| fresh(e)) {
+                if let Some(entry) = cache::await_peer(&self.kv, k, lease)
+                    .await?
+                    .filter(|e| fresh(e))
+                {
                     Metrics::inc(&self.metrics.cache_hits);
                     return Ok(hit(entry).await);
                 }
