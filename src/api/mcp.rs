@@ -8,10 +8,12 @@ use bytes::Bytes;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::error::{ApiError, Problem};
+use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Runtime;
+use crate::auth::Caller;
 use crate::mcp::server::{self, Answer, Incoming, McpError};
 use crate::state::AppState;
+use crate::store::agents;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
@@ -66,6 +68,19 @@ fn session(req: &HttpRequest) -> Result<Option<String>, ApiError> {
         Some(s) if server::valid_session(s) => Ok(Some(s.to_string())),
         Some(_) => Err(McpError::UnknownSession.into()),
     }
+}
+
+/// Another org's agent (or one a runtime token is not limited to) is not found, even
+/// where the answer would not depend on the agent (issue 10: no route tells another
+/// org anything but 404 about an id).
+async fn own_agent(state: &AppState, caller: &Caller, agent: &str) -> Result<(), ApiError> {
+    if !caller.allows_agent(agent) {
+        return Err(ApiError::not_found("agent"));
+    }
+    agents::get(&state.pool, caller.org(), agent)
+        .await
+        .map_err(or_not_found("agent"))?;
+    Ok(())
 }
 
 fn wants_sse(req: &HttpRequest) -> bool {
@@ -152,10 +167,17 @@ pub async fn post(
 /// The server-to-client stream of streamable HTTP: not offered (`405`); every message
 /// loopgate sends answers a POST.
 #[utoipa::path(get, path = "/v1/agents/{agent_id}/mcp", tag = "runtime",
-    responses((status = 405, body = Problem), (status = 401, body = Problem), (status = 403, body = Problem)),
+    responses((status = 405, body = Problem), (status = 401, body = Problem), (status = 403, body = Problem),
+              (status = 404, description = "Not an agent of the caller's org", body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
-pub async fn get(Runtime(_caller): Runtime, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+pub async fn get(
+    Runtime(caller): Runtime,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
     check_origin(&req)?;
+    own_agent(&state, &caller, &path).await?;
     Err(ApiError::MethodNotAllowed("POST, DELETE".into()))
 }
 
@@ -164,8 +186,14 @@ pub async fn get(Runtime(_caller): Runtime, req: HttpRequest) -> Result<HttpResp
     responses((status = 204), (status = 400, body = Problem), (status = 401, body = Problem),
               (status = 403, body = Problem), (status = 404, body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
-pub async fn delete(Runtime(_caller): Runtime, req: HttpRequest) -> Result<HttpResponse, ApiError> {
+pub async fn delete(
+    Runtime(caller): Runtime,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    req: HttpRequest,
+) -> Result<HttpResponse, ApiError> {
     check_origin(&req)?;
+    own_agent(&state, &caller, &path).await?;
     match session(&req)? {
         Some(_) => Ok(HttpResponse::NoContent().finish()),
         None => Err(ApiError::malformed(
