@@ -40,6 +40,7 @@ VALUE_SETS = {
         "autoscaling": {"enabled": True, "minReplicas": 3, "maxReplicas": 12},
         "ingress": {"enabled": True, "className": "nginx"},
         "networkPolicy": {"enabled": True, "egress": EGRESS},
+        "config": {"trustedProxies": ["10.0.0.0/8", "fd00::/8"]},
     },
     "existing-secret": {"existingSecret": "loopgate-secrets", "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
 }
@@ -48,6 +49,7 @@ BROKEN = {
     "writable root filesystem": {**SECRETS, "securityContext": {"readOnlyRootFilesystem": False, "allowPrivilegeEscalation": False}},
     "root user allowed": {**SECRETS, "podSecurityContext": {"runAsNonRoot": False}},
     "unknown key": {**SECRETS, "replicas": 3},
+    "trusted proxy not an address": {**SECRETS, "config": {"trustedProxies": ["lb.example.com"]}},
 }
 
 failures = []
@@ -110,6 +112,7 @@ for name, values in VALUE_SETS.items():
         check(hpa and hpa[0]["spec"]["maxReplicas"] == 12, "scaled: no HPA")
         check("replicas" not in dep["spec"], "scaled: the Deployment fixes replicas under an HPA")
         check(env["LOOPGATE_REPLICAS"] == "12", "scaled: quotas not divided by maxReplicas")
+        check(env.get("LOOPGATE_TRUSTED_PROXIES") == "10.0.0.0/8,fd00::/8", "scaled: trusted proxies not passed")
         pol = find(objs, "NetworkPolicy")
         check(len(pol) == 1, "scaled: no NetworkPolicy")
         if pol:
@@ -121,6 +124,7 @@ for name, values in VALUE_SETS.items():
     else:
         check(find(objs, "NetworkPolicy") == [], f"{name}: NetworkPolicy without being enabled")
         check(env["LOOPGATE_REPLICAS"] == "2", f"{name}: quotas not divided by replicaCount")
+        check("LOOPGATE_TRUSTED_PROXIES" not in env, f"{name}: trusted proxies set without being configured")
 
 for what, values in BROKEN.items():
     try:

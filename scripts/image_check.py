@@ -118,7 +118,8 @@ def free_port():
 
 def pod_spec():
     chart = helm.Chart.load(os.path.join(ROOT, "helm/loopgate"))
-    rendered = chart.render({"secrets": {**SECRETS, "DATABASE_URL": "postgres://placeholder"}},
+    rendered = chart.render({"secrets": {**SECRETS, "DATABASE_URL": "postgres://placeholder"},
+                             "config": {"trustedProxies": ["10.0.0.0/8", "fd00::/8"]}},
                             name="lg", namespace="apps", is_install=True)
     objs = [d for p, t in rendered.items() if p.endswith(".yaml") for d in yaml.safe_load_all(t) if d]
     dep = next(d for d in objs if d["kind"] == "Deployment")
