@@ -153,7 +153,13 @@ fn transform(c: &mut Criterion) {
                     &limits,
                 ));
                 let outcome = outcome.unwrap_or_else(|e| panic!("{e}"));
-                black_box(present_json(&outcome, &plan, "res_bench", &limits))
+                black_box(present_json(
+                    &outcome,
+                    &plan,
+                    "res_bench",
+                    &limits,
+                    &Default::default(),
+                ))
             })
         });
     }
@@ -284,7 +290,13 @@ fn walk(c: &mut Criterion) {
                 &limits,
             ));
             let o = o.unwrap_or_else(|e| panic!("{e}"));
-            black_box(present_json(&o, &plan, "res_bench", &limits))
+            black_box(present_json(
+                &o,
+                &plan,
+                "res_bench",
+                &limits,
+                &Default::default(),
+            ))
         })
     });
     g.finish();

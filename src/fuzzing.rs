@@ -130,7 +130,7 @@ pub fn tool_call(data: &[u8]) {
     let Some(Ok(outcome)) = futures_util::FutureExt::now_or_never(run) else {
         return;
     };
-    let presented = engine::present_json(&outcome, &plan, "res_fuzz", &limits);
+    let presented = engine::present_json(&outcome, &plan, "res_fuzz", &limits, &Default::default());
     assert!(
         serde_json::from_str::<Value>(&presented.json).is_ok(),
         "a presented result is JSON: {}",

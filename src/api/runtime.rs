@@ -12,7 +12,7 @@ use super::extract::Runtime;
 use super::sse::{self, UiMessageStream};
 use crate::runtime::call::ToolCallInput;
 use crate::runtime::steps::StepView;
-use crate::runtime::RuntimeError;
+use crate::runtime::{ResultJson, RuntimeError};
 use crate::state::AppState;
 use crate::store::tool_calls::{self, ToolCallRecord};
 use crate::store::StoreError;
@@ -53,6 +53,7 @@ impl From<RuntimeError> for ApiError {
     }
 }
 
+// The schema of the body `tool_call_body` writes.
 /// A tool call's answer: `result` is what enters the conversation.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ToolCallResponse {
@@ -61,6 +62,21 @@ pub struct ToolCallResponse {
     /// What enters the conversation: the tool's own payload (any JSON), possibly cut by
     /// the size guard, or the looping envelope `{items, _itemCount, _pagingComplete, …}`.
     pub result: Value,
+}
+
+/// A [`ToolCallResponse`] body with the result's text put in as the engine wrote it.
+fn tool_call_body(id: &str, name: &str, result: &ResultJson) -> String {
+    let (id, name) = (Value::from(id).to_string(), Value::from(name).to_string());
+    let result = result.as_str();
+    let mut body = String::with_capacity(id.len() + name.len() + result.len() + 32);
+    body.push_str("{\"id\":");
+    body.push_str(&id);
+    body.push_str(",\"name\":");
+    body.push_str(&name);
+    body.push_str(",\"result\":");
+    body.push_str(result);
+    body.push('}');
+    body
 }
 
 /// The tools, system messages and restriction of the thread's next model step.
@@ -128,7 +144,9 @@ pub async fn tool_call(
     let result = rx.await.map_err(|_| {
         ApiError::Internal(anyhow::anyhow!("tool call task ended without an outcome"))
     })??;
-    Ok(HttpResponse::Ok().json(ToolCallResponse { id, name, result }))
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .body(tool_call_body(&id, &name, &result)))
 }
 
 /// Read a tool call's outcome (same caller), e.g. after a disconnect mid-walk.
@@ -147,4 +165,24 @@ pub async fn get_tool_call(
         return Err(ApiError::not_found("tool call"));
     }
     Ok(HttpResponse::Ok().json(rec))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_body_is_a_tool_call_response() {
+        let result =
+            ResultJson::from(serde_json::json!({"items": [{"a": "\u{e9}\""}], "_note": "n"}));
+        let body = tool_call_body("call_\"x", "list", &result);
+        let parsed: Value = serde_json::from_str(&body).unwrap_or_default();
+        let expected = ToolCallResponse {
+            id: "call_\"x".into(),
+            name: "list".into(),
+            result: result.to_value(),
+        };
+        assert_eq!(parsed, serde_json::to_value(&expected).unwrap_or_default());
+        assert!(body.ends_with(&format!("{}}}", result.as_str())));
+    }
 }

@@ -85,11 +85,11 @@ pub fn stream_call(state: web::Data<AppState>, caller: Caller, start: CallStart)
         };
         let out = state.runtime.execute(&caller, &start, &sink).await;
         let closing = match &out {
-            Ok(result) => stream::call_closing(&start.id, Ok(result)),
-            Err(e) => stream::call_closing(&start.id, Err(&stream::error_text(e))),
+            Ok(result) => stream::call_closing_text(&start.id, Ok(result)),
+            Err(e) => stream::call_closing_text(&start.id, Err(&stream::error_text(e))),
         };
         for c in closing {
-            let _ = tx.send(event(None, &c));
+            let _ = tx.send(format!("data: {c}\n\n"));
         }
         let _ = tx.send(DONE.to_string());
     });

@@ -1,24 +1,56 @@
-//! C4: the label a dataset-cache hit carries. The cache itself belongs to the runtime;
-//! the engine only says how a hit reads to the model.
+//! C4: the `_cache` label a result carries — the one place that writes it, for tool calls
+//! (through [`crate::engine::present_json`]'s [`Labels`](crate::engine::Labels)) and
+//! workflow steps alike. The cache itself belongs to the runtime; the engine only says
+//! how a hit, or a walk too large to keep, reads to the model.
 
 use serde_json::{json, Value};
 
-/// Adds `_cache: {hit: true, cachedAt, expiresAt}` to an envelope and tells the model that
-/// fresher data is one `_refresh: true` away.
-pub fn label_cache_hit(value: &mut Value, cached_at: &str, expires_at: &str) {
-    let Value::Object(m) = value else { return };
-    m.insert(
-        "_cache".into(),
-        json!({"hit": true, "cachedAt": cached_at, "expiresAt": expires_at}),
-    );
-    let extra = format!(
-        "Served from a cached walk made at {cached_at}; if the user needs the very latest data, call again with `_refresh: true`."
-    );
-    let note = match m.get("_note").and_then(Value::as_str) {
-        Some(n) if !n.is_empty() => format!("{n} {extra}"),
-        _ => extra,
-    };
-    m.insert("_note".into(), Value::String(note));
+/// How the dataset cache served or kept this call's walk.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CacheLabel {
+    /// Served from a cached walk (RFC 3339 times).
+    Hit {
+        cached_at: String,
+        expires_at: String,
+    },
+    /// A complete walk larger than a cache entry may be: the next call walks again.
+    TooLarge { max_bytes: usize },
+}
+
+impl CacheLabel {
+    pub fn hit(
+        cached_at: chrono::DateTime<chrono::Utc>,
+        expires_at: chrono::DateTime<chrono::Utc>,
+    ) -> Self {
+        let fmt =
+            |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+        CacheLabel::Hit {
+            cached_at: fmt(cached_at),
+            expires_at: fmt(expires_at),
+        }
+    }
+
+    /// The `_cache` value.
+    pub fn value(&self) -> Value {
+        match self {
+            CacheLabel::Hit {
+                cached_at,
+                expires_at,
+            } => json!({"hit": true, "cachedAt": cached_at, "expiresAt": expires_at}),
+            CacheLabel::TooLarge { max_bytes } => json!({"hit": false, "stored": false,
+                "reason": format!("the walk is larger than the cache entry limit ({max_bytes} bytes), so the next call walks again")}),
+        }
+    }
+
+    /// What a hit adds to `_note`: fresher data is one `_refresh: true` away.
+    pub fn note(&self) -> Option<String> {
+        match self {
+            CacheLabel::Hit { cached_at, .. } => Some(format!(
+                "Served from a cached walk made at {cached_at}; if the user needs the very latest data, call again with `_refresh: true`."
+            )),
+            CacheLabel::TooLarge { .. } => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -27,23 +59,24 @@ mod tests {
 
     #[test]
     fn c4_label() {
-        let mut v = json!({"items": [], "_note": "Every page was fetched."});
-        let before = crate::engine::guard::json_len(&v);
-        label_cache_hit(&mut v, "2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z");
+        let t = |s: &str| {
+            chrono::DateTime::parse_from_rfc3339(s)
+                .map(|d| d.to_utc())
+                .unwrap()
+        };
+        let hit = CacheLabel::hit(t("2026-01-01T00:00:00Z"), t("2026-01-02T00:00:00.5Z"));
         assert_eq!(
-            v["_cache"],
+            hit.value(),
             json!({"hit": true, "cachedAt": "2026-01-01T00:00:00Z", "expiresAt": "2026-01-02T00:00:00Z"})
         );
-        let mut long = json!({"items": [], "_note": "x"});
-        let t = "2026-01-01T00:00:00.123456789+00:00";
-        let b = crate::engine::guard::json_len(&long);
-        label_cache_hit(&mut long, t, t);
-        // The guard leaves room for the label, so a labelled hit still fits the budget.
-        assert!(
-            crate::engine::guard::json_len(&long) - b <= crate::engine::guard::RUNTIME_HEADROOM
-        );
-        assert!(crate::engine::guard::json_len(&v) > before);
-        let note = v["_note"].as_str().unwrap_or_default();
-        assert!(note.starts_with("Every page was fetched.") && note.contains("_refresh: true"));
+        assert!(hit
+            .note()
+            .is_some_and(|n| n.contains("_refresh: true") && n.contains("2026-01-01T00:00:00Z")));
+        let big = CacheLabel::TooLarge { max_bytes: 8 };
+        assert_eq!(big.value()["stored"], json!(false));
+        assert!(big.value()["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("(8 bytes)")));
+        assert_eq!(big.note(), None);
     }
 }

@@ -21,23 +21,25 @@
 //!               pages, bytes }
 //!     Outcome::is_complete(), to_stored(), to_stored_json(), from_stored(v),
 //!     from_stored_json(s), payload()                                       G3, C1, W2
-//! present_json(&outcome, &plan, result_id, &limits) -> PresentedJson {json, truncated, stored}
-//! present(..) -> Presented {value, truncated, stored}   (same, parsed)
+//! present_json(&outcome, &plan, result_id, &limits, &labels) -> PresentedJson {json, truncated, stored}
+//!     the final result text, labels (`_continue`, `_cache`, `_degraded`) included
+//! present(..) -> Presented {value, truncated, stored}   (same, unlabelled, parsed: tests)
 //!                                                                          R2, F, G1–G3, P7
 //! query_result(&stored, &args, &limits)                                    G4
 //! query_result_json(&str, Option<&Provenance>, &args, &limits)  (+ `aggregate`, Q1)
 //!     Outcome::provenance() -> Provenance   stored beside a `_resultId` (Q1 `sound`)
 //! fetch_result(stored_text, &args, &limits)                               G4
-//! label_cache_hit(&mut value, cached_at, expires_at)                       C4
+//! CacheLabel::{hit, value, note}   the one writer of `_cache`               C4
 //! ```
 //!
 //! # What the runtime does around it
 //! 1. `analyze` once per tool; `model_tool` for the schema the model sees.
 //! 2. `parse_call`. Errors carry `code()`, `http_status()`, `detail()`.
 //! 3. Cache lookup with `cache_identity()` (unless `plan.refresh`); on a hit use
-//!    `Outcome::from_stored_json`, present it, then `label_cache_hit`.
-//! 4. `run`; store `to_stored_json()` when `presented.stored`, under the id passed to
-//!    `present`; cache it when `uses_reserved && is_complete()`.
+//!    `Outcome::from_stored_json`, present it with `Labels { cache: Some(CacheLabel::hit(..)) }`.
+//! 4. `run`; store `to_stored_json()` (built once) when `presented.stored`, under the id
+//!    passed to `present_json`; cache it when `uses_reserved && is_complete()`. The text
+//!    `present_json` returns is final: the runtime sends and records it as it is.
 //! 5. `presented.truncated` marks the thread (G5).
 //! 6. The `Upstream` builds a request from `args`, or, when `next_url` is set (cursor
 //!    walks), requests exactly that URL with the credential applied as usual. It owns the
@@ -49,7 +51,7 @@
 //!
 //! # Size rule (G1)
 //! Tokens = compact JSON bytes / 3, rounded up (see [`guard`]); `present` leaves
-//! [`guard::RUNTIME_HEADROOM`] bytes for the `_cache` label.
+//! [`guard::RUNTIME_HEADROOM`] bytes for what wraps the result (the response's `id`, `name`).
 
 pub mod aggregate;
 mod ahead;
@@ -102,7 +104,7 @@ mod tests_resume;
 mod tests_walk;
 
 pub use analysis::{analyze, Param, ToolAnalysis};
-pub use cache::label_cache_hit;
+pub use cache::CacheLabel;
 pub use doc::Slot;
 pub use error::EngineError;
 pub use fields::Projection;
@@ -111,7 +113,7 @@ pub use item::Item;
 pub use limits::Limits;
 pub use outcome::{Outcome, Provenance, StopReason, Verdict};
 pub use plan::{parse_call, CallPlan, ForEach, ForEachError};
-pub use present::{present, present_json, Presented, PresentedJson};
+pub use present::{present, present_json, Labels, Presented, PresentedJson};
 pub use resume::{Pending, Position, Resume, ResumePoint};
 pub use retrieval::{fetch_result, query_result, query_result_json};
 pub use tools::{loop_guidance, model_tool, retrieval_tools, ModelTool};

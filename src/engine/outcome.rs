@@ -58,6 +58,27 @@ pub struct Verdict {
     pub total: Option<u64>,
 }
 
+impl Verdict {
+    /// The envelope's head, in its one layout (stored and presented alike): `items` (the
+    /// row slot, empty), `_itemCount`, `_pagingComplete`, `_likelyMoreRows`, `_total`,
+    /// `_stoppedBy`, `_note`.
+    pub(crate) fn envelope_head(&self, count: usize, note: &str) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("items".into(), json!([]));
+        m.insert("_itemCount".into(), json!(count));
+        m.insert("_pagingComplete".into(), json!(self.paging_complete));
+        m.insert("_likelyMoreRows".into(), json!(self.likely_more_rows));
+        if let Some(t) = self.total {
+            m.insert("_total".into(), json!(t));
+        }
+        if let Some(s) = self.stopped_by {
+            m.insert("_stoppedBy".into(), json!(s.as_str()));
+        }
+        m.insert("_note".into(), json!(note));
+        m
+    }
+}
+
 /// What a stored result remembers of the walk that made it (Q1), kept beside the stored
 /// payload because a plain payload cannot carry its own verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -222,18 +243,7 @@ impl Outcome {
 
     fn stored_envelope(&self) -> (Value, Slot) {
         let v = &self.verdict;
-        let mut m = Map::new();
-        m.insert("items".into(), json!([]));
-        m.insert("_itemCount".into(), json!(self.items.len()));
-        m.insert("_pagingComplete".into(), json!(v.paging_complete));
-        m.insert("_likelyMoreRows".into(), json!(v.likely_more_rows));
-        if let Some(t) = v.total {
-            m.insert("_total".into(), json!(t));
-        }
-        if let Some(s) = v.stopped_by {
-            m.insert("_stoppedBy".into(), json!(s.as_str()));
-        }
-        m.insert("_note".into(), json!(v.note));
+        let mut m = v.envelope_head(self.items.len(), &v.note);
         if !self.for_each_errors.is_empty() {
             m.insert("_forEachErrors".into(), json!(self.for_each_errors));
         }

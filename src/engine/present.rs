@@ -5,6 +5,7 @@
 //! The result is written as JSON text: rows are copied (or projected) from the upstream's
 //! text, never parsed into a tree, and the guard measures exactly what is written.
 
+use crate::engine::cache::CacheLabel;
 use crate::engine::doc::Slot;
 use crate::engine::guard::{byte_budget, json_len, rows_that_fit, text_prefix};
 use crate::engine::limits::Limits;
@@ -23,7 +24,40 @@ pub struct PresentedJson {
     pub stored: bool,
 }
 
-/// The result as a value (parsed from [`PresentedJson`]).
+/// What the runtime knows about a call beyond its walk, written into the result by
+/// [`present_json`] so the result text is final when it leaves the engine (and the guard
+/// measures it): `_continue` (P10), `_cache` (C4), `_degraded`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Labels {
+    pub continue_token: Option<String>,
+    pub cache: Option<CacheLabel>,
+    /// Why the result store was not shared (Redis unreachable).
+    pub degraded: Option<String>,
+}
+
+impl Labels {
+    /// Adds the labels at the end of a result object; a hit's note joins `_note`.
+    fn apply(&self, m: &mut Map<String, Value>) {
+        if let Some(extra) = self.cache.as_ref().and_then(CacheLabel::note) {
+            let note = match m.get("_note").and_then(Value::as_str) {
+                Some(n) if !n.is_empty() => format!("{n} {extra}"),
+                _ => extra,
+            };
+            m.insert("_note".into(), Value::String(note));
+        }
+        if let Some(t) = &self.continue_token {
+            m.insert("_continue".into(), json!(t));
+        }
+        if let Some(c) = &self.cache {
+            m.insert("_cache".into(), c.value());
+        }
+        if let Some(d) = &self.degraded {
+            m.insert("_degraded".into(), json!(d));
+        }
+    }
+}
+
+/// The result as a value (parsed from [`PresentedJson`]; tests and tools that need a tree).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Presented {
     pub value: Value,
@@ -32,7 +66,7 @@ pub struct Presented {
 }
 
 pub fn present(outcome: &Outcome, plan: &CallPlan, result_id: &str, limits: &Limits) -> Presented {
-    let p = present_json(outcome, plan, result_id, limits);
+    let p = present_json(outcome, plan, result_id, limits, &Labels::default());
     Presented {
         // Only rows nested past serde_json's recursion limit fail here; the model then
         // gets the same JSON as a string rather than nothing.
@@ -42,17 +76,19 @@ pub fn present(outcome: &Outcome, plan: &CallPlan, result_id: &str, limits: &Lim
     }
 }
 
+/// The final result text of a call: what the API sends as it is.
 pub fn present_json(
     outcome: &Outcome,
     plan: &CallPlan,
     result_id: &str,
     limits: &Limits,
+    labels: &Labels,
 ) -> PresentedJson {
     let budget = byte_budget(limits.token_budget);
     if outcome.envelope {
-        envelope(outcome, plan, result_id, budget)
+        envelope(outcome, plan, result_id, budget, labels)
     } else {
-        plain(outcome, plan, result_id, budget)
+        plain(outcome, plan, result_id, budget, labels)
     }
 }
 
@@ -98,7 +134,13 @@ fn fit(
     (text.len() <= budget).then_some((text, k))
 }
 
-fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> PresentedJson {
+fn envelope(
+    outcome: &Outcome,
+    plan: &CallPlan,
+    result_id: &str,
+    budget: usize,
+    labels: &Labels,
+) -> PresentedJson {
     let (rows, unmatched) = shape(&outcome.items, &plan.filter, plan.fields.as_ref());
     let n = rows.len();
     let v = &outcome.verdict;
@@ -106,17 +148,6 @@ fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) 
     // `lean` drops the sample row and shortens the error list; `bare` keeps only counts
     // (in the note), for budgets too small for anything else.
     let build = |shown: Option<usize>, lean: bool, bare: bool| {
-        let mut m = Map::new();
-        m.insert("items".into(), json!([]));
-        m.insert("_itemCount".into(), json!(n));
-        m.insert("_pagingComplete".into(), json!(v.paging_complete));
-        m.insert("_likelyMoreRows".into(), json!(v.likely_more_rows));
-        if let Some(t) = v.total {
-            m.insert("_total".into(), json!(t));
-        }
-        if let Some(s) = v.stopped_by {
-            m.insert("_stoppedBy".into(), json!(s.as_str()));
-        }
         let mut note = v.note.clone();
         if outcome.resume.is_some() {
             note.push_str(
@@ -134,7 +165,7 @@ fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) 
             note.push(' ');
             note.push_str(&cut_note(k, n, result_id));
         }
-        m.insert("_note".into(), json!(note.trim()));
+        let mut m = v.envelope_head(n, note.trim());
         m.insert("_resultId".into(), json!(result_id));
         if let Some(k) = shown {
             m.insert("_truncated".into(), json!(true));
@@ -171,6 +202,7 @@ fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) 
             };
             m.insert("_forEachErrors".into(), e);
         }
+        labels.apply(&mut m);
         Value::Object(m)
     };
     let slot = Slot::Key(vec!["items".into()]);
@@ -185,7 +217,13 @@ fn envelope(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) 
     }
 }
 
-fn plain(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> PresentedJson {
+fn plain(
+    outcome: &Outcome,
+    plan: &CallPlan,
+    result_id: &str,
+    budget: usize,
+    labels: &Labels,
+) -> PresentedJson {
     let v = &outcome.verdict;
     // P7: a single page of a paginated tool says when the API reports more.
     let mut extras = Map::new();
@@ -200,6 +238,7 @@ fn plain(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> 
         let mut value = outcome.frame.clone();
         if let Value::Object(m) = &mut value {
             m.extend(extras);
+            labels.apply(m);
         }
         if json_len(&value) <= budget {
             return PresentedJson {
@@ -208,11 +247,12 @@ fn plain(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> 
                 stored: false,
             };
         }
-        return text_cut(outcome, result_id, budget);
+        return text_cut(outcome, result_id, budget, labels);
     };
     let rows: Vec<Row<'_>> = outcome.items.iter().map(Row::Raw).collect();
     let n = rows.len();
     let root = *slot == Slot::Root;
+    // a top-level array has nowhere to carry labels: it stays the tool's own array
     if root && extras.is_empty() {
         // The tool's own top-level array, when it fits whole.
         let len = rows.iter().map(Row::len).sum::<usize>() + n + 1;
@@ -247,6 +287,7 @@ fn plain(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> 
                 }
                 m.insert("_note".into(), json!(note));
             }
+            labels.apply(m);
         }
         f
     };
@@ -256,19 +297,19 @@ fn plain(outcome: &Outcome, plan: &CallPlan, result_id: &str, budget: usize) -> 
             truncated: k < n,
             stored: k < n,
         },
-        None => text_cut(outcome, result_id, budget),
+        None => text_cut(outcome, result_id, budget, labels),
     }
 }
 
 /// G1/G2 with no usable rows: the first part of the stored text, then `fetchToolResult`.
-fn text_cut(outcome: &Outcome, result_id: &str, budget: usize) -> PresentedJson {
+fn text_cut(outcome: &Outcome, result_id: &str, budget: usize, labels: &Labels) -> PresentedJson {
     let text = match &outcome.frame {
         Value::String(s) if outcome.slot.is_none() => s.clone(),
         _ => outcome.to_stored_json(),
     };
     let total = text.chars().count();
     let meta = |shown: usize| {
-        json!({
+        let mut v = json!({
             "text": "",
             "_truncated": true,
             "_resultId": result_id,
@@ -277,7 +318,11 @@ fn text_cut(outcome: &Outcome, result_id: &str, budget: usize) -> PresentedJson 
                 "This result has no list of rows to cut at, so it was cut as text: the first {shown} of {total} characters are shown. \
                  Read the rest with fetchToolResult {{\"resultId\": \"{result_id}\", \"offset\": {shown}, \"length\": 20000}}. Do not answer from this preview alone."
             ),
-        })
+        });
+        if let Value::Object(m) = &mut v {
+            labels.apply(m);
+        }
+        v
     };
     let base = json_len(&meta(total));
     let (prefix, shown) = text_prefix(&text, 0, total, budget.saturating_sub(base));

@@ -251,7 +251,7 @@ fn g1_even_a_crowded_envelope_fits_the_budget() {
     let o = block_on(run(&plan, &a, &api, &NoProgress, &clock, &limits))
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(o.for_each_errors.len(), 40);
-    let p = present_json(&o, &plan, "res_x", &limits);
+    let p = present_json(&o, &plan, "res_x", &limits, &Default::default());
     assert!(
         p.json.len() <= guard::byte_budget(1_000),
         "{} bytes",

@@ -204,7 +204,7 @@ proptest! {
         let args = if project { json!({"_fields": ["a", "b.c"]}) } else { json!({"_refresh": true}) };
         let plan = parse_call(&a, &schema, args, true, &limits).unwrap_or_else(|e| panic!("{e}"));
         let o = block_on(run(&plan, &a, &api, &NoProgress, &clock, &limits)).unwrap_or_else(|e| panic!("{e}"));
-        let p = present_json(&o, &plan, "res_p", &limits);
+        let p = present_json(&o, &plan, "res_p", &limits, &Default::default());
         prop_assert!(p.json.len() <= guard::byte_budget(budget));
         let v: Value = serde_json::from_str(&p.json).unwrap_or_default();
         let shown = v["items"].as_array().cloned().unwrap_or_default();

@@ -25,7 +25,7 @@ use crate::crypto::random_token;
 use crate::engine::{Progress, ProgressSink};
 use crate::runtime::call::ToolCallInput;
 use crate::runtime::steps::StepView;
-use crate::runtime::{Runtime, RuntimeError};
+use crate::runtime::{ResultJson, Runtime, RuntimeError};
 
 /// Supported protocol revisions, newest first.
 pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -268,7 +268,7 @@ pub async fn run_call(
         let _ = out.send(n).await;
     }
     let message = match outcome {
-        Ok(result) => response(&call.id, call_result(result)),
+        Ok(result) => response(&call.id, call_result(&result)),
         Err(e) if matches!(e.code_status().1, 500) => error(
             &call.id,
             INTERNAL_ERROR,
@@ -284,11 +284,11 @@ pub async fn run_call(
 
 /// A tool call's result as MCP content: the JSON text, and the object itself as
 /// `structuredContent` when it is one.
-fn call_result(result: Value) -> Value {
-    let text = result.to_string();
-    let mut r = json!({"content": [{"type": "text", "text": text}], "isError": false});
-    if result.is_object() {
-        r["structuredContent"] = result;
+fn call_result(result: &ResultJson) -> Value {
+    let value = result.to_value();
+    let mut r = json!({"content": [{"type": "text", "text": result.as_str()}], "isError": false});
+    if value.is_object() {
+        r["structuredContent"] = value;
     }
     r
 }
@@ -323,10 +323,10 @@ mod tests {
 
     #[test]
     fn m2_results_carry_text_and_structured_content() {
-        let r = call_result(json!({"items": [1]}));
+        let r = call_result(&json!({"items": [1]}).into());
         assert_eq!(r["structuredContent"], json!({"items": [1]}));
         assert_eq!(r["content"][0]["text"], "{\"items\":[1]}");
-        assert!(call_result(json!([1, 2]))
+        assert!(call_result(&json!([1, 2]).into())
             .get("structuredContent")
             .is_none());
     }

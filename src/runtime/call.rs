@@ -14,7 +14,8 @@ use super::drain::InFlight;
 use super::feed::{Feed, Tee};
 use super::fetch::CacheUse;
 use super::{
-    cache, discovery, events, results, resume, stream, BoundTool, Runtime, RuntimeError, ThreadKey,
+    cache, discovery, events, results, resume, stream, BoundTool, ResultJson, Runtime,
+    RuntimeError, ThreadKey,
 };
 use crate::auth::Caller;
 use crate::crypto::{new_id, random_token};
@@ -65,6 +66,12 @@ struct Kept<'a> {
     result_id: Option<String>,
     tool_id: &'a str,
     arguments: &'a Value,
+    /// The cache entry that already holds the outcome: the result points at it.
+    held: Option<cache::Held>,
+    /// The outcome's stored text, when it was already written.
+    stored: Option<String>,
+    /// C4: how the cache served or kept the walk.
+    cache: Option<engine::CacheLabel>,
 }
 
 /// Which credential a call uses.
@@ -157,9 +164,10 @@ impl Runtime {
         caller: &Caller,
         start: &CallStart,
         progress: &P,
-    ) -> Result<Value, RuntimeError> {
+    ) -> Result<ResultJson, RuntimeError> {
         Metrics::inc(&self.metrics.tool_calls);
-        let feed = Feed::open(&self.events, events::key(caller.org(), &start.id));
+        let log_key = events::key(caller.org(), &start.id);
+        let feed = Feed::open(&self.events, log_key.clone());
         for c in stream::call_opening(&start.id, &start.input.name, &start.input.arguments) {
             feed.push(c);
         }
@@ -179,7 +187,7 @@ impl Runtime {
         let record = match &outcome {
             Ok(v) => {
                 tracing::info!("tool call succeeded");
-                tool_calls::finish(&self.pool, caller.org(), &start.id, Ok(v)).await
+                tool_calls::finish(&self.pool, caller.org(), &start.id, Ok(v.as_str())).await
             }
             Err(e) => {
                 let (code, status) = e.code_status();
@@ -189,17 +197,23 @@ impl Runtime {
                 tool_calls::finish(&self.pool, caller.org(), &start.id, Err(&problem)).await
             }
         };
+        // The outcome is kept once, in the call's record: followers take the closing chunks
+        // from there (`replay::call`) once woken. Only if it could not be recorded does the
+        // log carry them.
         if let Err(e) = record {
             tracing::error!(error = %e, call = %start.id, "could not record the tool call outcome");
-        }
-        let closing = match &outcome {
-            Ok(v) => stream::call_closing(&start.id, Ok(v)),
-            Err(e) => stream::call_closing(&start.id, Err(&stream::error_text(e))),
-        };
-        for c in closing {
-            feed.push(c);
+            let closing = match &outcome {
+                Ok(v) => stream::call_closing_text(&start.id, Ok(v)),
+                Err(e) => stream::call_closing_text(&start.id, Err(&stream::error_text(e))),
+            };
+            for c in closing {
+                feed.push_text(c);
+            }
         }
         feed.close().await;
+        if let Err(e) = self.events.notify(&log_key).await {
+            tracing::debug!(error = %e, "could not wake the call's followers");
+        }
         outcome
     }
 
@@ -209,13 +223,13 @@ impl Runtime {
         caller: &Caller,
         start: &CallStart,
         progress: &P,
-    ) -> (&'static str, Result<Value, RuntimeError>) {
+    ) -> (&'static str, Result<ResultJson, RuntimeError>) {
         let args = &start.input.arguments;
         if let QUERY_TOOL | FETCH_TOOL = start.input.name.as_str() {
             let out = self
                 .retrieve(&start.thread, &start.input.name, args, &start.agent)
                 .await;
-            return ("retrieval", out);
+            return ("retrieval", out.map(ResultJson::from));
         }
         let agent = start.agent.clone();
         let name = start.input.name.as_str();
@@ -248,12 +262,13 @@ impl Runtime {
                 )));
             }
             let Some(i) = index else {
-                return match name {
+                let out = match name {
                     SEARCH_TOOLS => self.search_tools(&agent, &offer, args),
                     LIST_CONNECTIONS => self.list_connections(caller, &agent).await,
                     CONNECT_TOOLKIT => self.connect_toolkit(caller, &agent, args).await,
                     _ => self.load_tool(&agent, &start.thread, args).await,
                 };
+                return out.map(ResultJson::from);
             };
             // D1: a pooled tool is called only once loaded in this thread
             if !offer.offered(&agent, i) {
@@ -275,7 +290,7 @@ impl Runtime {
         bound: &BoundTool,
         mode: CacheMode,
         progress: &P,
-    ) -> Result<Value, RuntimeError> {
+    ) -> Result<ResultJson, RuntimeError> {
         // P10: a `_continue` is redeemed (and claimed) before anything is fetched
         let token = match start.input.arguments.get("_continue") {
             Some(Value::String(t)) if bound.binding.loop_responses => t.trim().to_owned(),
@@ -311,7 +326,7 @@ impl Runtime {
         mode: CacheMode,
         progress: &P,
         cont: Option<&resume::Continuation>,
-    ) -> Result<Value, RuntimeError> {
+    ) -> Result<ResultJson, RuntimeError> {
         let args = match cont {
             Some(c) => resume::arguments_for(&start.input.arguments, c),
             None => start.input.arguments.clone(),
@@ -340,53 +355,43 @@ impl Runtime {
             ttl: None,
         };
         let fetched = self.fetch(caller, bound, &plan, cache, progress).await?;
-        let (hit, too_large) = (fetched.hit, fetched.too_large);
-        let outcome = match prior {
-            Some(stored) => {
-                let size = stored.len() + super::fetch::outcome_bytes(&fetched.outcome);
+        // C4: a hit is presented like a walk (another `_fields`/`_filter` still applies) and labelled
+        let label = match (fetched.hit, fetched.too_large) {
+            (Some((at, expires)), _) => Some(engine::CacheLabel::hit(at, expires)),
+            (None, true) => Some(engine::CacheLabel::TooLarge {
+                max_bytes: cache::MAX_ENTRY_BYTES,
+            }),
+            (None, false) => None,
+        };
+        let (outcome, held, stored) = match prior {
+            Some(before) => {
+                let size = before.len() + super::fetch::outcome_bytes(&fetched.outcome);
                 let next = fetched.outcome;
-                self.cpu
+                let grown = self
+                    .cpu
                     .run(caller.org(), size, move || {
-                        engine::resume::grow(&stored, next)
+                        engine::resume::grow(&before, next)
                     })
-                    .await
+                    .await;
+                (grown, None, None)
             }
-            None => fetched.outcome,
+            None => (fetched.outcome, fetched.held, fetched.stored),
         };
         let kept = Kept {
             result_id: cont.map(|c| c.result_id.clone()),
             tool_id: &bound.tool.id,
             arguments: &args,
+            held,
+            stored,
+            cache: label,
         };
-        let mut value = self.keep(caller, start, &plan, outcome, kept).await?;
-        if let Some((cached_at, expires)) = hit {
-            // C4: a hit is presented like a walk (another `_fields`/`_filter` still applies) and labelled
-            let fmt = |t: chrono::DateTime<chrono::Utc>| {
-                t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            };
-            engine::label_cache_hit(&mut value, &fmt(cached_at), &fmt(expires));
-        }
-        if too_large {
-            if let Value::Object(m) = &mut value {
-                m.insert(
-                    "_cache".into(),
-                    serde_json::json!({"hit": false, "stored": false,
-                        "reason": format!("the walk is larger than the cache entry limit ({} bytes), so the next call walks again", cache::MAX_ENTRY_BYTES)}),
-                );
-            }
-        }
-        if self.kv.degraded() {
-            // Redis unreachable: the cache was per process and the _resultId lives here only
-            if let Value::Object(m) = &mut value {
-                m.insert("_degraded".into(), Value::from(super::kv::DEGRADED_NOTE));
-            }
-        }
-        Ok(value)
+        self.keep(caller, start, &plan, outcome, kept).await
     }
 
-    /// Presents an outcome and keeps its full payload under its `_resultId` (G3): a fresh
-    /// one, or the one a resumed walk grows (P10). A walk that can be resumed leaves a
-    /// `_continue`.
+    /// Presents an outcome — the final result text, labels included — and keeps its full
+    /// payload under its `_resultId` (G3): a fresh one, or the one a resumed walk grows
+    /// (P10), as its own text or as a pointer to the cache entry holding it. A walk that
+    /// can be resumed leaves a `_continue`.
     async fn keep(
         &self,
         caller: &Caller,
@@ -394,54 +399,76 @@ impl Runtime {
         plan: &engine::CallPlan,
         outcome: engine::Outcome,
         kept: Kept<'_>,
-    ) -> Result<Value, RuntimeError> {
+    ) -> Result<ResultJson, RuntimeError> {
         let result_id = kept
             .result_id
             .unwrap_or_else(|| format!("res_{}", random_token(32)));
+        let mut labels = engine::Labels {
+            cache: kept.cache,
+            // Redis unreachable: the cache was per process and the _resultId lives here only
+            degraded: self
+                .kv
+                .degraded()
+                .then(|| super::kv::DEGRADED_NOTE.to_owned()),
+            continue_token: None,
+        };
+        // P10: an envelope is always stored, so its `_continue` can be saved before it is written
+        if let (true, Some(point)) = (outcome.envelope, &outcome.resume) {
+            let c = resume::Continuation {
+                result_id: result_id.clone(),
+                tool_id: kept.tool_id.to_owned(),
+                identity: plan.cache_identity(),
+                arguments: resume::walk_arguments(kept.arguments),
+                point: point.clone(),
+                rows: outcome.items.len(),
+                errors: outcome.for_each_errors.clone(),
+                expires_at: self.clock.now()
+                    + chrono::Duration::from_std(results::RESULT_TTL).unwrap_or_default(),
+            };
+            labels.continue_token = Some(resume::save(&self.kv, &start.thread, &c).await?);
+        }
+        let held = kept
+            .held
+            .filter(|h| h.outlives(self.clock.now(), results::RESULT_TTL));
+        let (prebuilt, needs_text) = (kept.stored, held.is_none());
         // presenting (`_filter`, `_fields`, the guard) and writing the stored set are
         // proportional to the rows: off the async workers when large
         let size = super::fetch::outcome_bytes(&outcome);
         let limits = self.limits_for(&start.agent).into_owned();
         let (plan_copy, rid) = (plan.clone(), result_id.clone());
-        let (outcome, mut presented, stored) = self
+        let (presented, stored, provenance) = self
             .cpu
             .run(caller.org(), size, move || {
-                let presented = engine::present(&outcome, &plan_copy, &rid, &limits);
-                let stored = presented.stored.then(|| outcome.to_stored_json());
-                (outcome, presented, stored)
+                let presented = engine::present_json(&outcome, &plan_copy, &rid, &limits, &labels);
+                let stored = (presented.stored && needs_text)
+                    .then(|| prebuilt.unwrap_or_else(|| outcome.to_stored_json()));
+                // the rows are in the stored text now: not held twice while it is written
+                (presented, stored, outcome.provenance())
             })
             .await;
         if presented.truncated {
             Metrics::inc(&self.metrics.guard_cuts);
         }
-        if let Some(stored) = stored {
-            Metrics::add(&self.metrics.stored_result_bytes, stored.len() as u64);
+        if presented.stored {
+            let body = match &held {
+                Some(h) => results::Body::Cached(h),
+                None => {
+                    let text = stored.as_deref().unwrap_or_default();
+                    Metrics::add(&self.metrics.stored_result_bytes, text.len() as u64);
+                    results::Body::Text(text)
+                }
+            };
             results::put(
                 &self.kv,
                 &start.thread,
                 &result_id,
-                &stored,
-                &outcome.provenance(),
+                body,
+                &provenance,
                 presented.truncated,
             )
             .await?;
-            if let (Some(point), Value::Object(m)) = (&outcome.resume, &mut presented.value) {
-                let c = resume::Continuation {
-                    result_id: result_id.clone(),
-                    tool_id: kept.tool_id.to_owned(),
-                    identity: plan.cache_identity(),
-                    arguments: resume::walk_arguments(kept.arguments),
-                    point: point.clone(),
-                    rows: outcome.items.len(),
-                    errors: outcome.for_each_errors.clone(),
-                    expires_at: self.clock.now()
-                        + chrono::Duration::from_std(results::RESULT_TTL).unwrap_or_default(),
-                };
-                let token = resume::save(&self.kv, &start.thread, &c).await?;
-                m.insert("_continue".into(), Value::String(token));
-            }
         }
-        Ok(presented.value)
+        Ok(ResultJson::from_engine(presented.json))
     }
 
     /// The credential for this call: the token's own for the provider, else the org's,

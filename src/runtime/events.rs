@@ -83,30 +83,33 @@ impl EventLog {
         }
     }
 
-    /// Appends one entry and wakes the followers; returns its id.
-    pub async fn append(&self, key: &str, entry: &str) -> Result<String, KvError> {
+    /// Appends entries in order, in one round trip, and wakes the followers once.
+    pub async fn append_all(&self, key: &str, entries: &[String]) -> Result<(), KvError> {
         match self {
             EventLog::Redis { pool, .. } => {
                 let mut c = pool.get().await.map_err(err)?;
-                let (id, _, _): (String, i64, i64) = redis::pipe()
-                    .cmd("XADD")
-                    .arg(key)
-                    .arg("MAXLEN")
-                    .arg("~")
-                    .arg(MAX_EVENTS)
-                    .arg("*")
-                    .arg("c")
-                    .arg(entry)
-                    .cmd("PEXPIRE")
+                let mut pipe = redis::pipe();
+                for entry in entries {
+                    pipe.cmd("XADD")
+                        .arg(key)
+                        .arg("MAXLEN")
+                        .arg("~")
+                        .arg(MAX_EVENTS)
+                        .arg("*")
+                        .arg("c")
+                        .arg(entry)
+                        .ignore();
+                }
+                pipe.cmd("PEXPIRE")
                     .arg(key)
                     .arg(EVENTS_TTL.as_millis() as u64)
+                    .ignore()
                     .cmd("PUBLISH")
                     .arg(channel(key))
                     .arg("1")
-                    .query_async(&mut c)
-                    .await
-                    .map_err(err)?;
-                Ok(id)
+                    .ignore();
+                pipe.query_async::<()>(&mut c).await.map_err(err)?;
+                Ok(())
             }
             EventLog::Memory(m) => {
                 let mut map = m.lock().map_err(|_| err(anyhow::anyhow!("poisoned")))?;
@@ -117,15 +120,39 @@ impl EventLog {
                     touched: Instant::now(),
                     notify: broadcast::channel(16).0,
                 });
-                let id = b.next;
-                b.next += 1;
-                b.touched = Instant::now();
-                b.entries.push_back((id, entry.to_string()));
-                if b.entries.len() > MAX_EVENTS {
-                    b.entries.pop_front();
+                for entry in entries {
+                    b.entries.push_back((b.next, entry.clone()));
+                    b.next += 1;
+                    if b.entries.len() > MAX_EVENTS {
+                        b.entries.pop_front();
+                    }
                 }
+                b.touched = Instant::now();
                 let _ = b.notify.send(());
-                Ok(id.to_string())
+                Ok(())
+            }
+        }
+    }
+
+    /// Wakes the followers of `key` without adding an entry (what they wait for is
+    /// elsewhere: a finished call's record).
+    pub async fn notify(&self, key: &str) -> Result<(), KvError> {
+        match self {
+            EventLog::Redis { pool, .. } => {
+                let mut c = pool.get().await.map_err(err)?;
+                redis::cmd("PUBLISH")
+                    .arg(channel(key))
+                    .arg("1")
+                    .query_async::<()>(&mut c)
+                    .await
+                    .map_err(err)
+            }
+            EventLog::Memory(m) => {
+                let map = m.lock().map_err(|_| err(anyhow::anyhow!("poisoned")))?;
+                if let Some(b) = map.get(key) {
+                    let _ = b.notify.send(());
+                }
+                Ok(())
             }
         }
     }

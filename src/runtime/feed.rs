@@ -7,8 +7,10 @@
 //! [`follow`]: what `GET …/events` streams. A finished call or run whose chunks are still
 //! buffered is replayed (from after `Last-Event-ID`); one whose buffer is gone is told
 //! from its Postgres record ([`Finished`]). A running one is followed live until its
-//! `finish` chunk, with its record checked every few seconds so a call whose chunks were
-//! lost (or whose replica died) still ends with its recorded outcome. Followers stop when
+//! `finish` chunk or its record says it finished, with the record checked every few
+//! seconds so a call whose chunks were lost (or whose replica died) still ends with its
+//! recorded outcome. A tool call's log never holds its result: its closing chunks come
+//! from the record, and the call wakes its followers when it is recorded. Followers stop when
 //! this replica drains (the client reconnects elsewhere with `Last-Event-ID`).
 
 use std::future::Future;
@@ -26,23 +28,29 @@ use crate::engine::{Progress, ProgressSink};
 
 /// The live chunks of one call or run, on their way into the log.
 pub struct Feed {
-    tx: Option<mpsc::UnboundedSender<Value>>,
+    tx: Option<mpsc::UnboundedSender<String>>,
     writer: Option<JoinHandle<()>>,
 }
 
+/// Chunks written in one round trip at most.
+const BATCH: usize = 32;
+
 impl Feed {
     pub fn open(log: &EventLog, key: String) -> Self {
-        let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
         let log = log.clone();
         let writer = tokio::spawn(async move {
             let mut warned = false;
-            while let Some(chunk) = rx.recv().await {
-                if let Err(e) = log.append(&key, &chunk.to_string()).await {
+            let mut batch = Vec::with_capacity(BATCH);
+            // what has queued up meanwhile goes in one round trip, in order
+            while rx.recv_many(&mut batch, BATCH).await > 0 {
+                if let Err(e) = log.append_all(&key, &batch).await {
                     if !warned {
                         tracing::warn!(error = %e, "event log unavailable: followers on other replicas miss live chunks");
                         warned = true;
                     }
                 }
+                batch.clear();
             }
         });
         Self {
@@ -52,6 +60,11 @@ impl Feed {
     }
 
     pub fn push(&self, chunk: Value) {
+        self.push_text(chunk.to_string());
+    }
+
+    /// A chunk already written as JSON text.
+    pub fn push_text(&self, chunk: String) {
         if let Some(tx) = &self.tx {
             let _ = tx.send(chunk);
         }

@@ -33,6 +33,11 @@ pub struct Fetched {
     pub hit: Option<(DateTime<Utc>, DateTime<Utc>)>,
     /// A complete walk that was too large to be cached.
     pub too_large: bool,
+    /// The cache entry that holds this outcome (served from it, or just written).
+    pub held: Option<cache::Held>,
+    /// The outcome's stored text when the walk already wrote it (for the cache), so it
+    /// is built once.
+    pub stored: Option<String>,
 }
 
 impl Runtime {
@@ -72,30 +77,35 @@ impl Runtime {
         };
         let ttl_chrono = chrono::Duration::from_std(ttl).unwrap_or_default();
         let fresh = |e: &cache::Entry| self.clock.now() - e.cached_at < ttl_chrono;
-        let hit = |entry: cache::Entry| async move {
-            let expires = entry.cached_at + ttl_chrono;
-            let cached_at = entry.cached_at;
-            let outcome = self
-                .cpu
-                .run(caller.org(), entry.stored.len(), move || {
-                    let mut outcome = Outcome::from_stored_json(&entry.stored);
-                    if let Some(shape) = &entry.shape {
-                        outcome.restore_shape(shape);
-                    }
-                    outcome
-                })
-                .await;
-            Fetched {
-                outcome,
-                hit: Some((cached_at, expires)),
-                too_large: false,
+        let hit = |entry: cache::Entry, key: &str| {
+            let held = entry.held(key);
+            async move {
+                let expires = entry.cached_at + ttl_chrono;
+                let cached_at = entry.cached_at;
+                let outcome = self
+                    .cpu
+                    .run(caller.org(), entry.stored.len(), move || {
+                        let mut outcome = Outcome::from_stored_json(&entry.stored);
+                        if let Some(shape) = &entry.shape {
+                            outcome.restore_shape(shape);
+                        }
+                        outcome
+                    })
+                    .await;
+                Fetched {
+                    outcome,
+                    hit: Some((cached_at, expires)),
+                    too_large: false,
+                    held: Some(held),
+                    stored: None,
+                }
             }
         };
         if let (Some(k), false) = (&key, plan.refresh) {
             if let Some(entry) = cache::read(&self.kv, k).await?.filter(|e| fresh(e)) {
                 if mode == CacheMode::On {
                     Metrics::inc(&self.metrics.cache_hits);
-                    return Ok(hit(entry).await);
+                    return Ok(hit(entry, k).await);
                 }
                 Metrics::inc(&self.metrics.cache_shadow_hits);
             }
@@ -112,7 +122,7 @@ impl Runtime {
                     .filter(|e| fresh(e))
                 {
                     Metrics::inc(&self.metrics.cache_hits);
-                    return Ok(hit(entry).await);
+                    return Ok(hit(entry, k).await);
                 }
             }
         }
@@ -174,7 +184,7 @@ impl Runtime {
             outcome.items.len(),
             outcome.verdict.stopped_by.map(|s| s.as_str()),
         );
-        let mut too_large = false;
+        let (mut too_large, mut held, mut stored_text) = (false, None, None);
         let mut outcome = outcome;
         if let Some(k) = key {
             if outcome.is_complete() {
@@ -187,18 +197,24 @@ impl Runtime {
                     })
                     .await;
                 outcome = back;
+                let cached_at = self.clock.now();
                 let entry = cache::Entry {
-                    cached_at: self.clock.now(),
+                    cached_at,
+                    expires_at: cached_at + chrono::Duration::from_std(ttl).unwrap_or_default(),
                     stored,
                     shape: Some(outcome.shape()),
                 };
                 too_large = !cache::write(&self.kv, k, &entry, ttl).await?;
+                held = (!too_large).then(|| entry.held(k));
+                stored_text = Some(entry.stored);
             }
         }
         Ok(Fetched {
             outcome,
             hit: None,
             too_large,
+            held,
+            stored: stored_text,
         })
     }
 }

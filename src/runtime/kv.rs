@@ -24,6 +24,9 @@ use deadpool_redis::redis;
 
 use crate::metrics::Metrics;
 
+/// Values longer than this are written in pieces ([`Kv::set_large`]).
+pub const PIECE_BYTES: usize = 1 << 20;
+
 /// The longest one operation waits for Redis before using the in-process map.
 pub const REDIS_BUDGET: Duration = Duration::from_millis(500);
 /// After a failure, how long Redis is left alone before it is tried again.
@@ -191,6 +194,92 @@ impl Kv {
         Ok(())
     }
 
+    /// [`Kv::set`] of a large value in pieces of [`PIECE_BYTES`] (`SET` then `APPEND`s), so
+    /// the Redis client never holds more than a piece's copy of it. Nobody reads the key
+    /// before this returns (a `_resultId` is handed out after it is stored).
+    pub async fn set_large(&self, key: &str, value: &str, ttl: Duration) -> Result<(), KvError> {
+        let mut pieces = value.as_bytes().chunks(PIECE_BYTES);
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(key)
+            .arg(pieces.next().unwrap_or_default())
+            .arg("PX")
+            .arg(ms(ttl));
+        let mut stored = self.redis::<()>(Op::Cmd(&cmd)).await.is_some();
+        for piece in pieces {
+            if !stored {
+                break;
+            }
+            let mut cmd = redis::cmd("APPEND");
+            cmd.arg(key).arg(piece);
+            stored = self.redis::<i64>(Op::Cmd(&cmd)).await.is_some();
+        }
+        if stored {
+            self.local()?.entries.remove(key);
+            return Ok(());
+        }
+        // a piece did not get through: no half value stays in Redis, the whole one is kept here
+        self.del(key).await?;
+        self.local()?.set(key, value.to_string(), ttl);
+        Ok(())
+    }
+
+    /// [`Kv::set`] of a value whose first line is a version (digits), keeping the value it
+    /// replaces readable under `<key>#<its version>` for at most `retire` (never longer
+    /// than it had left): readers that hold the old version's pointer still find it. One
+    /// round trip (a script), atomic in Redis.
+    pub async fn set_versioned(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+        retire: Duration,
+    ) -> Result<(), KvError> {
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(RETIRE_AND_SET)
+            .arg(1)
+            .arg(key)
+            .arg(value)
+            .arg(ms(ttl))
+            .arg(ms(retire));
+        if self.redis::<i64>(Op::Cmd(&cmd)).await.is_some() {
+            self.local()?.entries.remove(key);
+            return Ok(());
+        }
+        let mut m = self.local()?;
+        if let Some((expires, old)) = m.entries.remove(key) {
+            if let Some((version, _)) = old.split_once('\n') {
+                let left = expires.saturating_duration_since(Instant::now());
+                let old_key = format!("{key}#{version}");
+                m.set(&old_key, old, left.min(retire));
+            }
+        }
+        m.set(key, value.to_string(), ttl);
+        Ok(())
+    }
+
+    /// Several [`Kv::set`]s in one round trip.
+    pub async fn set_many(&self, items: &[(&str, &str, Duration)]) -> Result<(), KvError> {
+        let mut pipe = redis::pipe();
+        for (key, value, ttl) in items {
+            pipe.cmd("SET")
+                .arg(*key)
+                .arg(*value)
+                .arg("PX")
+                .arg(ms(*ttl))
+                .ignore();
+        }
+        let stored = self.redis::<()>(Op::Pipe(&pipe)).await.is_some();
+        let mut m = self.local()?;
+        for (key, value, ttl) in items {
+            if stored {
+                m.entries.remove(*key);
+            } else {
+                m.set(key, value.to_string(), *ttl);
+            }
+        }
+        Ok(())
+    }
+
     pub async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
         let mut cmd = redis::cmd("GET");
         cmd.arg(key);
@@ -244,6 +333,21 @@ impl Kv {
         Ok(cur + 1)
     }
 }
+
+/// [`Kv::set_versioned`] in Redis: KEYS[1], ARGV = value, ttl ms, retire ms.
+const RETIRE_AND_SET: &str = r#"
+local version = string.match(redis.call('GETRANGE', KEYS[1], 0, 24), '^(%d+)\n')
+if version then
+  local old = KEYS[1] .. '#' .. version
+  local keep = tonumber(ARGV[3])
+  local left = redis.call('PTTL', KEYS[1])
+  if left > 0 and left < keep then keep = left end
+  redis.call('RENAME', KEYS[1], old)
+  redis.call('PEXPIRE', old, keep)
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"#;
 
 /// One Redis round trip.
 #[derive(Clone, Copy)]

@@ -20,6 +20,7 @@ pub mod feed;
 pub mod fetch;
 pub mod kv;
 pub mod replay;
+pub mod result_json;
 pub mod results;
 pub mod resume;
 pub mod slots;
@@ -44,6 +45,7 @@ use crate::upstream::{Caller as HttpCaller, McpSessions, RateLimits};
 
 pub use error::RuntimeError;
 pub use kv::Kv;
+pub use result_json::ResultJson;
 pub use results::ThreadKey;
 
 pub struct Runtime {

@@ -1,12 +1,15 @@
 //! Stored results (G3, G4, G6) and the thread's retrieval restriction (G5), kept in
 //! the `Kv` under keys scoped to the org and the thread: a `_resultId` from another
 //! thread or org is simply not found. Beside each result its provenance (Q1: was the
-//! walk complete) is kept for the same time.
+//! walk complete) is kept for the same time. A result whose walk the dataset cache holds
+//! is a pointer to that entry (`@<pointer>`, see [`cache::Held`]): its rows are stored
+//! once. Stored JSON text never starts with `@`.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::kv::{Kv, KvError};
+use super::cache::{self, Held};
+use super::kv::{self, Kv, KvError};
 use crate::engine::Provenance;
 use crate::store::OrgId;
 
@@ -64,20 +67,45 @@ async fn save_pending(kv: &Kv, t: &ThreadKey, map: &Pending) -> Result<(), KvErr
     kv.set(&t.key("pending", ""), &json, RESULT_TTL).await
 }
 
+/// What a result keeps: its stored text, or the cache entry that holds it.
+pub enum Body<'a> {
+    Text(&'a str),
+    Cached(&'a Held),
+}
+
 /// Keeps a result aside; a `truncated` one marks the thread until it is read.
 pub async fn put(
     kv: &Kv,
     t: &ThreadKey,
     id: &str,
-    stored_json: &str,
+    body: Body<'_>,
     provenance: &Provenance,
     truncated: bool,
 ) -> Result<(), KvError> {
     let prov = serde_json::to_string(provenance).unwrap_or_default();
-    kv.set(&t.key("prov", id), &prov, RESULT_TTL).await?;
-    kv.set(&t.key("res", id), stored_json, RESULT_TTL).await?;
-    kv.set(&t.key("seen", id), "1", TOMBSTONE_TTL).await?;
-    kv.set(&t.key("holds", ""), "1", RESULT_TTL).await?;
+    let pointer;
+    let body = match body {
+        Body::Text(text) => text,
+        Body::Cached(held) => {
+            pointer = format!("@{}", held.pointer());
+            &pointer
+        }
+    };
+    let (prov_key, res_key) = (t.key("prov", id), t.key("res", id));
+    let (seen_key, holds_key) = (t.key("seen", id), t.key("holds", ""));
+    if body.len() > kv::PIECE_BYTES {
+        kv.set_large(&res_key, body, RESULT_TTL).await?;
+    }
+    let small = (body.len() <= kv::PIECE_BYTES).then_some((res_key.as_str(), body, RESULT_TTL));
+    let items: Vec<(&str, &str, Duration)> = [
+        (prov_key.as_str(), prov.as_str(), RESULT_TTL),
+        (seen_key.as_str(), "1", TOMBSTONE_TTL),
+        (holds_key.as_str(), "1", RESULT_TTL),
+    ]
+    .into_iter()
+    .chain(small)
+    .collect();
+    kv.set_many(&items).await?;
     if truncated {
         let mut map = pending_map(kv, t).await?;
         map.insert(id.to_string(), now_ms() + RESULT_TTL.as_millis() as i64);
@@ -89,7 +117,13 @@ pub async fn put(
 /// The stored payload (JSON text), or why it cannot be read.
 pub async fn load(kv: &Kv, t: &ThreadKey, id: &str) -> Result<String, ResultError> {
     if let Some(v) = kv.get(&t.key("res", id)).await? {
-        return Ok(v);
+        let Some(pointer) = v.strip_prefix('@') else {
+            return Ok(v);
+        };
+        // the cache entry went (or a `_refresh` replaced it): this result went with it
+        return cache::follow(kv, pointer)
+            .await?
+            .ok_or_else(|| ResultError::Expired(id.to_string()));
     }
     if kv.get(&t.key("seen", id)).await?.is_some() {
         return Err(ResultError::Expired(id.to_string()));

@@ -5,7 +5,7 @@
 
 use serde_json::{json, Value};
 
-use super::RuntimeError;
+use super::{ResultJson, RuntimeError};
 use crate::engine::Progress;
 
 pub fn start() -> Value {
@@ -59,4 +59,42 @@ pub fn call_opening(call_id: &str, tool: &str, input: &Value) -> [Value; 3] {
 /// A tool call's last chunks.
 pub fn call_closing(call_id: &str, output: Result<&Value, &str>) -> [Value; 3] {
     [tool_output(call_id, output), finish_step(), finish()]
+}
+
+/// [`tool_output`] as JSON text, with a result's text put in as it is (never re-parsed).
+pub fn tool_output_text(call_id: &str, output: Result<&ResultJson, &str>) -> String {
+    match output {
+        Ok(o) => format!(
+            r#"{{"type":"tool-output-available","toolCallId":{},"output":{}}}"#,
+            Value::from(call_id),
+            o.as_str()
+        ),
+        Err(e) => tool_output(call_id, Err(e)).to_string(),
+    }
+}
+
+/// [`call_closing`] as JSON text.
+pub fn call_closing_text(call_id: &str, output: Result<&ResultJson, &str>) -> [String; 3] {
+    [
+        tool_output_text(call_id, output),
+        finish_step().to_string(),
+        finish().to_string(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_text_is_the_output_chunk() {
+        let r = ResultJson::from(json!({"items": [1], "_note": "a \"b\""}));
+        let text = tool_output_text("call_\"1", Ok(&r));
+        let parsed: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed, tool_output("call_\"1", Ok(&r.to_value())));
+        assert_eq!(
+            call_closing_text("c", Err("x"))[0],
+            tool_output("c", Err("x")).to_string()
+        );
+    }
 }

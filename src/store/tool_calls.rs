@@ -54,19 +54,19 @@ pub async fn start(pool: &PgPool, org: &OrgId, c: &NewCall<'_>) -> Result<(), St
     Ok(())
 }
 
-/// Records the end of a call: `Ok(result)` or `Err(problem)`.
+/// Records the end of a call: `Ok(result JSON text)`, bound as it is, or `Err(problem)`.
 pub async fn finish(
     pool: &PgPool,
     org: &OrgId,
     id: &str,
-    outcome: Result<&Value, &Value>,
+    outcome: Result<&str, &Value>,
 ) -> Result<(), StoreError> {
     let (status, result, error) = match outcome {
-        Ok(r) => ("succeeded", Some(Json(r)), None),
+        Ok(r) => ("succeeded", Some(r), None),
         Err(e) => ("failed", None, Some(Json(e))),
     };
     sqlx::query(
-        "UPDATE tool_calls SET status = $3, result = $4, error = $5, finished_at = now() \
+        "UPDATE tool_calls SET status = $3, result = $4::jsonb, error = $5, finished_at = now() \
          WHERE org_id = $1 AND id = $2",
     )
     .bind(org.as_str())

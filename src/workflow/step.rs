@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::refs::{self, RefError};
 use crate::engine::doc::Page;
-use crate::engine::{filter, Item};
+use crate::engine::{filter, CacheLabel, Item};
 use crate::runtime::bound::BoundRun;
 
 /// A step as the run needs it.
@@ -106,8 +106,6 @@ pub fn output(run: &BoundRun) -> Value {
         Value::String(_) if !outcome.json => json!({ "text": out }),
         other => json!({ "value": other }),
     };
-    let fmt =
-        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     if let Value::Object(m) = &mut out {
         let v = &outcome.verdict;
         m.insert(
@@ -125,10 +123,7 @@ pub fn output(run: &BoundRun) -> Value {
             m.insert("_forEachErrors".into(), json!(outcome.for_each_errors));
         }
         if let Some((at, expires)) = run.hit {
-            m.insert(
-                "_cache".into(),
-                json!({"hit": true, "cachedAt": fmt(at), "expiresAt": fmt(expires)}),
-            );
+            m.insert("_cache".into(), CacheLabel::hit(at, expires).value());
         }
     }
     out

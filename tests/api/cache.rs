@@ -290,3 +290,33 @@ async fn two_replicas_share_entries_and_coalesce_walks_through_redis() {
         .await;
     assert_eq!(q.ok(200)["result"]["total"], 60);
 }
+
+/// G3 with C1: a walk the cache holds is stored once — its `_resultId` (and a hit's) point
+/// at the entry — yet every such result reads back whole, also after a `_refresh` replaced
+/// the entry it points at, and the response carries the engine's text as it is.
+#[tokio::test]
+async fn g3_results_of_cached_walks_read_back_after_a_refresh() {
+    let app = spawn_app().await;
+    let up = upstream_server::start().await;
+    let rig = Rig::new(&app, &up, true).await;
+    let t = rig.token(&app, "u1", json!({})).await;
+    let query = |rid: &str| json!({"name": "queryToolResult", "arguments": {"resultId": rid, "offset": 230, "limit": 100}});
+    let path = format!("/v1/agents/{}/threads/t/tool-calls", rig.agent);
+    let first = walk(&app, &rig, &t, json!({"_fields": ["id"]})).await;
+    let hit = walk(&app, &rig, &t, json!({"_fields": ["name"]})).await;
+    assert_eq!(hit["_cache"]["hit"], true);
+    let fresh = walk(&app, &rig, &t, json!({"_refresh": true})).await;
+    assert!(fresh.get("_cache").is_none());
+    assert_eq!(up.count("/contacts"), 2 * WALK);
+    for r in [&first, &hit, &fresh] {
+        let rid = r["_resultId"].as_str().unwrap();
+        let q = app.post(&path, &t, query(rid)).await;
+        let body = q.ok(200);
+        assert_eq!(body["result"]["total"], 237, "{rid}: {body}");
+        assert_eq!(
+            body["result"]["items"][6]["id"], 236,
+            "{rid}: the whole set, unprojected"
+        );
+    }
+    assert_eq!(up.count("/contacts"), 2 * WALK, "read back without a walk");
+}
