@@ -13,6 +13,7 @@ use super::validate::{base_url, double_option, endpoint_url, name};
 use crate::crypto::new_id;
 use crate::mcp::sync::SyncReport;
 use crate::state::AppState;
+use crate::store::connections;
 use crate::store::providers::{
     self, AuthType, CredentialBinding, CredentialChange, Provider, ProviderAuth, ProviderFields,
     RateLimit,
@@ -272,6 +273,19 @@ pub async fn update(
         concurrency: body.concurrency.unwrap_or(cur.concurrency),
     })?;
     toolkits::check_binding(&cur, &fields.base_url, body.connection.as_ref())?;
+    // Re-entering the client secret does not cover users' refresh tokens: they would go
+    // to the new token endpoint on their next refresh, so with connections it cannot move.
+    if toolkits::token_origin_moves(&cur, body.connection.as_ref())
+        && connections::any_oauth(&state.pool, &key.org, &cur.id).await?
+    {
+        return Err(ApiError::Conflict(
+            "users have OAuth connections made through this provider: their refresh tokens \
+             belong to its token endpoint, so connection.token_url cannot move to another \
+             origin (nor be set after another connection type). Create a new provider for \
+             the new authorization server, or delete those connections first"
+                .into(),
+        ));
+    }
     let change = match &body.credential {
         None if cur.has_credential && !same_binding(&cur, &fields) => {
             return Err(ApiError::CredentialRequired(

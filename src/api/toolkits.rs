@@ -42,7 +42,8 @@ fn valid_toolkit(t: &str) -> bool {
 /// Before anything is written: secrets of a connected app stay bound to where they go.
 /// The stored OAuth client secret goes to `token_url`, so moving that to another origin
 /// needs the secret again; end users' connection tokens go to `base_url`, which they
-/// connected for, so an app provider's base URL cannot move to another origin at all.
+/// connected for, so an app provider's base URL cannot move to another origin at all
+/// (and their refresh tokens go to `token_url`: see [`token_origin_moves`]).
 pub fn check_binding(
     cur: &Provider,
     next_base_url: &str,
@@ -58,28 +59,42 @@ pub fn check_binding(
                 .into(),
         ));
     }
-    if let (
-        Some(Connection::Oauth2 {
-            token_url: old,
-            has_client_secret: true,
-            ..
-        }),
-        Some(ConnectionInput::Oauth2 {
-            token_url,
-            client_secret: None,
-            ..
-        }),
-    ) = (&cur.connection, connection)
-    {
-        if origin(old).is_none() || origin(old) != origin(token_url) {
-            return Err(ApiError::CredentialRequired(
-                "moving connection.token_url to another origin sends the stored OAuth client \
-                 secret somewhere new: send connection.client_secret again in the same request"
-                    .into(),
-            ));
-        }
+    let keeps_secret = matches!(
+        (&cur.connection, connection),
+        (
+            Some(Connection::Oauth2 {
+                has_client_secret: true,
+                ..
+            }),
+            Some(ConnectionInput::Oauth2 {
+                client_secret: None,
+                ..
+            }),
+        )
+    );
+    if keeps_secret && token_origin_moves(cur, connection) {
+        return Err(ApiError::CredentialRequired(
+            "moving connection.token_url to another origin sends the stored OAuth client \
+             secret somewhere new: send connection.client_secret again in the same request"
+                .into(),
+        ));
     }
     Ok(())
+}
+
+/// Whether `connection` sends OAuth requests to another token endpoint origin than the
+/// provider's (a provider that is not OAuth yet included): users' refresh tokens, issued
+/// by the old endpoint, would be presented to the new one on their next refresh.
+pub fn token_origin_moves(cur: &Provider, connection: Option<&ConnectionInput>) -> bool {
+    let Some(ConnectionInput::Oauth2 { token_url, .. }) = connection else {
+        return false;
+    };
+    match &cur.connection {
+        Some(Connection::Oauth2 { token_url: old, .. }) => {
+            origin(old).is_none() || origin(old) != origin(token_url)
+        }
+        _ => true,
+    }
 }
 
 /// Checks `toolkit` / `connection` against the provider's kind and stores them; a

@@ -105,6 +105,19 @@ pub async fn secret(
     .await?)
 }
 
+/// Whether any user holds an OAuth connection made through `provider_id` (its refresh
+/// token belongs to the provider's token endpoint).
+pub async fn any_oauth(pool: &PgPool, org: &OrgId, provider_id: &str) -> Result<bool, StoreError> {
+    Ok(sqlx::query_scalar(
+        "SELECT EXISTS (SELECT 1 FROM connections \
+         WHERE org_id = $1 AND provider_id = $2 AND kind = 'oauth2')",
+    )
+    .bind(org.as_str())
+    .bind(provider_id)
+    .fetch_one(pool)
+    .await?)
+}
+
 /// A connection's row held (`FOR UPDATE`) while its tokens are refreshed, so calls due
 /// at the same moment refresh one after the other: a rotating refresh token works only
 /// once, and the second caller reads the tokens the first one stored instead of

@@ -12,6 +12,8 @@ use crate::oauth_server::{self, CLIENT_ID, CLIENT_SECRET};
 struct Setup {
     t: Tenant,
     agent: String,
+    /// The app provider.
+    provider: String,
 }
 
 /// One app provider (`toolkit`) with a `list_mail` tool, next to one own API tool.
@@ -42,7 +44,11 @@ async fn setup(app: &TestApp, toolkit: &str, base: &str, connection: Value) -> S
         .as_str()
         .unwrap()
         .to_string();
-    Setup { t, agent }
+    Setup {
+        t,
+        agent,
+        provider: p,
+    }
 }
 
 impl Setup {
@@ -445,4 +451,59 @@ async fn d4_concurrent_refreshes_of_one_connection_do_not_break_it() {
         s.connected(&app, &u1).await,
         json!([{"toolkit": "mail", "connected": true}])
     );
+}
+
+/// Issue 10: users' refresh tokens belong to the token endpoint that issued them. Once a
+/// user has connected, `connection.token_url` cannot move to another origin — not even
+/// with the client secret re-entered (before: 200, and the next refresh sent the user's
+/// refresh token to the new server), nor by way of an API-key connection and back — and
+/// the next refresh still goes to the original server.
+#[tokio::test]
+async fn d4_token_url_cannot_move_under_connected_users() {
+    let app = crate::discovery::spawn().await;
+    let auth = oauth_server::start().await;
+    let oauth = |token_url: String| {
+        json!({"type": "oauth2", "authorize_url": format!("{}/authorize", auth.base),
+            "token_url": token_url, "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET})
+    };
+    let s = setup(
+        &app,
+        "mail",
+        &auth.base,
+        oauth(format!("{}/token", auth.base)),
+    )
+    .await;
+    let at = format!("/v1/providers/{}", s.provider);
+    let u1 = s.token(&app, "u1").await;
+    let link = s
+        .call(&app, &u1, "connect_toolkit", json!({"toolkit": "mail"}))
+        .await;
+    crate::secrets::connect(&app, link.ok(200)["result"]["url"].as_str().unwrap()).await;
+    let evil = "https://evil.example/token".to_string();
+    app.patch(&at, &s.t.key, json!({"connection": oauth(evil.clone())}))
+        .await
+        .problem(409, "conflict");
+    // same origin, another path: still allowed
+    app.patch(
+        &at,
+        &s.t.key,
+        json!({"connection": oauth(format!("{}/token", auth.base))}),
+    )
+    .await
+    .ok(200);
+    // the server's tokens live 30 s, inside the refresh margin: the call refreshes there
+    let r = s.call(&app, &u1, "list_mail", json!({})).await;
+    assert_eq!(r.ok(200)["result"]["data"][0]["id"], 1, "{}", r.text);
+    assert_eq!(auth.state.lock().unwrap().refreshes, 1);
+    // nor by way of an API-key connection and back: the issuer is no longer known
+    app.patch(
+        &at,
+        &s.t.key,
+        json!({"connection": {"type": "api_key", "instructions": "paste it"}}),
+    )
+    .await
+    .ok(200);
+    app.patch(&at, &s.t.key, json!({"connection": oauth(evil)}))
+        .await
+        .problem(409, "conflict");
 }
