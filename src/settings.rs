@@ -299,6 +299,16 @@ impl Settings {
         if self.upstream_timeout_ms == 0 || self.upstream_max_body_bytes == 0 {
             bail!("upstream_timeout_ms and upstream_max_body_bytes must be positive");
         }
+        if !(1..=10_000).contains(&self.database_max_connections) {
+            bail!("LOOPGATE_DATABASE_MAX_CONNECTIONS must be between 1 and 10000");
+        }
+        if let Some(u) = &self.public_url {
+            let ok = url::Url::parse(u.trim())
+                .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host());
+            if !ok {
+                bail!("LOOPGATE_PUBLIC_URL must be an absolute http(s) URL (it is {u:?})");
+            }
+        }
         self.validate_ops()?;
         self.validate_limits()?;
         self.proxies()?;
@@ -345,6 +355,45 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn complete() -> Settings {
+        let env = |name: &str| match name {
+            "LOOPGATE_TOKEN_SIGNING_KEY" => Some("0".repeat(40)),
+            "LOOPGATE_ADMIN_TOKEN" => Some("1234567890123456789".into()),
+            "LOOPGATE_CREDENTIAL_KEY" => Some(format!("{}=", "A".repeat(43))),
+            "DATABASE_URL" => Some("postgres://raw/db".into()),
+            _ => None,
+        };
+        with_text_from_env(defaults(), env).extract().unwrap()
+    }
+
+    /// A documented setting is checked at start: a pool of 0 connections would start and
+    /// then time out every request; a public URL that is not one breaks every connect link.
+    #[test]
+    fn pool_size_and_public_url_are_validated() {
+        assert!(complete().validate().is_ok());
+        let mut s = complete();
+        s.database_max_connections = 0;
+        let e = s
+            .validate()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("LOOPGATE_DATABASE_MAX_CONNECTIONS"), "{e}");
+        for bad in ["loopgate.example.com", "ftp://x.example", "not a url"] {
+            let mut s = complete();
+            s.public_url = Some(bad.into());
+            let e = s
+                .validate()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(e.contains("LOOPGATE_PUBLIC_URL"), "{bad}: {e}");
+        }
+        let mut s = complete();
+        s.public_url = Some("https://gate.example.com/".into());
+        assert!(s.validate().is_ok());
+    }
 
     #[test]
     fn secrets_are_text_whatever_they_look_like() {
