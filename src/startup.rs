@@ -114,6 +114,7 @@ impl Application {
             events,
             drain: Drain::new(),
             compiled: Default::default(),
+            refresh_gates: Default::default(),
             cpu: crate::runtime::cpu::Cpu::new(
                 settings.cpu_jobs_per_org as usize,
                 settings.cpu_jobs as usize,

@@ -155,6 +155,12 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         labels: &[],
         value: cpu.waiting as f64,
     });
+    gauges.push(Gauge {
+        name: "loopgate_connection_refreshes_waiting",
+        help: "Calls waiting in this replica for another call's refresh of the same connection.",
+        labels: &[],
+        value: state.runtime.refresh_gates.waiting() as f64,
+    });
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(state.metrics.render_with(&gauges))

@@ -183,6 +183,8 @@ impl Runtime {
         }
         // Read before the row is held: the holder needs no second pool connection.
         let secret = self.client_secret(org, &bound.provider.id).await?;
+        // Waiters for this connection wait here, not each in a transaction of their own.
+        let _turn = self.refresh_gates.enter(&conn.id).await;
         // One refresh at a time per connection: after waiting for the row, another call
         // may have refreshed it already (a rotated refresh token works only once).
         let Some((lock, conn)) = connections::lock_for_refresh(&self.pool, org, &conn.id).await?

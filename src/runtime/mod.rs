@@ -19,6 +19,7 @@ pub mod events;
 pub mod feed;
 pub mod fetch;
 pub mod kv;
+pub mod refresh_gate;
 pub mod replay;
 pub mod result_json;
 pub mod results;
@@ -78,6 +79,8 @@ pub struct Runtime {
     pub drain: Arc<drain::Drain>,
     /// Compiled tools and providers of this replica, by version.
     pub compiled: compiled::CompiledTools,
+    /// One OAuth refresh per connection at a time in this replica (waited for in process).
+    pub refresh_gates: refresh_gate::RefreshGates,
     /// Work proportional to a payload's size: off the async workers, capped per org.
     pub cpu: Arc<cpu::Cpu>,
 }

@@ -507,3 +507,65 @@ async fn d4_token_url_cannot_move_under_connected_users() {
         .await
         .problem(409, "conflict");
 }
+
+/// D4, issue 10 (the shared process): calls of one user due for a refresh while the token
+/// endpoint is slow wait in the replica, not each in a database transaction: with the
+/// endpoint held, no session of the database waits for the connection's row lock (before:
+/// every other call did, each holding one of the replica's pool connections until its turn).
+#[tokio::test]
+async fn d4_refresh_waiters_hold_no_database_session() {
+    let app = crate::discovery::spawn().await;
+    let auth = oauth_server::start().await;
+    let s = setup(&app, "mail", &auth.base, json!({"type": "oauth2",
+        "authorize_url": format!("{}/authorize", auth.base), "token_url": format!("{}/token", auth.base),
+        "client_id": CLIENT_ID, "client_secret": CLIENT_SECRET})).await;
+    let u1 = s.token(&app, "u1").await;
+    let link = s
+        .call(&app, &u1, "connect_toolkit", json!({"toolkit": "mail"}))
+        .await;
+    crate::secrets::connect(&app, link.ok(200)["result"]["url"].as_str().unwrap()).await;
+    let db = sqlx::PgPool::connect(&app.database_url).await.unwrap();
+    let lock_waiters = || async {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+             AND wait_event_type = 'Lock'",
+        )
+        .fetch_one(&db)
+        .await
+        .unwrap()
+    };
+    let gate_waiters = || async {
+        let m = app.call(reqwest::Method::GET, "/metrics", None, None).await;
+        m.text
+            .lines()
+            .find_map(|l| l.strip_prefix("loopgate_connection_refreshes_waiting "))
+            .map_or(0, |v| v.parse::<f64>().unwrap() as i64)
+    };
+    let held = auth.hold.gate.write().await;
+    let calls =
+        futures_util::future::join_all((0..4).map(|_| s.call(&app, &u1, "list_mail", json!({}))));
+    let watch = async {
+        // one refresh at the token endpoint, and the three other calls waiting somewhere
+        let mut waiting = (0, 0);
+        for _ in 0..300 {
+            waiting = (lock_waiters().await, gate_waiters().await);
+            // settled: the three in the replica's gate, or (before) at the row lock
+            if auth.hold.arrived() == 1 && (waiting.1 == 3 || waiting.0 >= 3) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        drop(held);
+        waiting
+    };
+    let (responses, (in_db, in_replica)) = tokio::join!(calls, watch);
+    assert_eq!(
+        (in_db, in_replica),
+        (0, 3),
+        "waiting for the row lock in the database / in the replica"
+    );
+    for r in responses {
+        assert_eq!(r.ok(200)["result"]["data"][0]["id"], 1, "{}", r.text);
+    }
+    assert_eq!(auth.state.lock().unwrap().refreshes, 4);
+}

@@ -3,6 +3,7 @@
 //! refresh tokens rotate and can be revoked, and the API echoes the bearer it saw.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use actix_web::{web, App, HttpRequest, HttpResponse, HttpServer};
@@ -30,6 +31,22 @@ pub struct AuthState {
 pub struct AuthServer {
     pub base: String,
     pub state: Arc<Mutex<AuthState>>,
+    /// Refresh requests wait for a read lock: the test holds the write lock to keep
+    /// them waiting at the token endpoint.
+    pub hold: Hold,
+}
+
+/// A gate in front of refresh grants, and how many have arrived at it.
+#[derive(Clone, Default)]
+pub struct Hold {
+    pub gate: Arc<tokio::sync::RwLock<()>>,
+    pub arrived: Arc<AtomicU32>,
+}
+
+impl Hold {
+    pub fn arrived(&self) -> u32 {
+        self.arrived.load(Ordering::SeqCst)
+    }
 }
 
 type S = web::Data<Arc<Mutex<AuthState>>>;
@@ -69,7 +86,16 @@ fn grant_error() -> HttpResponse {
     HttpResponse::BadRequest().json(json!({"error": "invalid_grant"}))
 }
 
-async fn token(s: S, req: HttpRequest, form: web::Form<HashMap<String, String>>) -> HttpResponse {
+async fn token(
+    s: S,
+    hold: web::Data<Hold>,
+    req: HttpRequest,
+    form: web::Form<HashMap<String, String>>,
+) -> HttpResponse {
+    if form.get("grant_type").map(String::as_str) == Some("refresh_token") {
+        hold.arrived.fetch_add(1, Ordering::SeqCst);
+        drop(hold.gate.read().await);
+    }
     let basic = format!(
         "Basic {}",
         base64::engine::general_purpose::STANDARD.encode(format!("{CLIENT_ID}:{CLIENT_SECRET}"))
@@ -122,11 +148,14 @@ async fn messages(s: S, req: HttpRequest) -> HttpResponse {
 pub async fn start() -> AuthServer {
     let state = Arc::new(Mutex::new(AuthState::default()));
     let data = web::Data::new(state.clone());
+    let hold = Hold::default();
+    let hold_data = web::Data::new(hold.clone());
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let server = HttpServer::new(move || {
         App::new()
             .app_data(data.clone())
+            .app_data(hold_data.clone())
             .route("/authorize", web::get().to(authorize))
             .route("/token", web::post().to(token))
             .route("/me/messages", web::get().to(messages))
@@ -139,5 +168,6 @@ pub async fn start() -> AuthServer {
     AuthServer {
         base: format!("http://127.0.0.1:{port}"),
         state,
+        hold,
     }
 }
