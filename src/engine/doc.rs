@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// Envelope keys that hold the rows, in order of preference (G2).
@@ -225,9 +226,20 @@ impl<'de> Visitor<'de> for Capture {
         if self.0 > 1 {
             return Value::deserialize(MapAccessDeserializer::new(map)).map(Cap::Val);
         }
-        let mut out = Vec::new();
+        // a key given twice keeps its last value, as a parsed `Value` would, so the item
+        // array is chosen from what the page holds (fuzzing found one chosen from a
+        // shadowed duplicate, then read back as another array)
+        let mut out: Vec<(String, Cap<'de>)> = Vec::new();
+        let mut seen: HashMap<String, usize> = HashMap::new();
         while let Some(k) = map.next_key::<String>()? {
-            out.push((k, map.next_value_seed(Capture(self.0 + 1))?));
+            let v = map.next_value_seed(Capture(self.0 + 1))?;
+            match seen.get(&k) {
+                Some(&i) => out[i].1 = v,
+                None => {
+                    seen.insert(k.clone(), out.len());
+                    out.push((k, v));
+                }
+            }
         }
         Ok(Cap::Obj(out))
     }
@@ -361,7 +373,11 @@ fn choose_slot(top: &[(String, Cap<'_>)], total: usize) -> Option<Vec<String>> {
             }
         }
     }
-    let mut best: Option<(usize, Vec<String>, &Cap<'_>)> = None;
+    // records (objects or arrays) before scalars, then the most bytes: an array of
+    // scalars must not win on bytes its numbers only have as written (`4.4e44` is
+    // re-written `4.4e+44`), or a stored page read back would find another array
+    // (fuzzing found it, fuzz/regressions/item_array)
+    let mut best: Option<((bool, usize), Vec<String>, &Cap<'_>)> = None;
     let candidates = top
         .iter()
         .map(|(k, c)| (vec![k.clone()], c))
@@ -372,12 +388,13 @@ fn choose_slot(top: &[(String, Cap<'_>)], total: usize) -> Option<Vec<String>> {
         }));
     for (path, c) in candidates {
         if let Some(len) = c.array_bytes() {
-            if best.as_ref().is_none_or(|(l, _, _)| len > *l) {
-                best = Some((len, path, c));
+            let rank = (holds_records(c), len);
+            if best.as_ref().is_none_or(|(r, _, _)| rank > *r) {
+                best = Some((rank, path, c));
             }
         }
     }
-    best.filter(|(len, _, c)| *len * 2 >= total || holds_records(c))
+    best.filter(|((records, len), _, _)| *len * 2 >= total || *records)
         .map(|(_, p, _)| p)
         .or_else(|| empty_collection(top, &nested))
 }
@@ -578,5 +595,31 @@ mod tests {
         assert_eq!(serde_json::from_str::<Value>(&json).ok(), Some(v.clone()));
         let vals = p.items.iter().map(Item::to_value).collect();
         assert_eq!(Page::assemble(&p.frame, p.slot.as_ref(), vals), v);
+    }
+
+    /// G2, found by fuzzing (fuzz/regressions/item_array): a key given twice keeps its
+    /// last value, and the item array is chosen among what the page holds — so a page
+    /// rebuilt and read again (a stored result, a cache hit) has the very same rows.
+    #[test]
+    fn a_duplicate_key_keeps_its_last_value_and_the_rows_survive_a_round_trip() {
+        let body = br#"{"b": [{"x":1},{"x":2},{"x":3}], "c": [{"y":1},{"y":2}], "b": [{"x":9}]}"#;
+        let p = Page::parse(body);
+        assert_eq!(p.slot, Some(Slot::Key(vec!["c".into()])));
+        assert_eq!(p.items.len(), 2);
+        assert_eq!(p.frame["b"], json!([{"x": 9}]));
+        let rebuilt = Page::assemble_json(&p.frame, p.slot.as_ref(), &p.items);
+        let again = Page::parse(rebuilt.as_bytes());
+        assert_eq!((again.slot, again.items), (p.slot, p.items));
+    }
+
+    /// G2, found by fuzzing: an array of records wins over an array of scalars, whose
+    /// bytes change when its numbers are written again (`4.444e44` → `4.444e+44`).
+    #[test]
+    fn records_win_over_scalars_so_a_stored_page_reads_back_the_same_rows() {
+        let p = Page::parse(br#"{"a":[	4.444e44],"Ab":[{"xxj":6}],":a":[	],":2ve":[]}"#);
+        assert_eq!(p.slot, Some(Slot::Key(vec!["Ab".into()])));
+        let rebuilt = Page::assemble_json(&p.frame, p.slot.as_ref(), &p.items);
+        let again = Page::parse(rebuilt.as_bytes());
+        assert_eq!((again.slot, again.items.len()), (p.slot, 1));
     }
 }
