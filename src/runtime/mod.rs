@@ -28,6 +28,7 @@ pub mod slots;
 pub mod steps;
 pub mod stream;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use sqlx::PgPool;
@@ -181,9 +182,13 @@ impl Runtime {
             .collect();
         stale_providers.sort();
         stale_providers.dedup();
+        // what this call read and compiled is kept here too: the replica's cache may be
+        // cleared (it is bounded) between filling it and reading it back
+        let mut fresh_providers: HashMap<String, Arc<Provider>> = HashMap::new();
         if !stale_providers.is_empty() {
             for provider in store::providers::get_many(&self.pool, org, &stale_providers).await? {
-                cache.put_provider(o, provider);
+                let id = provider.id.clone();
+                fresh_providers.insert(id, cache.put_provider(o, provider));
             }
         }
         // a tool is compiled against its provider: either one changing recompiles it
@@ -193,23 +198,31 @@ impl Runtime {
             .filter(|b| cache.tool(o, &b.binding.tool_id, version(b)).is_none())
             .map(|b| b.binding.tool_id.clone())
             .collect();
+        let mut fresh_tools = HashMap::new();
         if !stale_tools.is_empty() {
             for tool in store::tools::get_many(&self.pool, org, &stale_tools).await? {
-                let provider = cache
-                    .latest_provider(o, &tool.provider_id)
+                let provider = fresh_providers
+                    .get(&tool.provider_id)
+                    .cloned()
+                    .or_else(|| cache.latest_provider(o, &tool.provider_id))
                     .ok_or(RuntimeError::NotFound("provider"))?;
-                cache.put_tool(o, tool, &provider);
+                let id = tool.id.clone();
+                fresh_tools.insert(id, cache.put_tool(o, tool, &provider));
             }
         }
         let mut tools = Vec::with_capacity(bindings.len());
         for b in bindings {
             // a write between the two reads leaves a newer version: use what was read
-            let compiled = cache
-                .tool(o, &b.binding.tool_id, version(&b))
+            let compiled = fresh_tools
+                .get(&b.binding.tool_id)
+                .cloned()
+                .or_else(|| cache.tool(o, &b.binding.tool_id, version(&b)))
                 .or_else(|| cache.latest_tool(o, &b.binding.tool_id))
                 .ok_or(RuntimeError::NotFound("tool"))?;
-            let provider = cache
-                .provider(o, &b.binding.provider_id, b.provider_version)
+            let provider = fresh_providers
+                .get(&b.binding.provider_id)
+                .cloned()
+                .or_else(|| cache.provider(o, &b.binding.provider_id, b.provider_version))
                 .or_else(|| cache.latest_provider(o, &b.binding.provider_id))
                 .ok_or(RuntimeError::NotFound("provider"))?;
             tools.push(BoundTool {
