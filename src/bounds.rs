@@ -116,7 +116,8 @@ impl Settings {
                 600_000,
             ),
             ("limit_retries", self.limit_retries.into(), 0, 100),
-            ("limit_concurrency", n(self.limit_concurrency), 1, 256),
+            // the same range as a provider's own `concurrency`
+            ("limit_concurrency", n(self.limit_concurrency), 1, 32),
             ("limit_fields", n(self.limit_fields), 1, 10_000),
             ("limit_path_bytes", n(self.limit_path_bytes), 1, 65_536),
             ("limit_path_segments", n(self.limit_path_segments), 1, 1_024),
@@ -259,6 +260,13 @@ mod tests {
                 "{e}"
             );
             assert!(!e.contains('\n'));
+        });
+        with_env(&[("LOOPGATE_LIMIT_CONCURRENCY", "33")], |s| {
+            let e = s.unwrap().validate_limits().unwrap_err().to_string();
+            assert!(
+                e.contains("LOOPGATE_LIMIT_CONCURRENCY must be between 1 and 32"),
+                "{e}"
+            );
         });
         with_env(&[("LOOPGATE_LIMIT_ITEMS", "many")], |s| {
             let e = s.err().map(|e| e.to_string()).unwrap_or_default();
