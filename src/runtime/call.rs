@@ -184,6 +184,9 @@ impl Runtime {
         self.metrics
             .tool_calls_by
             .inc(&[("outcome", label), ("kind", kind)]);
+        // every live chunk is in the log before the record says the call finished: a
+        // follower that reads the record first and the log after misses none of them
+        feed.close().await;
         let record = match &outcome {
             Ok(v) => {
                 tracing::info!("tool call succeeded");
@@ -206,11 +209,10 @@ impl Runtime {
                 Ok(v) => stream::call_closing_text(&start.id, Ok(v)),
                 Err(e) => stream::call_closing_text(&start.id, Err(&stream::error_text(e))),
             };
-            for c in closing {
-                feed.push_text(c);
+            if let Err(e) = self.events.append_all(&log_key, &closing).await {
+                tracing::debug!(error = %e, "could not log the call's closing chunks");
             }
         }
-        feed.close().await;
         if let Err(e) = self.events.notify(&log_key).await {
             tracing::debug!(error = %e, "could not wake the call's followers");
         }
