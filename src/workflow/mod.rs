@@ -137,18 +137,31 @@ pub async fn execute(
         feed: &feed,
         inner: observer,
     };
-    let recorded = run_steps(rt, caller, start, &tee).await;
-    feed.push(stream::finish());
+    let (succeeded, outputs) = run_steps(rt, caller, start, &tee).await;
+    // every step's chunks are in the log before the record says the run finished: a
+    // follower that reads the record first and the log after misses none of them
     feed.close().await;
-    recorded
+    let recorded =
+        workflow_runs::finish(&rt.pool, caller.org(), &start.run.id, succeeded, &outputs).await;
+    let key = events::key(caller.org(), &start.run.id);
+    if let Err(e) = rt
+        .events
+        .append_all(&key, &[stream::finish().to_string()])
+        .await
+    {
+        tracing::debug!(error = %e, "could not log the run's finish chunk");
+    }
+    Ok(recorded?)
 }
 
+/// The steps in order, to the first that fails: whether all succeeded, and each step's
+/// output by id.
 async fn run_steps(
     rt: &Runtime,
     caller: &Caller,
     start: &RunStart,
     observer: &dyn RunObserver,
-) -> Result<WorkflowRun, RuntimeError> {
+) -> (bool, Value) {
     let mut doc = json!({"input": start.run.input.0, "steps": {}});
     let mut failed = false;
     let empty = Vec::new();
@@ -179,7 +192,7 @@ async fn run_steps(
         .get("steps")
         .cloned()
         .unwrap_or(Value::Object(Map::new()));
-    Ok(workflow_runs::finish(&rt.pool, caller.org(), &start.run.id, !failed, &outputs).await?)
+    (!failed, outputs)
 }
 
 /// One step: its output, or the error `(code, detail)` that fails the run.
