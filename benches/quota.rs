@@ -35,9 +35,8 @@ fn limiter(c: &mut Criterion) {
         eprintln!("REDIS_URL is not set: the shared limiter is not measured");
         return;
     };
-    let pool = deadpool_redis::Config::from_url(url)
-        .create_pool(Some(deadpool_redis::Runtime::Tokio1))
-        .expect("redis pool");
+    let _runtime = rt.enter();
+    let pool = loopgate::runtime::kv::connect(&url).expect("redis connection");
     let shared = Shared::new(Some(pool), 3, Arc::new(Metrics::default()));
     let id = format!("bench_{}", std::process::id());
     let across = ProviderLimiter::across_replicas(&limit, &id, &shared).expect("valid limit");

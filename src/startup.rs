@@ -53,17 +53,14 @@ impl Application {
         let redis = match &settings.redis_url {
             None => None,
             Some(url) => Some(
-                deadpool_redis::Config::from_url(url.expose_secret())
-                    .create_pool(Some(deadpool_redis::Runtime::Tokio1))
-                    .context("invalid REDIS_URL")?,
+                crate::runtime::kv::connect(url.expose_secret()).context("invalid REDIS_URL")?,
             ),
         };
         // followers of running calls hold a pub/sub connection each, outside the pool
         let events = match (&redis, &settings.redis_url) {
             (Some(pool), Some(url)) => EventLog::new(Some((
                 pool.clone(),
-                deadpool_redis::redis::Client::open(url.expose_secret())
-                    .context("invalid REDIS_URL")?,
+                redis::Client::open(url.expose_secret()).context("invalid REDIS_URL")?,
             ))),
             _ => EventLog::new(None),
         };

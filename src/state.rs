@@ -15,7 +15,7 @@ use crate::settings::Settings;
 
 pub struct AppState {
     pub pool: PgPool,
-    pub redis: Option<deadpool_redis::Pool>,
+    pub redis: Option<crate::runtime::kv::Redis>,
     pub cipher: Cipher,
     pub tokens: TokenService,
     pub admin_token: SecretString,

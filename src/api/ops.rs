@@ -97,20 +97,12 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     let pg_size = f64::from(state.pool.size());
     let pg_idle = state.pool.num_idle() as f64;
     let pg_max = f64::from(state.pool.options().get_max_connections());
-    let mut samples = vec![
+    // Redis is one shared multiplexed connection (runtime::kv::Redis), not a pool
+    let samples = [
         ("postgres", "in_use", pg_size - pg_idle),
         ("postgres", "idle", pg_idle),
         ("postgres", "max", pg_max),
     ];
-    if let Some(r) = &state.redis {
-        let s = r.status();
-        samples.extend([
-            ("redis", "in_use", (s.size - s.available) as f64),
-            ("redis", "idle", s.available as f64),
-            ("redis", "max", s.max_size as f64),
-            ("redis", "waiting", s.waiting as f64),
-        ]);
-    }
     let labels: Vec<[(&str, &str); 2]> = samples
         .iter()
         .map(|(pool, st, _)| [("pool", *pool), ("state", *st)])

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use deadpool_redis::redis;
+use crate::runtime::kv::Redis;
 
 use crate::metrics::Metrics;
 
@@ -46,18 +46,14 @@ pub enum Decision {
 
 /// The replicas' common quota state, or `None` inside when there is no Redis.
 pub struct Shared {
-    redis: Option<deadpool_redis::Pool>,
+    redis: Option<Redis>,
     replicas: u32,
     degraded: AtomicBool,
     metrics: Arc<Metrics>,
 }
 
 impl Shared {
-    pub fn new(
-        redis: Option<deadpool_redis::Pool>,
-        replicas: u32,
-        metrics: Arc<Metrics>,
-    ) -> Arc<Self> {
+    pub fn new(redis: Option<Redis>, replicas: u32, metrics: Arc<Metrics>) -> Arc<Self> {
         Arc::new(Self {
             redis,
             replicas: replicas.max(1),
@@ -165,9 +161,9 @@ impl Shared {
 }
 
 /// One command within [`REDIS_BUDGET`]; `None` when Redis did not answer in time.
-async fn run<T: redis::FromRedisValue>(pool: &deadpool_redis::Pool, cmd: &redis::Cmd) -> Option<T> {
+async fn run<T: redis::FromRedisValue>(pool: &Redis, cmd: &redis::Cmd) -> Option<T> {
     let work = async {
-        let mut conn = pool.get().await.ok()?;
+        let mut conn = pool.clone();
         cmd.query_async::<T>(&mut conn).await.ok()
     };
     tokio::time::timeout(REDIS_BUDGET, work)

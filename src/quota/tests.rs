@@ -7,9 +7,7 @@ use super::{Decision, Shared};
 use crate::metrics::Metrics;
 
 fn shared_at(url: &str, replicas: u32) -> Arc<Shared> {
-    let pool = deadpool_redis::Config::from_url(url)
-        .create_pool(Some(deadpool_redis::Runtime::Tokio1))
-        .unwrap();
+    let pool = crate::runtime::kv::connect(url).unwrap();
     Shared::new(Some(pool), replicas, Arc::new(Metrics::default()))
 }
 

@@ -279,7 +279,7 @@ mod tests {
         let kv = Kv::new(
             std::env::var("REDIS_URL")
                 .ok()
-                .and_then(|u| deadpool_redis::Config::from_url(u).create_pool(None).ok()),
+                .and_then(|u| crate::runtime::kv::connect(&u).ok()),
             None,
         );
         let key = format!("lg:org_test:cache:{}", crate::crypto::random_token(12));

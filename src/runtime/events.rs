@@ -12,7 +12,6 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use deadpool_redis::redis;
 use futures_util::StreamExt as _;
 use tokio::sync::broadcast;
 
@@ -27,7 +26,7 @@ pub const EVENTS_TTL: Duration = super::results::RESULT_TTL;
 #[derive(Clone)]
 pub enum EventLog {
     Redis {
-        pool: deadpool_redis::Pool,
+        pool: super::kv::Redis,
         client: redis::Client,
     },
     Memory(Arc<Mutex<HashMap<String, Buffer>>>),
@@ -76,7 +75,7 @@ fn channel(key: &str) -> String {
 }
 
 impl EventLog {
-    pub fn new(redis: Option<(deadpool_redis::Pool, redis::Client)>) -> Self {
+    pub fn new(redis: Option<(super::kv::Redis, redis::Client)>) -> Self {
         match redis {
             Some((pool, client)) => EventLog::Redis { pool, client },
             None => EventLog::Memory(Arc::default()),
@@ -87,7 +86,7 @@ impl EventLog {
     pub async fn append_all(&self, key: &str, entries: &[String]) -> Result<(), KvError> {
         match self {
             EventLog::Redis { pool, .. } => {
-                let mut c = pool.get().await.map_err(err)?;
+                let mut c = pool.clone();
                 let mut pipe = redis::pipe();
                 for entry in entries {
                     pipe.cmd("XADD")
@@ -139,7 +138,7 @@ impl EventLog {
     pub async fn notify(&self, key: &str) -> Result<(), KvError> {
         match self {
             EventLog::Redis { pool, .. } => {
-                let mut c = pool.get().await.map_err(err)?;
+                let mut c = pool.clone();
                 redis::cmd("PUBLISH")
                     .arg(channel(key))
                     .arg("1")
@@ -165,7 +164,7 @@ impl EventLog {
     ) -> Result<Vec<(String, String)>, KvError> {
         match self {
             EventLog::Redis { pool, .. } => {
-                let mut c = pool.get().await.map_err(err)?;
+                let mut c = pool.clone();
                 let from = match after {
                     Some(id) if valid_stream_id(id) => format!("({id}"),
                     _ => "-".to_string(),

@@ -20,8 +20,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use deadpool_redis::redis;
-
 use crate::metrics::Metrics;
 
 /// Values longer than this are written in pieces ([`Kv::set_large`]).
@@ -31,6 +29,25 @@ pub const PIECE_BYTES: usize = 1 << 20;
 pub const REDIS_BUDGET: Duration = Duration::from_millis(500);
 /// After a failure, how long Redis is left alone before it is tried again.
 pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
+
+/// The one Redis connection of the process, shared by every task (commands are
+/// multiplexed on it, nothing is checked out or pinged per use); it reconnects by itself
+/// after Redis went away. Cheap to clone.
+pub type Redis = redis::aio::ConnectionManager;
+
+/// [`Redis`] for `url`, connecting on first use (so a process starts while Redis is down);
+/// connecting and each reply are bounded by [`REDIS_BUDGET`], so no command waits longer.
+pub fn connect(url: &str) -> anyhow::Result<Redis> {
+    let config = redis::aio::ConnectionManagerConfig::new()
+        .set_connection_timeout(Some(REDIS_BUDGET))
+        .set_response_timeout(Some(REDIS_BUDGET))
+        .set_number_of_retries(1)
+        .set_max_delay(Duration::from_millis(100));
+    Ok(Redis::new_lazy_with_config(
+        redis::Client::open(url)?,
+        config,
+    )?)
+}
 
 /// What a result made while Redis is unreachable says about itself.
 pub const DEGRADED_NOTE: &str = "The shared result store (Redis) is unreachable: this result was \
@@ -43,7 +60,7 @@ pub struct KvError(#[source] pub(crate) anyhow::Error);
 
 #[derive(Clone)]
 pub struct Kv {
-    redis: Option<deadpool_redis::Pool>,
+    redis: Option<Redis>,
     local: Arc<Mutex<Memory>>,
     health: Arc<Health>,
 }
@@ -96,7 +113,7 @@ fn ms(d: Duration) -> u64 {
 }
 
 impl Kv {
-    pub fn new(redis: Option<deadpool_redis::Pool>, metrics: Option<Arc<Metrics>>) -> Self {
+    pub fn new(redis: Option<Redis>, metrics: Option<Arc<Metrics>>) -> Self {
         Kv {
             redis,
             local: Arc::default(),
@@ -120,7 +137,7 @@ impl Kv {
             return true;
         };
         let ping = async {
-            let mut c = pool.get().await?;
+            let mut c = pool.clone();
             redis::cmd("PING").query_async::<String>(&mut c).await?;
             anyhow::Ok(())
         };
@@ -157,7 +174,7 @@ impl Kv {
             return None;
         }
         let run = async {
-            let mut c = pool.get().await?;
+            let mut c = pool.clone();
             let v = match op {
                 Op::Cmd(cmd) => cmd.query_async::<T>(&mut c).await?,
                 Op::Pipe(pipe) => pipe.query_async::<T>(&mut c).await?,
