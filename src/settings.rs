@@ -45,6 +45,8 @@ pub struct Settings {
     pub upstream_timeout_ms: u64,
     /// The largest upstream response body read; a longer one fails the request.
     pub upstream_max_body_bytes: usize,
+    /// Largest request body the API reads (JSON, forms); a longer one is 413.
+    pub request_max_bytes: usize,
     /// Tools offered directly before connected-app toolkits go behind tool search
     /// (LOOP_ENGINE D1), unless an agent sets its own `direct_tool_budget`.
     pub direct_tool_budget: u32,
@@ -138,6 +140,7 @@ struct Defaults {
     replicas: u32,
     upstream_timeout_ms: u64,
     upstream_max_body_bytes: usize,
+    request_max_bytes: usize,
     direct_tool_budget: u32,
     shutdown_grace_seconds: u64,
     retention_tool_calls_days: u32,
@@ -162,6 +165,7 @@ const DEFAULTS: Defaults = Defaults {
     replicas: 1,
     upstream_timeout_ms: 20_000,
     upstream_max_body_bytes: 24 * 1024 * 1024,
+    request_max_bytes: 4 * 1024 * 1024,
     direct_tool_budget: 15,
     shutdown_grace_seconds: 25,
     retention_tool_calls_days: 30,
@@ -299,6 +303,12 @@ impl Settings {
         if self.upstream_timeout_ms == 0 || self.upstream_max_body_bytes == 0 {
             bail!("upstream_timeout_ms and upstream_max_body_bytes must be positive");
         }
+        if !(64 * 1024..=256 * 1024 * 1024).contains(&self.request_max_bytes) {
+            bail!(
+                "LOOPGATE_REQUEST_MAX_BYTES must be between 65536 and 268435456 (it is {})",
+                self.request_max_bytes
+            );
+        }
         if !(1..=10_000).contains(&self.database_max_connections) {
             bail!("LOOPGATE_DATABASE_MAX_CONNECTIONS must be between 1 and 10000");
         }
@@ -393,6 +403,16 @@ mod tests {
         let mut s = complete();
         s.public_url = Some("https://gate.example.com/".into());
         assert!(s.validate().is_ok());
+        for bad in [0, 1024, 1 << 30] {
+            let mut s = complete();
+            s.request_max_bytes = bad;
+            let e = s
+                .validate()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(e.contains("LOOPGATE_REQUEST_MAX_BYTES"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -188,6 +188,7 @@ impl Application {
 const CUT_MARGIN: Duration = Duration::from_secs(3);
 
 fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Server> {
+    let max_body = state.settings.request_max_bytes;
     let server = HttpServer::new(move || {
         let metrics = state.metrics.clone();
         App::new()
@@ -206,7 +207,7 @@ fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Serv
                     res
                 })
             })
-            .configure(api::configure)
+            .configure(|cfg| api::configure(cfg, max_body))
     })
     .listen(listener)?
     // shutdown is `run_until_signalled`'s (the drain); connections left after it get 5 s

@@ -32,16 +32,14 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use error::ApiError;
 
-const MAX_JSON_BYTES: usize = 4 * 1024 * 1024;
-
-fn json_error(err: actix_web::error::JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
+fn json_error(err: actix_web::error::JsonPayloadError, max_bytes: usize) -> actix_web::Error {
     use actix_web::error::JsonPayloadError as E;
     let e = match &err {
         E::ContentType => {
             ApiError::malformed("send the body as JSON with `Content-Type: application/json`")
         }
         E::Overflow { .. } | E::OverflowKnownLength { .. } => {
-            ApiError::malformed(format!("the body is larger than {MAX_JSON_BYTES} bytes"))
+            ApiError::malformed(format!("the body is larger than {max_bytes} bytes"))
         }
         E::Deserialize(d) if d.is_data() => {
             ApiError::invalid(format!("the body does not fit this endpoint: {d}"))
@@ -76,21 +74,22 @@ async fn not_found() -> Result<HttpResponse, ApiError> {
     ))
 }
 
-/// Registers every route; used by the server and by tests alike.
-pub fn configure(cfg: &mut web::ServiceConfig) {
+/// Registers every route, with request bodies (JSON, forms, raw) capped at `max_body`
+/// bytes (`request_max_bytes`).
+pub fn configure(cfg: &mut web::ServiceConfig, max_body: usize) {
     cfg.app_data(
         web::JsonConfig::default()
-            .limit(MAX_JSON_BYTES)
-            .error_handler(json_error),
+            .limit(max_body)
+            .error_handler(move |e, _| json_error(e, max_body)),
     )
     .app_data(
         web::FormConfig::default()
-            .limit(MAX_JSON_BYTES)
+            .limit(max_body)
             .error_handler(form_error),
     )
     .app_data(web::QueryConfig::default().error_handler(query_error))
     .app_data(web::PathConfig::default().error_handler(path_error))
-    .app_data(web::PayloadConfig::default().limit(MAX_JSON_BYTES))
+    .app_data(web::PayloadConfig::default().limit(max_body))
     .configure(routes::register)
     .service(SwaggerUi::new("/docs/{_:.*}").url("/docs/openapi.json", doc::openapi()))
     .route(

@@ -172,3 +172,28 @@ async fn openapi_import_refuses_an_alias_bomb_and_oversized_bodies() {
     // the process is still serving
     app.get("/v1/providers", &t.key).await.ok(200);
 }
+
+/// The API's own body cap is a setting (`request_max_bytes`, issue 15): a JSON body over
+/// the configured cap is refused naming it, a raw one with 413; one under it is read.
+#[tokio::test]
+async fn the_request_body_cap_is_configured() {
+    use crate::helpers::{fresh_database, spawn_with, test_settings};
+    let mut settings = test_settings(fresh_database().await);
+    settings.request_max_bytes = 64 * 1024;
+    let app = spawn_with(settings).await;
+    let t = app.tenant("cap").await;
+    let name = |n: usize| json!({"name": "a".repeat(n), "base_url": "https://api.example.com"});
+    let r = app.post("/v1/providers", &t.key, name(70 * 1024)).await;
+    r.problem(400, "validation_failed");
+    assert!(r.text.contains("larger than 65536 bytes"), "{}", r.text);
+    // a raw body (an OpenAPI document) likewise, as 413
+    let at = format!("/v1/providers/{}/openapi", t.provider);
+    let r = app
+        .post_raw(&at, &t.key, "application/yaml", vec![b'#'; 70 * 1024])
+        .await;
+    assert_eq!(r.status.as_u16(), 413, "{}", r.text);
+    // under the cap the body is read (and judged on its content)
+    let r = app.post("/v1/providers", &t.key, name(10)).await;
+    r.problem(422, "validation_failed");
+    assert!(r.text.contains("`auth`"), "read and judged: {}", r.text);
+}
