@@ -336,3 +336,25 @@ pub struct Tenant {
     pub deployment: String,
     pub provider: String,
 }
+
+/// Every key in a Redis, by SCAN (for tests that audit what was written there).
+pub async fn scan_keys<K: deadpool_redis::redis::FromRedisValue>(
+    conn: &mut impl deadpool_redis::redis::aio::ConnectionLike,
+) -> Vec<K> {
+    let mut keys = Vec::new();
+    let mut cursor = 0u64;
+    loop {
+        let (next, batch): (u64, Vec<K>) = deadpool_redis::redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("COUNT")
+            .arg(1000)
+            .query_async(conn)
+            .await
+            .unwrap();
+        keys.extend(batch);
+        if next == 0 {
+            return keys;
+        }
+        cursor = next;
+    }
+}

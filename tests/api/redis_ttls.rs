@@ -10,7 +10,7 @@ use std::time::Duration;
 use deadpool_redis::redis;
 use serde_json::{json, Value};
 
-use crate::helpers::{fresh_database, spawn_with, test_settings};
+use crate::helpers::{fresh_database, scan_keys, spawn_with, test_settings};
 use crate::rig::{tool_defs, Rig};
 use crate::temp_services::TempRedis;
 use crate::upstream_server;
@@ -146,22 +146,7 @@ async fn every_redis_key_has_a_ttl_no_longer_than_its_longest_reader() {
         .get_multiplexed_async_connection()
         .await
         .unwrap();
-    let mut keys: Vec<String> = Vec::new();
-    let mut cursor = 0u64;
-    loop {
-        let (next, batch): (u64, Vec<String>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("COUNT")
-            .arg(500)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        keys.extend(batch);
-        if next == 0 {
-            break;
-        }
-        cursor = next;
-    }
+    let keys: Vec<String> = scan_keys(&mut conn).await;
     let mut seen = std::collections::BTreeSet::new();
     for key in &keys {
         let fam = family(key, &a.t.org, &b.t.org);

@@ -17,7 +17,7 @@ use reqwest::redirect::Policy;
 use serde_json::{json, Value};
 use sqlx::{Connection, PgConnection};
 
-use crate::helpers::{fresh_database, Res, TestApp, ADMIN};
+use crate::helpers::{fresh_database, scan_keys, Res, TestApp, ADMIN};
 use crate::mcp_upstream::McpUpstream;
 use crate::oauth_server::{self, CLIENT_ID, CLIENT_SECRET};
 
@@ -188,22 +188,7 @@ async fn redis_text(url: &str) -> Vec<(String, String)> {
         .create_pool(Some(deadpool_redis::Runtime::Tokio1))
         .unwrap();
     let mut c = pool.get().await.unwrap();
-    let mut keys: Vec<Vec<u8>> = Vec::new();
-    let mut cursor: u64 = 0;
-    loop {
-        let (next, batch): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
-            .arg(cursor)
-            .arg("COUNT")
-            .arg(1000)
-            .query_async(&mut c)
-            .await
-            .unwrap();
-        keys.extend(batch);
-        if next == 0 {
-            break;
-        }
-        cursor = next;
-    }
+    let keys: Vec<Vec<u8>> = scan_keys(&mut c).await;
     let mut out = Vec::new();
     for key in keys {
         let kind: String = redis::cmd("TYPE")
