@@ -118,6 +118,9 @@ impl Application {
                 settings.cpu_inline_bytes,
                 metrics.clone(),
             ),
+            thread_touch: crate::runtime::thread::touch_interval(
+                crate::retention::Policy::from_settings(&settings).threads_idle,
+            ),
         };
         let org_limiter =
             crate::quota::org::OrgRequests::new(settings.org_requests_per_second, quota.clone());

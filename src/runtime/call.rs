@@ -131,8 +131,7 @@ impl Runtime {
         input: ToolCallInput,
     ) -> Result<CallStart, RuntimeError> {
         let in_flight = Arc::new(self.drain.enter().ok_or(RuntimeError::Draining)?);
-        let agent = self.agent(caller, agent_id).await?;
-        let thread = self.thread(caller, &agent.id, thread_key).await?;
+        let (agent, thread) = self.agent_in_thread(caller, agent_id, thread_key).await?;
         let id = new_id("call");
         tool_calls::start(
             &self.pool,

@@ -27,6 +27,7 @@ pub mod resume;
 pub mod slots;
 pub mod steps;
 pub mod stream;
+pub mod thread;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -37,7 +38,7 @@ use crate::auth::Caller;
 use crate::crypto::Cipher;
 use crate::engine::{Limits, ToolAnalysis};
 use crate::metrics::Metrics;
-use crate::store::agent_load::VersionedBinding;
+use crate::store::agent_load::{SeenThread, ThreadLookup, VersionedBinding};
 use crate::store::agents::Binding;
 use crate::store::deployments::CacheMode;
 use crate::store::providers::Provider;
@@ -84,6 +85,9 @@ pub struct Runtime {
     pub refresh_gates: refresh_gate::RefreshGates,
     /// Work proportional to a payload's size: off the async workers, capped per org.
     pub cpu: Arc<cpu::Cpu>,
+    /// A thread's `last_used_at` is written again only once it is this old
+    /// ([`thread::touch_interval`]: well below retention's idle time).
+    pub thread_touch: std::time::Duration,
 }
 
 /// A tool as bound to an agent, with what the engine learned from its schema (shared with
@@ -125,20 +129,30 @@ impl Runtime {
     /// Loads the agent for this caller: another org's agent is not found, and a token
     /// limited to one agent cannot use another.
     pub async fn agent(&self, caller: &Caller, agent_id: &str) -> Result<AgentView, RuntimeError> {
+        Ok(self.load_agent(caller, agent_id, None).await?.0)
+    }
+
+    /// [`Runtime::agent`], with the `thread` looked up in the same statement.
+    async fn load_agent(
+        &self,
+        caller: &Caller,
+        agent_id: &str,
+        thread: Option<ThreadLookup<'_>>,
+    ) -> Result<(AgentView, Option<SeenThread>), RuntimeError> {
         if !caller.allows_agent(agent_id) {
             return Err(RuntimeError::Forbidden(
                 "this runtime token is limited to another agent".into(),
             ));
         }
         let org = caller.org();
-        let agent = store::agent_load::load(&self.pool, org, agent_id)
+        let agent = store::agent_load::load(&self.pool, org, agent_id, thread)
             .await
             .map_err(|e| match e {
                 StoreError::NotFound => RuntimeError::NotFound("agent"),
                 other => other.into(),
             })?;
         let tools = self.compile(org, agent.bindings).await?;
-        Ok(AgentView {
+        let view = AgentView {
             id: agent.id,
             cache_mode: agent.cache,
             instructions: agent.instructions,
@@ -147,7 +161,8 @@ impl Runtime {
                 .direct_tool_budget
                 .map_or(self.direct_tool_budget, |b| b.max(0) as usize),
             token_budget: agent.token_budget.map(|b| b.max(0) as usize),
-        })
+        };
+        Ok((view, agent.thread))
     }
 
     /// The engine's bounds for a call of this agent: the service's, with the agent's own
@@ -234,32 +249,5 @@ impl Runtime {
             });
         }
         Ok(tools)
-    }
-
-    /// The thread of (org, agent, caller, thread key), created on first use.
-    pub async fn thread(
-        &self,
-        caller: &Caller,
-        agent_id: &str,
-        thread_key: &str,
-    ) -> Result<ThreadKey, RuntimeError> {
-        if thread_key.is_empty() || thread_key.len() > 200 {
-            return Err(RuntimeError::UnknownTool(
-                "thread_id must be 1 to 200 characters".into(),
-            ));
-        }
-        let org: &OrgId = caller.org();
-        let id = store::threads::get_or_create(
-            &self.pool,
-            org,
-            agent_id,
-            &caller.thread_owner(),
-            thread_key,
-        )
-        .await?;
-        Ok(ThreadKey {
-            org: org.clone(),
-            thread_id: id,
-        })
     }
 }

@@ -80,8 +80,7 @@ impl Runtime {
         thread_key: &str,
         commit: bool,
     ) -> Result<StepView, RuntimeError> {
-        let agent = self.agent(caller, agent_id).await?;
-        let thread = self.thread(caller, &agent.id, thread_key).await?;
+        let (agent, thread) = self.agent_in_thread(caller, agent_id, thread_key).await?;
         let step = match commit {
             true => results::next_step(&self.kv, &thread).await?,
             false => 0,

@@ -1,7 +1,10 @@
 //! An agent as a tool call needs it, in one statement: the agent, its deployment's cache
 //! mode, and every binding with the versions (`updated_at`) of its tool and provider, so
 //! the runtime takes compiled tools from its per-replica cache and reads a tool's full
-//! definition only when it changed ([`crate::runtime::compiled`]).
+//! definition only when it changed ([`crate::runtime::compiled`]). For a tool call or a
+//! step the same statement reads the caller's thread too (its id, and whether it was used
+//! recently), so resolving a thread needs no statement of its own
+//! ([`crate::runtime::thread`]).
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -26,6 +29,25 @@ pub struct AgentLoad {
     pub token_budget: Option<i32>,
     pub cache: CacheMode,
     pub bindings: Vec<VersionedBinding>,
+    /// The looked-up thread, when it exists.
+    pub thread: Option<SeenThread>,
+}
+
+/// The thread to read with the agent: the caller's (as `threads.caller`) with this key.
+#[derive(Debug, Clone, Copy)]
+pub struct ThreadLookup<'a> {
+    pub caller: &'a str,
+    pub key: &'a str,
+    /// A thread used less than this long ago is fresh (its `last_used_at` needs no touch).
+    pub fresh_within: std::time::Duration,
+}
+
+/// A thread as read with its agent.
+#[derive(Debug, Clone)]
+pub struct SeenThread {
+    pub id: String,
+    /// Used within [`ThreadLookup::fresh_within`] (by Postgres' clock).
+    pub fresh: bool,
 }
 
 #[derive(sqlx::FromRow)]
@@ -35,6 +57,8 @@ struct Row {
     direct_tool_budget: Option<i32>,
     token_budget: Option<i32>,
     cache: CacheMode,
+    thread_id: Option<String>,
+    thread_fresh: Option<bool>,
     tool_id: Option<String>,
     provider_id: Option<String>,
     loop_responses: Option<bool>,
@@ -45,21 +69,33 @@ struct Row {
 }
 
 const SQL: &str = "SELECT a.id, a.instructions, a.direct_tool_budget, a.token_budget, d.cache, \
+     th.id AS thread_id, th.last_used_at > now() - $5 * interval '1 second' AS thread_fresh, \
      b.tool_id, b.provider_id, b.loop_responses, b.dataset_ttl_hours, b.discovery, \
      t.updated_at AS tool_version, p.updated_at AS provider_version \
      FROM agents a \
      JOIN deployments d ON d.org_id = a.org_id AND d.id = a.deployment_id \
+     LEFT JOIN threads th ON th.org_id = a.org_id AND th.agent_id = a.id \
+       AND th.caller = $3 AND th.thread_key = $4 \
      LEFT JOIN agent_tools b ON b.org_id = a.org_id AND b.agent_id = a.id \
      LEFT JOIN tools t ON t.org_id = b.org_id AND t.id = b.tool_id \
      LEFT JOIN providers p ON p.org_id = b.org_id AND p.id = b.provider_id \
      WHERE a.org_id = $1 AND a.id = $2 \
      ORDER BY b.position, b.created_at, b.tool_id";
 
-/// The agent `id` of `org` with its versioned bindings; `NotFound` when there is none.
-pub async fn load(pool: &PgPool, org: &OrgId, id: &str) -> Result<AgentLoad, StoreError> {
+/// The agent `id` of `org` with its versioned bindings, and the `thread` looked up (a
+/// missing one is `None`); `NotFound` when there is no such agent.
+pub async fn load(
+    pool: &PgPool,
+    org: &OrgId,
+    id: &str,
+    thread: Option<ThreadLookup<'_>>,
+) -> Result<AgentLoad, StoreError> {
     let rows: Vec<Row> = sqlx::query_as(SQL)
         .bind(org.as_str())
         .bind(id)
+        .bind(thread.map(|t| t.caller))
+        .bind(thread.map(|t| t.key))
+        .bind(thread.map_or(0.0, |t| t.fresh_within.as_secs_f64()))
         .fetch_all(pool)
         .await?;
     let Some(first) = rows.first() else {
@@ -72,6 +108,10 @@ pub async fn load(pool: &PgPool, org: &OrgId, id: &str) -> Result<AgentLoad, Sto
         token_budget: first.token_budget,
         cache: first.cache,
         bindings: Vec::with_capacity(rows.len()),
+        thread: first.thread_id.clone().map(|id| SeenThread {
+            id,
+            fresh: first.thread_fresh.unwrap_or(false),
+        }),
     };
     for r in rows {
         let (Some(tool_id), Some(provider_id), Some(tool_version), Some(provider_version)) =

@@ -53,4 +53,5 @@ mod runtime_tokens;
 mod runtime_walks;
 mod secrets;
 mod sql_per_call;
+mod threads;
 mod workflows_run;

@@ -1,10 +1,12 @@
 //! Counts the SQL statements the app sends to Postgres: a small proxy between the app and
 //! the test database that reads the frontend side of the wire protocol and counts
 //! `Query` (simple protocol, e.g. `BEGIN`) and `Execute` (extended protocol) messages.
-//! Pool pings (a bare `Sync`) are not statements and are not counted.
+//! Pool pings (a bare `Sync`) are not statements and are not counted. Each statement's
+//! SQL is kept too (from the `Parse` its portal was bound to), so a test can say which
+//! statements a call made.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -12,12 +14,20 @@ use tokio::net::{TcpListener, TcpStream};
 pub struct SqlCounter {
     /// The database URL to give the app (through the proxy).
     pub url: String,
-    count: Arc<AtomicU64>,
+    log: Log,
 }
+
+/// The SQL of every statement sent, in order.
+type Log = Arc<Mutex<Vec<String>>>;
 
 impl SqlCounter {
     pub fn statements(&self) -> u64 {
-        self.count.load(Ordering::SeqCst)
+        self.log.lock().unwrap().len() as u64
+    }
+
+    /// The SQL of the statements sent since [`SqlCounter::statements`] was `from`.
+    pub fn sql_since(&self, from: u64) -> Vec<String> {
+        self.log.lock().unwrap()[from as usize..].to_vec()
     }
 }
 
@@ -33,8 +43,8 @@ pub async fn start(database_url: &str) -> SqlCounter {
     let port = listener.local_addr().expect("addr").port();
     url.set_port(Some(port)).expect("port");
     url.query_pairs_mut().append_pair("sslmode", "disable");
-    let count = Arc::new(AtomicU64::new(0));
-    let counter = count.clone();
+    let log = Log::default();
+    let counter = log.clone();
     tokio::spawn(async move {
         while let Ok((client, _)) = listener.accept().await {
             let Ok(server) = TcpStream::connect(&target).await else {
@@ -45,26 +55,28 @@ pub async fn start(database_url: &str) -> SqlCounter {
     });
     SqlCounter {
         url: url.to_string(),
-        count,
+        log,
     }
 }
 
-async fn relay(client: TcpStream, server: TcpStream, count: Arc<AtomicU64>) {
+async fn relay(client: TcpStream, server: TcpStream, log: Log) {
     let _ = (client.set_nodelay(true), server.set_nodelay(true));
     let (mut from_client, mut to_client) = client.into_split();
     let (mut from_server, mut to_server) = server.into_split();
     tokio::spawn(async move {
         let _ = tokio::io::copy(&mut from_server, &mut to_client).await;
     });
-    let _ = frontend(&mut from_client, &mut to_server, &count).await;
+    let _ = frontend(&mut from_client, &mut to_server, &log).await;
 }
 
 /// Forwards the client's messages, counting statements.
 async fn frontend(
     from: &mut (impl AsyncReadExt + Unpin),
     to: &mut (impl AsyncWriteExt + Unpin),
-    count: &AtomicU64,
+    log: &Mutex<Vec<String>>,
 ) -> std::io::Result<()> {
+    // prepared statement name -> SQL, and portal name -> SQL, on this connection
+    let (mut prepared, mut portals) = (HashMap::new(), HashMap::new());
     // untyped: an SSL/GSS request (answered by one byte) and then the startup message
     loop {
         let len = from.read_u32().await?;
@@ -84,9 +96,31 @@ async fn frontend(
         frame.extend_from_slice(&len.to_be_bytes());
         frame.resize(len as usize + 1, 0);
         from.read_exact(&mut frame[5..]).await?;
-        if tag == b'Q' || tag == b'E' {
-            count.fetch_add(1, Ordering::SeqCst);
+        let body = &frame[5..];
+        match tag {
+            b'P' => {
+                let (name, rest) = cstr(body);
+                prepared.insert(name, cstr(rest).0);
+            }
+            b'B' => {
+                let (portal, rest) = cstr(body);
+                let sql = prepared.get(&cstr(rest).0).cloned().unwrap_or_default();
+                portals.insert(portal, sql);
+            }
+            b'E' => {
+                let sql = portals.get(&cstr(body).0).cloned().unwrap_or_default();
+                log.lock().unwrap().push(sql);
+            }
+            b'Q' => log.lock().unwrap().push(cstr(body).0),
+            _ => {}
         }
         to.write_all(&frame).await?;
     }
+}
+
+/// A NUL-terminated string at the start of `bytes`, and what follows it.
+fn cstr(bytes: &[u8]) -> (String, &[u8]) {
+    let end = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
+    let rest = bytes.get(end + 1..).unwrap_or_default();
+    (String::from_utf8_lossy(&bytes[..end]).into_owned(), rest)
 }

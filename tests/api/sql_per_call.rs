@@ -8,9 +8,10 @@ use crate::helpers::{fresh_database, spawn_with, test_settings};
 use crate::rig::{tool_defs, Rig};
 use crate::sql_count;
 
-/// Statements of one warm pass-through call (`get_contact`) on an agent with `tools` bound
-/// tools, the first call of its thread excluded (compiling, the thread's creation).
-async fn statements_per_call(tools: usize) -> u64 {
+/// Statements (their SQL) of one warm pass-through call (`get_contact`) on an agent with
+/// `tools` bound tools, the first call of its thread excluded (compiling, the thread's
+/// creation).
+async fn statements_per_call(tools: usize) -> Vec<String> {
     let counter = sql_count::start(&fresh_database().await).await;
     let app = spawn_with(test_settings(counter.url.clone())).await;
     let up = crate::upstream_server::start().await;
@@ -31,17 +32,24 @@ async fn statements_per_call(tools: usize) -> u64 {
     call().await.ok(200);
     let before = counter.statements();
     let r = call().await;
-    let after = counter.statements();
     assert_eq!(r.ok(200)["result"]["name"], "Contact 7");
-    after - before
+    counter.sql_since(before)
 }
 
 #[tokio::test]
 async fn statements_per_pass_through_call_do_not_grow_with_bound_tools() {
-    let two = statements_per_call(2).await;
-    let many = statements_per_call(33).await;
-    eprintln!("SQL statements per pass-through call: 2 tools {two}, 33 tools {many}");
+    let sql = statements_per_call(2).await;
+    let (two, many) = (sql.len(), statements_per_call(33).await.len());
+    eprintln!("SQL statements per pass-through call: 2 tools {two}, 33 tools {many}: {sql:#?}");
     assert!(two > 0, "the counter sees the app's statements");
+    // the thread is read with the agent and not written while it is fresh
+    assert!(
+        !sql.iter()
+            .any(|s| s.contains("INSERT INTO threads") || s.contains("UPDATE threads")),
+        "{sql:#?}"
+    );
+    // agent (with its thread), call record, org credential, outcome
+    assert!(two <= 4, "{two} statements: {sql:#?}");
     assert_eq!(many, two, "2 tools: {two} statements, 33 tools: {many}");
 }
 
