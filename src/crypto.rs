@@ -55,6 +55,17 @@ impl Cipher {
     }
 }
 
+/// Sealed bytes as stored (nonce ‖ ciphertext ‖ tag), carried to where they are opened:
+/// its `Debug` shows only the length, so a struct holding one can be logged.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Sealed(pub Vec<u8>);
+
+impl std::fmt::Debug for Sealed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Sealed({} bytes)", self.0.len())
+    }
+}
+
 const ALPHABET: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
 
 /// `len` random base62 characters (≈5.95 bits each) from the OS-seeded CSPRNG.

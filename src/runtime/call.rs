@@ -503,10 +503,12 @@ impl Runtime {
                 bound.provider.name, bound.provider.id
             )));
         }
-        Ok(Credential::Org(
-            self.org_credential(caller.org(), &bound.provider.id)
-                .await?,
-        ))
+        // read with the agent (this call's statement), opened only now
+        let org = match &bound.org_credential {
+            Some(sealed) => Some(self.open_org_credential(&sealed.0, &bound.provider.id)?),
+            None => None,
+        };
+        Ok(Credential::Org(org))
     }
 
     /// The provider's org-level credential, decrypted, if one is stored.
@@ -519,7 +521,16 @@ impl Runtime {
         else {
             return Ok(None);
         };
-        Ok(Some(self.unseal(&sealed, provider_id.as_bytes())?))
+        Ok(Some(self.open_org_credential(&sealed, provider_id)?))
+    }
+
+    /// A provider's org-level credential, sealed to its provider id.
+    fn open_org_credential(
+        &self,
+        sealed: &[u8],
+        provider_id: &str,
+    ) -> Result<SecretString, RuntimeError> {
+        self.unseal(sealed, provider_id.as_bytes())
     }
 
     async fn retrieve(

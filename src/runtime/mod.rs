@@ -100,6 +100,8 @@ pub struct BoundTool {
     pub analysis: Arc<ToolAnalysis>,
     /// Where each argument goes in the upstream request (compiled with the provider).
     pub template: Arc<crate::upstream::Template>,
+    /// The provider's org credential as this call read it, sealed until it is sent.
+    pub org_credential: Option<crate::crypto::Sealed>,
 }
 
 /// An agent as the runtime needs it.
@@ -246,6 +248,7 @@ impl Runtime {
                 analysis: compiled.analysis.clone(),
                 template: compiled.template.clone(),
                 provider,
+                org_credential: b.org_credential,
             });
         }
         Ok(tools)

@@ -1,7 +1,10 @@
 //! An agent as a tool call needs it, in one statement: the agent, its deployment's cache
 //! mode, and every binding with the versions (`updated_at`) of its tool and provider, so
 //! the runtime takes compiled tools from its per-replica cache and reads a tool's full
-//! definition only when it changed ([`crate::runtime::compiled`]). For a tool call or a
+//! definition only when it changed ([`crate::runtime::compiled`]). Each binding carries
+//! its provider's org credential, still sealed (opened only by the call that sends it), so
+//! a call reads no credential of its own and a rotation is seen by the next call on every
+//! replica. For a tool call or a
 //! step the same statement reads the caller's thread too (its id, and whether it was used
 //! recently), so resolving a thread needs no statement of its own
 //! ([`crate::runtime::thread`]).
@@ -12,6 +15,7 @@ use sqlx::PgPool;
 use super::agents::Binding;
 use super::deployments::CacheMode;
 use super::{OrgId, StoreError};
+use crate::crypto::Sealed;
 
 /// A binding with the versions of what it binds.
 #[derive(Debug, Clone)]
@@ -19,6 +23,8 @@ pub struct VersionedBinding {
     pub binding: Binding,
     pub tool_version: DateTime<Utc>,
     pub provider_version: DateTime<Utc>,
+    /// The provider's org-level credential as stored (sealed), if it has one.
+    pub org_credential: Option<Sealed>,
 }
 
 #[derive(Debug, Clone)]
@@ -66,12 +72,14 @@ struct Row {
     discovery: Option<bool>,
     tool_version: Option<DateTime<Utc>>,
     provider_version: Option<DateTime<Utc>>,
+    org_credential: Option<Vec<u8>>,
 }
 
 const SQL: &str = "SELECT a.id, a.instructions, a.direct_tool_budget, a.token_budget, d.cache, \
      th.id AS thread_id, th.last_used_at > now() - $5 * interval '1 second' AS thread_fresh, \
      b.tool_id, b.provider_id, b.loop_responses, b.dataset_ttl_hours, b.discovery, \
-     t.updated_at AS tool_version, p.updated_at AS provider_version \
+     t.updated_at AS tool_version, p.updated_at AS provider_version, \
+     p.credential_ciphertext AS org_credential \
      FROM agents a \
      JOIN deployments d ON d.org_id = a.org_id AND d.id = a.deployment_id \
      LEFT JOIN threads th ON th.org_id = a.org_id AND th.agent_id = a.id \
@@ -129,6 +137,7 @@ pub async fn load(
             },
             tool_version,
             provider_version,
+            org_credential: r.org_credential.map(Sealed),
         });
     }
     Ok(out)

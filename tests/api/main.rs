@@ -38,6 +38,7 @@ mod mcp_providers;
 mod mcp_server;
 mod openapi_doc;
 mod openapi_import;
+mod org_credentials;
 mod pagination;
 mod parallel_walks;
 mod providers;

@@ -17,18 +17,18 @@ use crate::rig::Rig;
 use crate::sql_count::{self, SqlCounter};
 use crate::upstream_server::{self, Upstream};
 
-struct Replicas {
-    counter: SqlCounter,
-    a: TestApp,
-    b: TestApp,
-    _up: Upstream,
-    rig: Rig,
-    token: String,
-    pool: PgPool,
+pub struct Replicas {
+    pub counter: SqlCounter,
+    pub a: TestApp,
+    pub b: TestApp,
+    pub up: Upstream,
+    pub rig: Rig,
+    pub token: String,
+    pub pool: PgPool,
 }
 
 /// Two app instances on one database (through the statement counter) and one Redis.
-async fn replicas() -> Replicas {
+pub async fn replicas() -> Replicas {
     let database = fresh_database().await;
     let counter = sql_count::start(&database).await;
     let a = spawn_with(test_settings(counter.url.clone())).await;
@@ -41,7 +41,7 @@ async fn replicas() -> Replicas {
         counter,
         a,
         b,
-        _up: up,
+        up,
         rig,
         token,
         pool,
@@ -50,7 +50,7 @@ async fn replicas() -> Replicas {
 
 impl Replicas {
     /// A pass-through call in thread `thread` through `app`; its call id.
-    async fn call(&self, app: &TestApp, thread: &str) -> String {
+    pub async fn call(&self, app: &TestApp, thread: &str) -> String {
         let r = self
             .rig
             .call(app, &self.token, thread, "get_contact", json!({"id": 7}))
