@@ -13,6 +13,9 @@
 //!   cut result restricts the thread from then on, G5); `tools/call` runs the call through
 //!   the runtime, streaming `notifications/progress` for the client's `progressToken`
 //!   and `notifications/tools/list_changed` when the step's tools differ after the call.
+//!   The agent is loaded once per request (with its thread, one statement): the step
+//!   before, the call and the step after all use it, and only the thread's state is read
+//!   again; an agent changed meanwhile is what the next request sees.
 //! - A tool call's error is a result with `isError: true` whose text is the problem's code
 //!   and detail, as the REST API's `tool-output-error`; only internal failures are
 //!   JSON-RPC errors.
@@ -239,26 +242,39 @@ pub async fn run_call(
     call: CallRequest,
     out: mpsc::Sender<Value>,
 ) {
-    let before = rt.peek_steps(caller, agent_id, session).await.ok();
+    // the agent is loaded once for the whole request: the call runs with it, and the
+    // tools before and after it are this agent's in the thread's state of that moment
+    let loaded = rt.agent_in_thread(caller, agent_id, session).await;
+    let before = match &loaded {
+        Ok((agent, thread)) => rt.peek_loaded(agent, thread).await.ok(),
+        Err(_) => None,
+    };
     let input = ToolCallInput {
         name: call.name,
         arguments: call.arguments,
         experiment: false,
     };
-    let outcome = match rt.start_call(caller, agent_id, session, input).await {
-        Ok(start) => match &call.progress_token {
-            Some(token) => {
-                let sink = ProgressNotifier {
-                    tx: out.clone(),
-                    token: token.clone(),
-                };
-                rt.execute(caller, &start, &sink).await
-            }
-            None => rt.execute(caller, &start, &crate::engine::NoProgress).await,
-        },
+    let started = match loaded {
+        Ok((agent, thread)) => rt.start_loaded(caller, agent, thread, input).await,
         Err(e) => Err(e),
     };
-    let after = rt.peek_steps(caller, agent_id, session).await.ok();
+    let (outcome, after) = match started {
+        Ok(start) => {
+            let outcome = match &call.progress_token {
+                Some(token) => {
+                    let sink = ProgressNotifier {
+                        tx: out.clone(),
+                        token: token.clone(),
+                    };
+                    rt.execute(caller, &start, &sink).await
+                }
+                None => rt.execute(caller, &start, &crate::engine::NoProgress).await,
+            };
+            let after = rt.peek_loaded(&start.agent, &start.thread).await.ok();
+            (outcome, after)
+        }
+        Err(e) => (Err(e), None),
+    };
     let changed = match (&before, &after) {
         (Some(b), Some(a)) => tools_of(b) != tools_of(a),
         _ => false,

@@ -130,8 +130,20 @@ impl Runtime {
         thread_key: &str,
         input: ToolCallInput,
     ) -> Result<CallStart, RuntimeError> {
-        let in_flight = Arc::new(self.drain.enter().ok_or(RuntimeError::Draining)?);
         let (agent, thread) = self.agent_in_thread(caller, agent_id, thread_key).await?;
+        self.start_loaded(caller, agent, thread, input).await
+    }
+
+    /// [`Runtime::start_call`] with the agent and thread already loaded for this request
+    /// ([`Runtime::agent_in_thread`]): the call runs with exactly that agent.
+    pub async fn start_loaded(
+        &self,
+        caller: &Caller,
+        agent: super::AgentView,
+        thread: ThreadKey,
+        input: ToolCallInput,
+    ) -> Result<CallStart, RuntimeError> {
+        let in_flight = Arc::new(self.drain.enter().ok_or(RuntimeError::Draining)?);
         let id = new_id("call");
         tool_calls::start(
             &self.pool,

@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::{discovery, results, Runtime, RuntimeError};
+use super::{discovery, results, AgentView, Runtime, RuntimeError, ThreadKey};
 use crate::auth::Caller;
 use crate::discovery::meta;
 use crate::engine::{self, ModelTool};
@@ -63,7 +63,7 @@ impl Runtime {
     }
 
     /// What `steps` would answer now, without counting a step or restricting the thread
-    /// (`step` is 0): the MCP server compares it before and after a call (M2).
+    /// (`step` is 0): the MCP server's `initialize` (M2).
     pub async fn peek_steps(
         &self,
         caller: &Caller,
@@ -71,6 +71,17 @@ impl Runtime {
         thread_key: &str,
     ) -> Result<StepView, RuntimeError> {
         self.step_view(caller, agent_id, thread_key, false).await
+    }
+
+    /// [`Runtime::peek_steps`] for an agent and thread already loaded: the MCP server
+    /// compares it before and after a call (M2) with the agent that call loaded once. The
+    /// thread's state (results, restriction, loaded tools) is read afresh each time.
+    pub async fn peek_loaded(
+        &self,
+        agent: &AgentView,
+        thread: &ThreadKey,
+    ) -> Result<StepView, RuntimeError> {
+        self.step_of(agent, thread, false).await
     }
 
     async fn step_view(
@@ -81,8 +92,17 @@ impl Runtime {
         commit: bool,
     ) -> Result<StepView, RuntimeError> {
         let (agent, thread) = self.agent_in_thread(caller, agent_id, thread_key).await?;
+        self.step_of(&agent, &thread, commit).await
+    }
+
+    async fn step_of(
+        &self,
+        agent: &AgentView,
+        thread: &ThreadKey,
+        commit: bool,
+    ) -> Result<StepView, RuntimeError> {
         let step = match commit {
-            true => results::next_step(&self.kv, &thread).await?,
+            true => results::next_step(&self.kv, thread).await?,
             false => 0,
         };
         let mut system = Vec::new();
@@ -93,9 +113,9 @@ impl Runtime {
             system.push(agent.instructions.clone());
         }
         let retrieval = || engine::retrieval_tools().into_iter().map(view);
-        if !results::pending(&self.kv, &thread).await?.is_empty() {
+        if !results::pending(&self.kv, thread).await?.is_empty() {
             if commit {
-                results::set_restricted(&self.kv, &thread).await?;
+                results::set_restricted(&self.kv, thread).await?;
             }
             return Ok(StepView {
                 step,
@@ -105,12 +125,12 @@ impl Runtime {
             });
         }
         // D1, D2: direct tools and those loaded in this thread; the rest wait in the pool
-        let offer = self.offer(&agent, &thread).await?;
+        let offer = self.offer(agent, thread).await?;
         let mut tools: Vec<ToolView> = agent
             .tools
             .iter()
             .enumerate()
-            .filter(|(i, _)| offer.offered(&agent, *i))
+            .filter(|(i, _)| offer.offered(agent, *i))
             .map(|(_, b)| {
                 view(engine::model_tool(
                     &b.tool.name,
@@ -123,7 +143,7 @@ impl Runtime {
             .collect();
         if offer.any_pooled() {
             let mut kits: Vec<&str> = offer
-                .pooled(&agent)
+                .pooled(agent)
                 .filter_map(discovery::toolkit_of)
                 .collect();
             kits.sort_unstable();
@@ -135,7 +155,7 @@ impl Runtime {
         if !toolkits.is_empty() {
             tools.extend(meta::connection_tools(&toolkits).into_iter().map(view));
         }
-        if agent.looping() || results::holds_results(&self.kv, &thread).await? {
+        if agent.looping() || results::holds_results(&self.kv, thread).await? {
             tools.extend(retrieval());
         }
         Ok(StepView {

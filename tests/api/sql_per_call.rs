@@ -108,3 +108,67 @@ async fn a_changed_provider_recompiles_its_tools() {
         (1, 1)
     );
 }
+
+/// Posts one JSON-RPC request to the agent's MCP endpoint (M2) as a plain JSON client (no
+/// SSE); returns the response and the session id it issued, if any.
+async fn mcp_post(
+    app: &crate::helpers::TestApp,
+    agent: &str,
+    token: &str,
+    session: Option<&str>,
+    message: serde_json::Value,
+) -> (serde_json::Value, Option<String>) {
+    let mut req = app
+        .client
+        .post(format!("{}/v1/agents/{agent}/mcp", app.address))
+        .bearer_auth(token)
+        .header("accept", "application/json")
+        .json(&message);
+    if let Some(s) = session {
+        req = req.header("mcp-session-id", s);
+    }
+    let res = req.send().await.expect("mcp request");
+    assert_eq!(res.status().as_u16(), 200);
+    let session = res
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    (res.json().await.expect("JSON-RPC response"), session)
+}
+
+/// Issue 15, M2: an MCP `tools/call` loads the agent once per request — the step before
+/// the call, the call and the step after it share one load (with the thread, one
+/// statement) — so it costs no more statements than the same call over REST.
+#[tokio::test]
+async fn an_mcp_tools_call_loads_the_agent_once() {
+    let counter = sql_count::start(&fresh_database().await).await;
+    let app = spawn_with(test_settings(counter.url.clone())).await;
+    let up = crate::upstream_server::start().await;
+    let rig = Rig::new(&app, &up, false).await;
+    let token = rig.token(&app, "u1", json!({})).await;
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "sql-count", "version": "1"}}});
+    let (_, session) = mcp_post(&app, &rig.agent, &token, None, init).await;
+    let session = session.expect("initialize issues a session");
+    let call = |id: u32| {
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "get_contact", "arguments": {"id": 7}}});
+        mcp_post(&app, &rig.agent, &token, Some(&session), message)
+    };
+    call(2).await;
+    let before = counter.statements();
+    let (answer, _) = call(3).await;
+    let sql = counter.sql_since(before);
+    eprintln!("SQL statements per MCP tools/call: {}: {sql:#?}", sql.len());
+    assert_eq!(
+        answer["result"]["structuredContent"]["name"], "Contact 7",
+        "{answer}"
+    );
+    let loads = sql.iter().filter(|s| s.contains("FROM agents a")).count();
+    assert_eq!(loads, 1, "the agent is loaded once: {sql:#?}");
+    // the agent (with its thread and the sealed credential), the call's record
+    assert!(sql.len() <= 3, "{} statements: {sql:#?}", sql.len());
+    assert_eq!(up.count("/contacts/7"), 2);
+}
