@@ -2,10 +2,14 @@
 //! second and its concurrent walks hold for all replicas together, not per process.
 //!
 //! # Contract
-//! - One Redis round trip per decision: a GCRA rate check ([`Shared::rate`]) or a leased
-//!   concurrency slot ([`Shared::acquire_slot`]) is one `EVAL` of a small Lua script, so the
-//!   check and the update are atomic across replicas. Redis' own clock (`TIME`) is the
-//!   clock, so replicas' clock skew does not matter.
+//! - Rates are leased: one `EVAL` of a small GCRA script ([`Shared::lease`]) takes a few
+//!   permits at once (never more than the burst allows), and the replica spends them
+//!   without another round trip until they are spent or one emission interval (at least
+//!   10 ms) old; the exact bound on what that can over-admit across N replicas is in
+//!   [`lease`] (`+0` for burst 1, at most `+1` in any window for rates up to 100/s). A
+//!   concurrency slot ([`Shared::acquire_slot`]) is one `EVAL` per walk. Each script is
+//!   atomic across replicas and runs on Redis' own clock (`TIME`), so replicas' clock
+//!   skew does not matter.
 //! - The in-process limiters (governor, semaphores) stay in front at the full configured
 //!   value: a replica never sends more than the quota even alone, and a burst is refused
 //!   locally before it costs a round trip.
@@ -19,6 +23,7 @@
 //! Never: a Redis failure never fails a request by itself, and a denied rate check
 //! consumes nothing.
 
+pub mod lease;
 pub mod org;
 mod scripts;
 
@@ -40,6 +45,17 @@ pub enum Decision {
     Allowed,
     /// Not before this long (nothing was taken).
     Wait(Duration),
+    /// Redis could not decide: use the per-process fallback.
+    Unavailable,
+}
+
+/// What one lease request got from Redis ([`Shared::lease`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grant {
+    /// This many permits (at least one), counted against the quota now.
+    Granted(u32),
+    /// None before this long (nothing was taken).
+    Denied(Duration),
     /// Redis could not decide: use the per-process fallback.
     Unavailable,
 }
@@ -91,22 +107,22 @@ impl Shared {
         self.degraded.load(Ordering::Relaxed)
     }
 
-    fn record(&self, d: Decision) -> Decision {
-        let down = d == Decision::Unavailable;
+    fn record(&self, down: bool) {
         self.degraded.store(down, Ordering::Relaxed);
         if down {
             Metrics::inc(&self.metrics.quota_fallbacks);
         }
-        d
     }
 
-    /// GCRA: one request against `rps` with `burst` under `key` (all replicas together).
-    pub async fn rate(&self, key: &str, rps: f64, burst: u32) -> Decision {
+    /// GCRA: up to `want` permits at once against `rps` with `burst` under `key` (all
+    /// replicas together); as many as the quota has now, at least one, else none and how
+    /// long until one. [`lease::RateLease`] is what spends them.
+    pub async fn lease(&self, key: &str, rps: f64, burst: u32, want: u32) -> Grant {
         let Some(pool) = &self.redis else {
-            return Decision::Allowed;
+            return Grant::Granted(want.max(1));
         };
         if !(rps.is_finite() && rps > 0.0) {
-            return Decision::Allowed;
+            return Grant::Granted(want.max(1));
         }
         let interval_us = (1e6 / rps).ceil().max(1.0) as u64;
         let mut cmd = redis::cmd("EVAL");
@@ -114,13 +130,16 @@ impl Shared {
             .arg(1)
             .arg(key)
             .arg(interval_us)
-            .arg(burst.max(1));
+            .arg(burst.max(1))
+            .arg(want.max(1));
         let reply: Option<i64> = run(pool, &cmd).await;
-        self.record(match reply {
-            None => Decision::Unavailable,
-            Some(0) => Decision::Allowed,
-            Some(us) => Decision::Wait(Duration::from_micros(us.unsigned_abs())),
-        })
+        let grant = match reply {
+            None => Grant::Unavailable,
+            Some(n) if n > 0 => Grant::Granted(u32::try_from(n).unwrap_or(u32::MAX)),
+            Some(us) => Grant::Denied(Duration::from_micros(us.unsigned_abs().max(1))),
+        };
+        self.record(grant == Grant::Unavailable);
+        grant
     }
 
     /// Takes one of `max` slots under `key` for `member`, leased for `lease` (a crashed
@@ -143,11 +162,12 @@ impl Shared {
             .arg(max)
             .arg(lease.as_micros() as u64);
         let reply: Option<i64> = run(pool, &cmd).await;
-        self.record(match reply {
+        self.record(reply.is_none());
+        match reply {
             None => Decision::Unavailable,
             Some(1) => Decision::Allowed,
             Some(_) => Decision::Wait(Duration::from_secs(1)),
-        })
+        }
     }
 
     /// Gives a slot back (best effort: the lease frees it anyway).

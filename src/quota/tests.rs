@@ -3,7 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Decision, Shared};
+use super::lease::{RateLease, LEASE_MIN_AGE};
+use super::{Decision, Grant, Shared};
 use crate::metrics::Metrics;
 
 fn shared_at(url: &str, replicas: u32) -> Arc<Shared> {
@@ -24,9 +25,9 @@ async fn gcra_allows_the_burst_then_says_how_long_to_wait() {
     let Some(q) = redis() else { return };
     let key = unique("gcra");
     // 10/s with a burst of 2: two now, the third in about 100 ms
-    assert_eq!(q.rate(&key, 10.0, 2).await, Decision::Allowed);
-    assert_eq!(q.rate(&key, 10.0, 2).await, Decision::Allowed);
-    let Decision::Wait(d) = q.rate(&key, 10.0, 2).await else {
+    assert_eq!(q.lease(&key, 10.0, 2, 1).await, Grant::Granted(1));
+    assert_eq!(q.lease(&key, 10.0, 2, 1).await, Grant::Granted(1));
+    let Grant::Denied(d) = q.lease(&key, 10.0, 2, 1).await else {
         panic!("third request should wait")
     };
     assert!(
@@ -34,7 +35,7 @@ async fn gcra_allows_the_burst_then_says_how_long_to_wait() {
         "{d:?}"
     );
     // a denied check took nothing: still denied, never a longer wait than the interval
-    let Decision::Wait(again) = q.rate(&key, 10.0, 2).await else {
+    let Grant::Denied(again) = q.lease(&key, 10.0, 2, 1).await else {
         panic!("still denied")
     };
     assert!(again <= Duration::from_millis(100));
@@ -47,8 +48,8 @@ async fn two_replicas_share_one_rate() {
         return;
     };
     let key = unique("gcra");
-    assert_eq!(a.rate(&key, 1.0, 1).await, Decision::Allowed);
-    assert!(matches!(b.rate(&key, 1.0, 1).await, Decision::Wait(_)));
+    assert_eq!(a.lease(&key, 1.0, 1, 1).await, Grant::Granted(1));
+    assert!(matches!(b.lease(&key, 1.0, 1, 1).await, Grant::Denied(_)));
 }
 
 #[tokio::test]
@@ -101,7 +102,7 @@ async fn unreachable_redis_falls_back_and_says_so() {
     let port = listener.local_addr().unwrap().port();
     drop(listener);
     let q = shared_at(&format!("redis://127.0.0.1:{port}"), 4);
-    assert_eq!(q.rate("k", 5.0, 1).await, Decision::Unavailable);
+    assert_eq!(q.lease("k", 5.0, 1, 1).await, Grant::Unavailable);
     assert!(q.degraded());
     assert!(q
         .metrics()
@@ -119,6 +120,124 @@ async fn unreachable_redis_falls_back_and_says_so() {
 async fn without_redis_there_is_nothing_to_share() {
     let q = Shared::new(None, 3, Arc::new(Metrics::default()));
     assert!(!q.is_shared());
-    assert_eq!(q.rate("k", 1.0, 1).await, Decision::Allowed);
-    assert_eq!(q.rate("k", 1.0, 1).await, Decision::Allowed);
+    assert_eq!(q.lease("k", 1.0, 1, 1).await, Grant::Granted(1));
+    assert_eq!(q.lease("k", 1.0, 1, 1).await, Grant::Granted(1));
+}
+
+#[tokio::test]
+async fn a_lease_grants_what_conforms_now_never_more_than_the_burst() {
+    let Some(q) = redis() else { return };
+    let key = unique("gcra");
+    // 10/s, burst 5: 8 wanted, 5 conform now
+    assert_eq!(q.lease(&key, 10.0, 5, 8).await, Grant::Granted(5));
+    assert!(matches!(q.lease(&key, 10.0, 5, 1).await, Grant::Denied(_)));
+    let key = unique("gcra");
+    assert_eq!(q.lease(&key, 10.0, 5, 3).await, Grant::Granted(3));
+    assert_eq!(q.lease(&key, 10.0, 5, 3).await, Grant::Granted(2));
+    let Grant::Denied(d) = q.lease(&key, 10.0, 5, 3).await else {
+        panic!("the burst is spent")
+    };
+    assert!(d <= Duration::from_millis(100), "{d:?}");
+}
+
+#[tokio::test]
+async fn a_burst_one_limit_leases_one_permit_per_request() {
+    let Some(q) = redis() else { return };
+    let lease = RateLease::new(unique("gcra"), 1000.0, 1);
+    assert_eq!(lease.bounds(), (1, LEASE_MIN_AGE));
+    let mut allowed = 0;
+    while allowed < 5 {
+        match lease.take(&q).await {
+            Decision::Allowed => allowed += 1,
+            Decision::Wait(d) => tokio::time::sleep(d).await,
+            Decision::Unavailable => panic!("Redis is up"),
+        }
+    }
+    assert!(lease.asked() >= 5, "every permit was asked for");
+}
+
+#[tokio::test]
+async fn an_old_lease_is_dropped_and_an_idle_replica_holds_nothing() {
+    let Some(q) = redis() else { return };
+    // 100/s, burst 50: a lease lives 10 ms
+    let lease = RateLease::new(unique("gcra"), 100.0, 50);
+    assert_eq!(lease.bounds(), (50, LEASE_MIN_AGE));
+    for _ in 0..20 {
+        assert_eq!(lease.take(&q).await, Decision::Allowed);
+    }
+    assert!(
+        lease.asked() < 20,
+        "back-to-back requests share leases: {} asks",
+        lease.asked()
+    );
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    assert!(lease.is_idle(std::time::Instant::now()));
+    let before = lease.asked();
+    assert_eq!(lease.take(&q).await, Decision::Allowed);
+    assert_eq!(lease.asked(), before + 1, "an old lease is not spent");
+}
+
+/// The module header's bound: N replicas leasing one quota admit at most
+/// `burst + rate × elapsed + min(N × (L − 1), ⌊rate × A⌋)`; and they ask Redis far less
+/// often than once per request when the demand is below the limit.
+#[tokio::test]
+async fn three_replicas_leasing_one_rate_stay_within_the_bound() {
+    let Some(_) = redis() else { return };
+    let key = unique("gcra");
+    let (rate, burst) = (400.0, 40u32);
+    let replicas: Vec<(Arc<Shared>, Arc<RateLease>)> = (0..3)
+        .map(|_| {
+            (
+                redis().unwrap(),
+                Arc::new(RateLease::new(key.clone(), rate, burst)),
+            )
+        })
+        .collect();
+    let (cap, age) = replicas[0].1.bounds();
+    let started = std::time::Instant::now();
+    let mut tasks = Vec::new();
+    for (shared, lease) in &replicas {
+        for _ in 0..4 {
+            let (shared, lease) = (shared.clone(), lease.clone());
+            tasks.push(tokio::spawn(async move {
+                let (mut allowed, mut refused) = (0u64, 0u64);
+                for _ in 0..60 {
+                    match lease.take(&shared).await {
+                        Decision::Allowed => allowed += 1,
+                        Decision::Wait(d) => {
+                            refused += 1;
+                            tokio::time::sleep(d.min(Duration::from_millis(5))).await;
+                        }
+                        Decision::Unavailable => panic!("Redis is up"),
+                    }
+                }
+                (allowed, refused)
+            }));
+        }
+    }
+    let (mut allowed, mut refused) = (0, 0);
+    for t in tasks {
+        let (a, r) = t.await.unwrap();
+        allowed += a;
+        refused += r;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let slack = (3 * (u64::from(cap) - 1)).min((rate * age.as_secs_f64()).floor() as u64);
+    let bound = u64::from(burst) + (rate * elapsed).ceil() as u64 + slack;
+    assert!(
+        allowed <= bound,
+        "{allowed} admitted in {elapsed:.3} s, bound {bound}"
+    );
+    assert!(
+        refused > 0,
+        "720 requests exceed what {elapsed:.3} s allows"
+    );
+    let asked: u64 = replicas.iter().map(|(_, l)| l.asked()).sum();
+    eprintln!(
+        "{allowed} admitted, {refused} refused, {asked} asks in {elapsed:.3} s (bound {bound})"
+    );
+    assert!(
+        asked < allowed + refused,
+        "{asked} asks for {allowed} permits and {refused} refusals"
+    );
 }

@@ -1,8 +1,10 @@
 //! Per-provider rate limits (GCRA): one limiter per provider id for the whole process, in
 //! front, and — with Redis — one shared GCRA per provider across every replica
 //! ([`crate::quota`]), so every call and every walk of every replica together stay within
-//! the provider's `requests_per_second` with its `burst`. Each HTTP request (each redirect
-//! hop too) waits for a permit first. With Redis unreachable, the permit comes from a
+//! the provider's `requests_per_second` with its `burst` (leased a few permits at a time,
+//! never more than the burst: see [`crate::quota::lease`] for the exact bound; a burst-1
+//! provider is asked once per request). Each HTTP request (each redirect hop too) waits
+//! for a permit first. With Redis unreachable, the permit comes from a
 //! per-process limiter at the rate divided by the configured replica count.
 
 use std::collections::HashMap;
@@ -12,6 +14,7 @@ use std::time::Duration;
 
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
+use crate::quota::lease::RateLease;
 use crate::quota::{Decision, Shared};
 use crate::store::providers::RateLimit;
 
@@ -19,8 +22,8 @@ use crate::store::providers::RateLimit;
 pub struct ProviderLimiter {
     local: DefaultDirectRateLimiter,
     limit: RateLimit,
-    /// The shared GCRA and this replica's fallback share of the rate.
-    shared: Option<(Arc<Shared>, String, DefaultDirectRateLimiter)>,
+    /// The shared GCRA (this replica's lease of it) and its fallback share of the rate.
+    shared: Option<(Arc<Shared>, RateLease, DefaultDirectRateLimiter)>,
 }
 
 fn governor(rps: f64, burst: u32) -> Option<DefaultDirectRateLimiter> {
@@ -55,11 +58,12 @@ impl ProviderLimiter {
                 shared.share_rate(limit.requests_per_second),
                 shared.share(limit.burst),
             )?;
-            me.shared = Some((
-                shared.clone(),
+            let lease = RateLease::new(
                 format!("lg:quota:provider:{provider_id}"),
-                fallback,
-            ));
+                limit.requests_per_second,
+                limit.burst,
+            );
+            me.shared = Some((shared.clone(), lease, fallback));
         }
         Some(me)
     }
@@ -67,14 +71,11 @@ impl ProviderLimiter {
     /// Waits until one request may be sent (and takes the permit).
     pub async fn until_ready(&self) {
         self.local.until_ready().await;
-        let Some((shared, key, fallback)) = &self.shared else {
+        let Some((shared, lease, fallback)) = &self.shared else {
             return;
         };
         loop {
-            match shared
-                .rate(key, self.limit.requests_per_second, self.limit.burst)
-                .await
-            {
+            match lease.take(shared).await {
                 Decision::Allowed => return,
                 Decision::Wait(d) => {
                     shared.metrics().observe_rate_wait(d);

@@ -42,6 +42,8 @@ mod org_credentials;
 mod pagination;
 mod parallel_walks;
 mod providers;
+mod quota_leases;
+mod redis_per_call;
 mod redis_ttls;
 mod replicas;
 mod resume;

@@ -213,7 +213,8 @@ async fn three_replicas_act_as_one_service() {
     let up = upstream_server::start().await;
     let rig = Rig::new(&r0.app, &up, true).await;
     // P9/quotas: 4 requests/s (burst 1) for the three replicas together; the upstream
-    // answers 429 past 5 in any second
+    // answers 429 past 5 in any second. A burst-1 limit is leased one permit at a time, so
+    // the lease bound (src/quota/lease.rs) adds nothing to burst + rate × 1 s = 5
     rig.bind_limited(&r0.app, &up.base, "slow_contacts", 4)
         .await;
     let token = rig.token(&r0.app, "u1", json!({})).await;

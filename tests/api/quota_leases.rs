@@ -1,0 +1,74 @@
+//! Issue 15: rate limits leased per replica (src/quota/lease.rs). Three replicas of the
+//! real binary on one Postgres and one Redis:
+//! - an org's API rate: a burst of calls spread over the three admits at most
+//!   `burst + rate × elapsed + min(3 × (L − 1), ⌊rate × A⌋)` (the module header's bound;
+//!   here `+1`), every other call is a 429 `rate_limited` with `Retry-After`;
+//! - a burst-1 provider is paced exactly as with one `EVAL` per request (its lease is one
+//!   permit, the bound adds 0): `replicas::three_replicas_act_as_one_service` counts the
+//!   upstream's arrivals per second of three replicas' walks at 4/s, burst 1 — never more
+//!   than `1 + 4` (P9: "never above the provider's rate limit (across all replicas)").
+
+use std::process::Stdio;
+use std::time::Instant;
+
+use futures_util::future::join_all;
+
+use crate::helpers::{fresh_database, TestApp};
+use crate::replicas::{binary, Replica};
+
+async fn cluster(org_rps: u32) -> [Replica; 3] {
+    let db = fresh_database().await;
+    let env = [
+        ("LOOPGATE_REPLICAS", "3".to_string()),
+        ("LOOPGATE_ORG_REQUESTS_PER_SECOND", org_rps.to_string()),
+        ("RUST_LOG", "warn".to_string()),
+    ];
+    let a = binary(&db, &env, Stdio::null()).await;
+    let (b, c) = tokio::join!(
+        binary(&db, &env, Stdio::null()),
+        binary(&db, &env, Stdio::null())
+    );
+    [a, b, c]
+}
+
+#[tokio::test]
+async fn an_org_rate_leased_by_three_replicas_admits_within_the_bound() {
+    // 20/s (burst 20): a lease is at most 20 permits and lives 50 ms (one interval), so the
+    // bound adds min(3 × 19, ⌊20 × 0.05⌋) = 1
+    let (rate, burst, slack) = (20.0, 20u64, 1u64);
+    let replicas = cluster(20).await;
+    let app: &TestApp = &replicas[0].app;
+    let org = app.create_org("leases").await;
+    let key = app.create_key(&org, &["studio"]).await;
+    let started = Instant::now();
+    let calls = replicas.iter().flat_map(|r| {
+        let key = key.clone();
+        (0..40).map(move |_| {
+            let key = key.clone();
+            async move { r.app.get("/v1/providers", &key).await }
+        })
+    });
+    let answers = join_all(calls).await;
+    let elapsed = started.elapsed().as_secs_f64();
+    let mut admitted = 0u64;
+    for r in &answers {
+        if r.status.as_u16() == 200 {
+            admitted += 1;
+            continue;
+        }
+        r.problem(429, "rate_limited");
+        let after: u64 = r.headers["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!(after >= 1, "{after}");
+    }
+    let bound = burst + (rate * elapsed).ceil() as u64 + slack;
+    eprintln!("org rate 20/s: {admitted} of 120 admitted in {elapsed:.3} s (bound {bound})");
+    assert!(
+        admitted <= bound,
+        "{admitted} admitted in {elapsed:.3} s across 3 replicas; bound {bound}"
+    );
+    assert!(admitted >= 1, "the first calls are admitted");
+    assert!(
+        admitted < 120,
+        "120 calls in {elapsed:.3} s exceed 20/s: some are refused"
+    );
+}
