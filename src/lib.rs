@@ -21,5 +21,7 @@ pub mod startup;
 pub mod state;
 pub mod store;
 pub mod telemetry;
+#[cfg(test)]
+mod testalloc;
 pub mod upstream;
 pub mod workflow;

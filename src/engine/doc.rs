@@ -63,7 +63,10 @@ impl Page {
     }
 
     /// [`Page::parse`] taking the body, so its bytes become the rows' buffer uncopied.
-    pub fn parse_owned(bytes: Vec<u8>) -> Self {
+    pub fn parse_owned(mut bytes: Vec<u8>) -> Self {
+        // the rows keep this buffer for the walk's life: no spare capacity with it (a
+        // body read in growing chunks holds up to twice its length; shrinking is in place)
+        bytes.shrink_to_fit();
         let text = match String::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => return Self::text(String::from_utf8_lossy(e.as_bytes()).into_owned()),
@@ -149,7 +152,7 @@ impl Page {
         match slot {
             None => serde_json::to_string(frame).unwrap_or_default(),
             Some(s) => {
-                let len = items.iter().map(|i| i.len() + 1).sum();
+                let len = items.iter().map(Item::len).sum();
                 crate::engine::rows::assemble_text(frame, s, items.iter().map(Item::raw), len)
             }
         }

@@ -58,6 +58,15 @@ impl Item {
         }
     }
 
+    /// The row at `range` of `buf`, which the caller wrote there from a row's text (so
+    /// it is valid JSON).
+    pub(crate) fn within(buf: &Buf, range: Range<usize>) -> Self {
+        Self {
+            buf: Arc::clone(buf),
+            range,
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn from_raw(raw: &str) -> Self {
         let v: Value = serde_json::from_str(raw).unwrap_or_else(|e| panic!("{e}: {raw}"));

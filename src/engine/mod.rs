@@ -21,6 +21,7 @@
 //!               pages, bytes }
 //!     Outcome::is_complete(), to_stored(), to_stored_json(), from_stored(v),
 //!     from_stored_json(s), payload()                                       G3, C1, W2
+//!     Outcome::store() -> StoredJson   the stored text, the rows moved into it
 //! present_json(&outcome, &plan, result_id, &limits, &labels) -> PresentedJson {json, truncated, stored}
 //!     the final result text, labels (`_continue`, `_cache`, `_degraded`) included
 //! present(..) -> Presented {value, truncated, stored}   (same, unlabelled, parsed: tests)
@@ -37,8 +38,8 @@
 //! 2. `parse_call`. Errors carry `code()`, `http_status()`, `detail()`.
 //! 3. Cache lookup with `cache_identity()` (unless `plan.refresh`); on a hit use
 //!    `Outcome::from_stored_json`, present it with `Labels { cache: Some(CacheLabel::hit(..)) }`.
-//! 4. `run`; store `to_stored_json()` (built once) when `presented.stored`, under the id
-//!    passed to `present_json`; cache it when `uses_reserved && is_complete()`. The text
+//! 4. `run`; `store()` (built once, the rows moved into it) when `presented.stored`, under
+//!    the id passed to `present_json`; cache it when `uses_reserved && is_complete()`. The text
 //!    `present_json` returns is final: the runtime sends and records it as it is.
 //! 5. `presented.truncated` marks the thread (G5).
 //! 6. The `Upstream` builds a request from `args`, or, when `next_url` is set (cursor
@@ -111,7 +112,7 @@ pub use fields::Projection;
 pub use filter::{Clause, Op};
 pub use item::Item;
 pub use limits::Limits;
-pub use outcome::{Outcome, Provenance, StopReason, Verdict};
+pub use outcome::{Outcome, Provenance, StopReason, StoredJson, Verdict};
 pub use plan::{parse_call, CallPlan, ForEach, ForEachError};
 pub use present::{present, present_json, Labels, Presented, PresentedJson};
 pub use resume::{Pending, Position, Resume, ResumePoint};

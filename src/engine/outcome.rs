@@ -5,8 +5,13 @@ use crate::engine::doc::{Page, Slot};
 use crate::engine::item::Item;
 use crate::engine::plan::ForEachError;
 use crate::engine::resume::ResumePoint;
+use crate::engine::rows::around;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+/// An outcome's stored text ([`Outcome::store`]), shared with the rows that read from it.
+pub type StoredJson = Arc<String>;
 
 /// Why a walk ended (`_stoppedBy`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -241,6 +246,40 @@ impl Outcome {
         }
     }
 
+    /// [`Outcome::to_stored_json`] written once, with the rows moved into it: each row is
+    /// copied in and let go, so a page's buffer is freed as soon as its last row is in the
+    /// text and the walk's rows are never held twice (at most the text and one page). The
+    /// rows read from the text afterwards; it is returned shared with them.
+    pub fn store(&mut self) -> StoredJson {
+        let (frame, slot) = match (self.envelope, &self.slot) {
+            (true, _) => self.stored_envelope(),
+            (false, Some(slot)) => (self.frame.clone(), slot.clone()),
+            (false, None) => return Arc::new(self.to_stored_json()),
+        };
+        let Some((before, after)) = around(&frame, &slot) else {
+            return Arc::new(self.to_stored_json());
+        };
+        let rows = std::mem::take(&mut self.items);
+        let len = rows.iter().map(Item::len).sum::<usize>() + rows.len().saturating_sub(1);
+        let mut text = String::with_capacity(before.len() + 1 + len + 1 + after.len());
+        text.push_str(&before);
+        text.push('[');
+        let mut at = Vec::with_capacity(rows.len());
+        for (n, row) in rows.into_iter().enumerate() {
+            if n > 0 {
+                text.push(',');
+            }
+            let start = text.len();
+            text.push_str(row.raw());
+            at.push(start..text.len());
+        }
+        text.push(']');
+        text.push_str(&after);
+        let text = Arc::new(text);
+        self.items = at.into_iter().map(|r| Item::within(&text, r)).collect();
+        text
+    }
+
     fn stored_envelope(&self) -> (Value, Slot) {
         let v = &self.verdict;
         let mut m = v.envelope_head(self.items.len(), &v.note);
@@ -361,6 +400,55 @@ mod tests {
         let back = Outcome::from_stored_json(&o.to_stored_json());
         assert_eq!(back.items.len(), 2);
         assert!(!back.envelope);
+    }
+
+    /// G3, C1: `store` writes exactly `to_stored_json`, and the rows then read from it.
+    #[test]
+    fn g3_store_moves_the_rows_into_the_stored_text() {
+        for envelope in [true, false] {
+            let mut o = outcome(envelope);
+            let (text, rows) = (o.to_stored_json(), o.items.clone());
+            let stored = o.store();
+            assert_eq!(*stored, text);
+            assert_eq!(o.items, rows);
+            let base = stored.as_ptr() as usize..stored.as_ptr() as usize + stored.len();
+            assert!(o
+                .items
+                .iter()
+                .all(|i| base.contains(&(i.raw().as_ptr() as usize))));
+            assert_eq!(o.to_stored_json(), text);
+        }
+        let mut empty = outcome(true);
+        empty.items.clear();
+        assert_eq!(*empty.store(), empty.to_stored_json());
+    }
+
+    /// Issue 15: `store` holds a walk's rows once — the text is written in one allocation
+    /// of its length (no array built apart and spliced in), and each page's buffer is
+    /// freed once its rows are in the text.
+    #[test]
+    fn g3_store_holds_the_rows_once() {
+        let row = format!(r#"{{"id":1,"body":"{}"}}"#, "x".repeat(10_000));
+        let page = vec![row.as_str(); 20].join(",");
+        let mut o = outcome(true);
+        o.items = (0..20)
+            .flat_map(|_| Page::parse_owned(format!(r#"{{"data":[{page}]}}"#).into_bytes()).items)
+            .collect();
+        let rows: isize = o.items.iter().map(|i| i.len() as isize).sum();
+        let mark = crate::testalloc::Mark::now();
+        let stored = o.store();
+        let used = mark.usage();
+        assert_eq!(*stored, o.to_stored_json());
+        // the text, plus a little (the frame's text, the rows' new places)
+        assert!(
+            used.peak <= rows + rows / 50,
+            "peak {used:?} for {rows} bytes of rows"
+        );
+        // the pages went as the text took their rows
+        assert!(
+            used.kept <= rows / 50,
+            "kept {used:?} for {rows} bytes of rows"
+        );
     }
 
     #[test]

@@ -58,39 +58,41 @@ pub struct Entry {
     pub shape: Option<serde_json::Value>,
 }
 
-/// The entry's first line.
+/// What an entry says about itself beside its stored text: written as its header line.
 #[derive(Serialize, Deserialize)]
-struct Header {
-    cached_at: DateTime<Utc>,
-    expires_at: DateTime<Utc>,
+pub struct Head {
+    pub cached_at: DateTime<Utc>,
+    /// When the store drops it (the writer's TTL).
+    pub expires_at: DateTime<Utc>,
+    /// As [`Entry::shape`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    shape: Option<serde_json::Value>,
+    pub shape: Option<serde_json::Value>,
+}
+
+impl Head {
+    /// The entry's version line and header line; the stored text follows them as it is
+    /// (compact JSON never holds a raw newline).
+    fn lines(&self) -> String {
+        let header = serde_json::to_string(self).unwrap_or_default();
+        format!("{}\n{header}\n", self.cached_at.timestamp_millis())
+    }
+
+    /// Where the entry written with this head lives, for a `_resultId` to point at.
+    pub fn held(&self, key: &str) -> Held {
+        Held {
+            key: key.to_owned(),
+            cached_at: self.cached_at,
+            expires_at: self.expires_at,
+        }
+    }
 }
 
 impl Entry {
-    /// Version line, header line, stored text (compact JSON never holds a raw newline).
-    fn encode(&self) -> String {
-        let header = Header {
-            cached_at: self.cached_at,
-            expires_at: self.expires_at,
-            shape: self.shape.clone(),
-        };
-        let header = serde_json::to_string(&header).unwrap_or_default();
-        let version = self.cached_at.timestamp_millis().to_string();
-        let mut text = String::with_capacity(version.len() + header.len() + 2 + self.stored.len());
-        text.push_str(&version);
-        text.push('\n');
-        text.push_str(&header);
-        text.push('\n');
-        text.push_str(&self.stored);
-        text
-    }
-
     /// `None` for anything else (an entry of an older layout is a miss).
     fn decode(mut text: String) -> Option<Entry> {
         let (version, rest) = text.split_once('\n')?;
         let end = version.len() + 1 + rest.find('\n')?;
-        let header: Header = serde_json::from_str(&text[version.len() + 1..end]).ok()?;
+        let header: Head = serde_json::from_str(&text[version.len() + 1..end]).ok()?;
         text.replace_range(..=end, "");
         Some(Entry {
             cached_at: header.cached_at,
@@ -169,17 +171,23 @@ pub async fn read(kv: &Kv, key: &str) -> Result<Option<Entry>, KvError> {
     Ok(kv.get(key).await?.and_then(Entry::decode))
 }
 
-/// Writes an entry to live exactly `ttl` (the writing binding's TTL, C3): a user's data
-/// is never kept longer than the TTL it was fetched under. `false` when it is too large.
-pub async fn write(kv: &Kv, key: &str, entry: &Entry, ttl: Duration) -> Result<bool, KvError> {
-    if entry.stored.len() > MAX_ENTRY_BYTES {
+/// Writes an entry — `head`'s lines, then `stored` as it is, never concatenated (the store
+/// takes them in pieces) — to live exactly `ttl` (the writing binding's TTL, C3): a
+/// user's data is never kept longer than the TTL it was fetched under. `false` when it is
+/// too large.
+pub async fn write(
+    kv: &Kv,
+    key: &str,
+    head: &Head,
+    stored: &str,
+    ttl: Duration,
+) -> Result<bool, KvError> {
+    let lines = head.lines();
+    if lines.len() + stored.len() > MAX_ENTRY_BYTES {
         return Ok(false);
     }
-    let text = entry.encode();
-    if text.len() > MAX_ENTRY_BYTES {
-        return Ok(false);
-    }
-    kv.set_versioned(key, &text, ttl, RETIRED_TTL).await?;
+    kv.set_versioned(key, &[&lines, stored], ttl, RETIRED_TTL)
+        .await?;
     Ok(true)
 }
 
@@ -246,68 +254,102 @@ impl Coalescer {
 mod tests {
     use super::*;
 
+    /// The test Redis when `REDIS_URL` is set, else the in-process store.
+    fn test_kv() -> Kv {
+        Kv::new(
+            std::env::var("REDIS_URL")
+                .ok()
+                .and_then(|u| crate::runtime::kv::connect(&u).ok()),
+            None,
+        )
+    }
+
+    fn head(at: DateTime<Utc>, shape: Option<serde_json::Value>) -> Head {
+        Head {
+            cached_at: at,
+            expires_at: at + chrono::Duration::hours(1),
+            shape,
+        }
+    }
+
     #[test]
     fn c1_entry_is_a_header_line_then_the_stored_text() {
         let at = Utc::now();
-        let e = Entry {
-            cached_at: at,
-            expires_at: at + chrono::Duration::hours(1),
-            stored: r#"{"items":[{"t":"a\nb"}],"_itemCount":1}"#.into(),
-            shape: Some(json!({"slot": "root"})),
-        };
-        let text = e.encode();
-        assert!(
-            text.ends_with(&e.stored),
-            "the stored text is kept as it is: {text}"
-        );
+        let h = head(at, Some(json!({"slot": "root"})));
+        let stored = r#"{"items":[{"t":"a\nb"}],"_itemCount":1}"#;
+        let text = format!("{}{stored}", h.lines());
         let back = Entry::decode(text).unwrap();
         assert_eq!(
-            (back.cached_at, &back.stored, &back.shape),
-            (at, &e.stored, &e.shape)
+            (back.cached_at, back.stored.as_str(), &back.shape),
+            (at, stored, &h.shape)
         );
         // an entry of the older layout (JSON holding the stored text as a string) is a miss
         assert!(Entry::decode(json!({"cached_at": at, "stored": "{}"}).to_string()).is_none());
-        let held = e.held("k");
+        let held = back.held("k");
         assert!(held.outlives(at, Duration::from_secs(900)));
         assert!(!held.outlives(at, Duration::from_secs(7200)));
         assert!(held.pointer().ends_with(" k"));
     }
 
-    /// G3: a result pointing at an entry still reads it after a `_refresh` replaced it.
+    /// Issue 15: writing an entry, or a stored result, holds no copy of it: the store
+    /// takes the header and the stored text in pieces, so what a write holds beyond what
+    /// it leaves stored is a few pieces, whatever the entry's size.
+    #[tokio::test]
+    async fn c1_writing_an_entry_holds_a_few_pieces_not_a_copy() {
+        use crate::runtime::kv::PIECE_BYTES;
+        let kv = test_kv();
+        let stored = format!(r#"{{"items":["{}"]}}"#, "x".repeat(7 << 20));
+        let key = format!("lg:org_test:cache:{}", crate::crypto::random_token(12));
+        // a piece is held up to four times at once: the command, its packed form, the
+        // connection's buffer (and the piece itself is a slice of the text)
+        let bound = 5 * PIECE_BYTES as isize;
+        let mark = crate::testalloc::Mark::now();
+        let h = head(Utc::now(), None);
+        assert!(write(&kv, &key, &h, &stored, Duration::from_secs(60))
+            .await
+            .unwrap());
+        let used = mark.usage();
+        assert!(used.peak - used.kept.max(0) <= bound, "{used:?}");
+        let mark = crate::testalloc::Mark::now();
+        let res = format!("{key}:res");
+        kv.set_large(&res, &stored, Duration::from_secs(60))
+            .await
+            .unwrap();
+        let used = mark.usage();
+        assert!(used.peak - used.kept.max(0) <= bound, "{used:?}");
+        assert!(read(&kv, &key).await.unwrap().unwrap().stored == stored);
+        assert!(kv.get(&res).await.unwrap().unwrap() == stored);
+    }
+
+    /// G3: a result pointing at an entry still reads it after a `_refresh` replaced it —
+    /// small entries (one script) and large ones (written in pieces, then renamed into
+    /// place) alike.
     #[tokio::test]
     async fn g3_a_replaced_entry_stays_readable_by_its_pointer() {
-        let kv = Kv::new(
-            std::env::var("REDIS_URL")
-                .ok()
-                .and_then(|u| crate::runtime::kv::connect(&u).ok()),
-            None,
-        );
-        let key = format!("lg:org_test:cache:{}", crate::crypto::random_token(12));
-        let at = Utc::now();
-        let entry = |at: DateTime<Utc>, rows: &str| Entry {
-            cached_at: at,
-            expires_at: at + chrono::Duration::hours(1),
-            stored: format!(r#"{{"items":{rows}}}"#),
-            shape: None,
-        };
-        let first = entry(at, "[1]");
-        assert!(write(&kv, &key, &first, Duration::from_secs(60))
-            .await
-            .unwrap());
-        let pointer = first.held(&key).pointer();
-        let newer = entry(at + chrono::Duration::seconds(5), "[2]");
-        assert!(write(&kv, &key, &newer, Duration::from_secs(60))
-            .await
-            .unwrap());
-        assert_eq!(read(&kv, &key).await.unwrap().unwrap().stored, newer.stored);
-        assert_eq!(
-            follow(&kv, &pointer).await.unwrap(),
-            Some(first.stored.clone())
-        );
-        assert_eq!(
-            follow(&kv, &newer.held(&key).pointer()).await.unwrap(),
-            Some(newer.stored.clone())
-        );
-        assert_eq!(follow(&kv, &format!("1 {key}")).await.unwrap(), None);
+        let kv = test_kv();
+        let big = format!("\"{}\"", "x".repeat(crate::runtime::kv::PIECE_BYTES + 10));
+        for filler in ["1", big.as_str()] {
+            let key = format!("lg:org_test:cache:{}", crate::crypto::random_token(12));
+            let at = Utc::now();
+            let write_at = |at: DateTime<Utc>, rows: String| {
+                let (kv, key) = (&kv, &key);
+                async move {
+                    let h = head(at, None);
+                    assert!(write(kv, key, &h, &rows, Duration::from_secs(60))
+                        .await
+                        .unwrap());
+                    (h.held(key).pointer(), rows)
+                }
+            };
+            let (first, first_rows) = write_at(at, format!("{{\"items\":[{filler}]}}")).await;
+            let at2 = at + chrono::Duration::seconds(5);
+            let (newer, newer_rows) = write_at(at2, format!("{{\"items\":[{filler},2]}}")).await;
+            let now = read(&kv, &key).await.unwrap().unwrap();
+            assert_eq!((now.cached_at, now.stored.len()), (at2, newer_rows.len()));
+            assert!(now.stored == newer_rows);
+            assert!(follow(&kv, &first).await.unwrap() == Some(first_rows));
+            assert!(follow(&kv, &newer).await.unwrap() == Some(newer_rows));
+            assert_eq!(follow(&kv, &format!("1 {key}")).await.unwrap(), None);
+        }
     }
 }

@@ -69,7 +69,7 @@ struct Kept<'a> {
     /// The cache entry that already holds the outcome: the result points at it.
     held: Option<cache::Held>,
     /// The outcome's stored text, when it was already written.
-    stored: Option<String>,
+    stored: Option<engine::StoredJson>,
     /// C4: how the cache served or kept the walk.
     cache: Option<engine::CacheLabel>,
 }
@@ -453,9 +453,10 @@ impl Runtime {
             .cpu
             .run(caller.org(), size, move || {
                 let presented = engine::present_json(&outcome, &plan_copy, &rid, &limits, &labels);
+                let mut outcome = outcome;
+                // the rows move into the stored text (or already did): never held twice
                 let stored = (presented.stored && needs_text)
-                    .then(|| prebuilt.unwrap_or_else(|| outcome.to_stored_json()));
-                // the rows are in the stored text now: not held twice while it is written
+                    .then(|| prebuilt.unwrap_or_else(|| outcome.store()));
                 (presented, stored, outcome.provenance())
             })
             .await;
@@ -466,7 +467,7 @@ impl Runtime {
             let body = match &held {
                 Some(h) => results::Body::Cached(h),
                 None => {
-                    let text = stored.as_deref().unwrap_or_default();
+                    let text = stored.as_deref().map_or("", String::as_str);
                     Metrics::add(&self.metrics.stored_result_bytes, text.len() as u64);
                     results::Body::Text(text)
                 }

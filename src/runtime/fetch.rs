@@ -36,8 +36,8 @@ pub struct Fetched {
     /// The cache entry that holds this outcome (served from it, or just written).
     pub held: Option<cache::Held>,
     /// The outcome's stored text when the walk already wrote it (for the cache), so it
-    /// is built once.
-    pub stored: Option<String>,
+    /// is built once; the outcome's rows read from it.
+    pub stored: Option<engine::StoredJson>,
 }
 
 impl Runtime {
@@ -189,24 +189,24 @@ impl Runtime {
         if let Some(k) = key {
             if outcome.is_complete() {
                 let size = outcome_bytes(&outcome);
+                // the rows move into the stored text: one copy of them from here on
                 let (back, stored) = self
                     .cpu
                     .run(caller.org(), size, move || {
-                        let stored = outcome.to_stored_json();
+                        let stored = outcome.store();
                         (outcome, stored)
                     })
                     .await;
                 outcome = back;
                 let cached_at = self.clock.now();
-                let entry = cache::Entry {
+                let head = cache::Head {
                     cached_at,
                     expires_at: cached_at + chrono::Duration::from_std(ttl).unwrap_or_default(),
-                    stored,
                     shape: Some(outcome.shape()),
                 };
-                too_large = !cache::write(&self.kv, k, &entry, ttl).await?;
-                held = (!too_large).then(|| entry.held(k));
-                stored_text = Some(entry.stored);
+                too_large = !cache::write(&self.kv, k, &head, &stored, ttl).await?;
+                held = (!too_large).then(|| head.held(k));
+                stored_text = Some(stored);
             }
         }
         Ok(Fetched {

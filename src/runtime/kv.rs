@@ -211,11 +211,13 @@ impl Kv {
         Ok(())
     }
 
-    /// [`Kv::set`] of a large value in pieces of [`PIECE_BYTES`] (`SET` then `APPEND`s), so
-    /// the Redis client never holds more than a piece's copy of it. Nobody reads the key
-    /// before this returns (a `_resultId` is handed out after it is stored).
-    pub async fn set_large(&self, key: &str, value: &str, ttl: Duration) -> Result<(), KvError> {
-        let mut pieces = value.as_bytes().chunks(PIECE_BYTES);
+    /// Writes `parts`, one after the other, as the value of `key` in Redis: `SET` of the
+    /// first piece with its TTL, then `APPEND`s, each piece at most [`PIECE_BYTES`] and
+    /// never concatenated, so the Redis client holds no more than a piece's copy (its
+    /// command and the packed command) at a time. `false` when Redis did not take all of
+    /// it; then no half value stays there.
+    async fn set_in_pieces(&self, key: &str, parts: &[&str], ttl: Duration) -> bool {
+        let mut pieces = parts.iter().flat_map(|p| p.as_bytes().chunks(PIECE_BYTES));
         let mut cmd = redis::cmd("SET");
         cmd.arg(key)
             .arg(pieces.next().unwrap_or_default())
@@ -230,35 +232,69 @@ impl Kv {
             cmd.arg(key).arg(piece);
             stored = self.redis::<i64>(Op::Cmd(&cmd)).await.is_some();
         }
-        if stored {
+        if !stored && self.redis.is_some() {
+            let mut cmd = redis::cmd("DEL");
+            cmd.arg(key);
+            let _ = self.redis::<()>(Op::Cmd(&cmd)).await;
+        }
+        stored
+    }
+
+    /// [`Kv::set`] of a large value in pieces ([`PIECE_BYTES`]), so the Redis client never
+    /// holds more than a piece's copy of it. Nobody reads the key before this returns (a
+    /// `_resultId` is handed out after it is stored).
+    pub async fn set_large(&self, key: &str, value: &str, ttl: Duration) -> Result<(), KvError> {
+        if self.set_in_pieces(key, &[value], ttl).await {
             self.local()?.entries.remove(key);
             return Ok(());
         }
-        // a piece did not get through: no half value stays in Redis, the whole one is kept here
-        self.del(key).await?;
+        // a piece did not get through: the whole value is kept here
         self.local()?.set(key, value.to_string(), ttl);
         Ok(())
     }
 
-    /// [`Kv::set`] of a value whose first line is a version (digits), keeping the value it
-    /// replaces readable under `<key>#<its version>` for at most `retire` (never longer
-    /// than it had left): readers that hold the old version's pointer still find it. One
-    /// round trip (a script), atomic in Redis.
+    /// [`Kv::set`] of a value given in `parts` (written one after the other, in pieces,
+    /// never concatenated when large) whose first line is a version (digits), keeping the
+    /// value it replaces readable under `<key>#<its version>` for at most `retire` (never
+    /// longer than it had left): readers that hold the old version's pointer still find
+    /// it. Atomic in Redis: a large value is written under a key of its own first, then a
+    /// script retires the old value and renames the new one into place, so a reader sees
+    /// the old value or the whole new one.
     pub async fn set_versioned(
         &self,
         key: &str,
-        value: &str,
+        parts: &[&str],
         ttl: Duration,
         retire: Duration,
     ) -> Result<(), KvError> {
-        let mut cmd = redis::cmd("EVAL");
-        cmd.arg(RETIRE_AND_SET)
-            .arg(1)
-            .arg(key)
-            .arg(value)
-            .arg(ms(ttl))
-            .arg(ms(retire));
-        if self.redis::<i64>(Op::Cmd(&cmd)).await.is_some() {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let published = if len <= PIECE_BYTES {
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(RETIRE_AND_PUT)
+                .arg(1)
+                .arg(key)
+                .arg(ms(ttl))
+                .arg(ms(retire))
+                .arg(parts.concat());
+            self.redis::<i64>(Op::Cmd(&cmd)).await.is_some()
+        } else {
+            let new = format!("{key}:writing:{}", crate::crypto::random_token(8));
+            self.set_in_pieces(&new, parts, ttl).await && {
+                let mut cmd = redis::cmd("EVAL");
+                cmd.arg(RETIRE_AND_PUT)
+                    .arg(2)
+                    .arg(key)
+                    .arg(&new)
+                    .arg(ms(ttl))
+                    .arg(ms(retire));
+                let renamed = self.redis::<i64>(Op::Cmd(&cmd)).await.is_some();
+                if !renamed {
+                    let _ = self.del(&new).await;
+                }
+                renamed
+            }
+        };
+        if published {
             self.local()?.entries.remove(key);
             return Ok(());
         }
@@ -270,7 +306,7 @@ impl Kv {
                 m.set(&old_key, old, left.min(retire));
             }
         }
-        m.set(key, value.to_string(), ttl);
+        m.set(key, parts.concat(), ttl);
         Ok(())
     }
 
@@ -351,18 +387,24 @@ impl Kv {
     }
 }
 
-/// [`Kv::set_versioned`] in Redis: KEYS[1], ARGV = value, ttl ms, retire ms.
-const RETIRE_AND_SET: &str = r#"
+/// [`Kv::set_versioned`] in Redis: KEYS[1] the key; ARGV = ttl ms, retire ms, then the
+/// value — or KEYS[2], the key the value was written under, renamed into place.
+const RETIRE_AND_PUT: &str = r#"
 local version = string.match(redis.call('GETRANGE', KEYS[1], 0, 24), '^(%d+)\n')
 if version then
   local old = KEYS[1] .. '#' .. version
-  local keep = tonumber(ARGV[3])
+  local keep = tonumber(ARGV[2])
   local left = redis.call('PTTL', KEYS[1])
   if left > 0 and left < keep then keep = left end
   redis.call('RENAME', KEYS[1], old)
   redis.call('PEXPIRE', old, keep)
 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if KEYS[2] then
+  redis.call('RENAME', KEYS[2], KEYS[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+else
+  redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[1])
+end
 return 1
 "#;
 
