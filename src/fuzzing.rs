@@ -145,7 +145,7 @@ pub fn tool_call(data: &[u8]) {
     );
     let prov = outcome.provenance();
     let _ = engine::query_result_json(
-        &stored,
+        stored.clone(),
         Some(&prov),
         &json!({"resultId": "res_fuzz"}),
         &limits,
@@ -164,7 +164,7 @@ pub fn stored_query(data: &[u8]) {
         return;
     };
     let limits = small_limits();
-    if let Ok(v) = engine::query_result_json(stored, None, &args, &limits) {
+    if let Ok(v) = engine::query_result_json(stored.to_owned(), None, &args, &limits) {
         assert!(v.is_object(), "{v}");
     }
     let _ = engine::fetch_result(stored, &args, &limits);

@@ -27,7 +27,7 @@
 //! present(..) -> Presented {value, truncated, stored}   (same, unlabelled, parsed: tests)
 //!                                                                          R2, F, G1–G3, P7
 //! query_result(&stored, &args, &limits)                                    G4
-//! query_result_json(&str, Option<&Provenance>, &args, &limits)  (+ `aggregate`, Q1)
+//! query_result_json(String, Option<&Provenance>, &args, &limits)  (+ `aggregate`, Q1)
 //!     Outcome::provenance() -> Provenance   stored beside a `_resultId` (Q1 `sound`)
 //! fetch_result(stored_text, &args, &limits)                               G4
 //! CacheLabel::{hit, value, note}   the one writer of `_cache`               C4

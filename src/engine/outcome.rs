@@ -300,6 +300,12 @@ impl Outcome {
         Self::from_page(Page::parse(s.as_bytes()))
     }
 
+    /// [`Outcome::from_stored_json`] taking the text, which becomes the rows' buffer
+    /// uncopied (a stored result read back is held once).
+    pub fn from_stored_text(text: String) -> Self {
+        Self::from_page(Page::parse_owned(text.into_bytes()))
+    }
+
     fn from_page(page: Page) -> Self {
         let envelope = page.slot == Some(Slot::Key(vec!["items".into()]))
             && page.frame.get("_pagingComplete").is_some();

@@ -81,8 +81,8 @@ pub struct Resume {
 
 /// The stored result grown by a resumed call: the rows it held, then the new ones. The
 /// verdict, errors and resume point are the resumed call's, which judged the union.
-pub fn grow(prior_stored_json: &str, next: Outcome) -> Outcome {
-    let mut items = Outcome::from_stored_json(prior_stored_json).items;
+pub fn grow(prior_stored_json: String, next: Outcome) -> Outcome {
+    let mut items = Outcome::from_stored_text(prior_stored_json).items;
     items.extend(next.items);
     Outcome { items, ..next }
 }

@@ -37,16 +37,16 @@ pub fn query_result(stored: &Value, args: &Value, limits: &Limits) -> Result<Val
     query_outcome(&Outcome::from_stored(stored.clone()), None, args, limits)
 }
 
-/// Like [`query_result`], from the stored text (no full parse of the rows). `provenance`
-/// is what was kept beside the result ([`Outcome::provenance`]); without it a plain
-/// payload counts as complete.
+/// Like [`query_result`], from the stored text (no full parse of the rows, and no copy:
+/// the text becomes the rows' buffer). `provenance` is what was kept beside the result
+/// ([`Outcome::provenance`]); without it a plain payload counts as complete.
 pub fn query_result_json(
-    stored: &str,
+    stored: String,
     provenance: Option<&Provenance>,
     args: &Value,
     limits: &Limits,
 ) -> Result<Value, EngineError> {
-    query_outcome(&Outcome::from_stored_json(stored), provenance, args, limits)
+    query_outcome(&Outcome::from_stored_text(stored), provenance, args, limits)
 }
 
 fn query_outcome(
@@ -355,8 +355,8 @@ mod tests {
             failed_values: 0,
             resumable: true,
         };
-        let r =
-            query_result_json(&plain, Some(&prov), &args, &Limits::default()).unwrap_or_default();
+        let r = query_result_json(plain.clone(), Some(&prov), &args, &Limits::default())
+            .unwrap_or_default();
         assert_eq!(
             (r["aggregates"]["count"].clone(), r["sound"].clone()),
             (json!(10), json!(false))
@@ -365,8 +365,23 @@ mod tests {
             .as_str()
             .unwrap_or_default()
             .contains("only one page"));
-        let r = query_result_json(&plain, None, &args, &Limits::default()).unwrap_or_default();
+        let r =
+            query_result_json(plain.clone(), None, &args, &Limits::default()).unwrap_or_default();
         assert_eq!(r["sound"], json!(true));
+    }
+
+    /// Issue 15: a stored result read back is held once — its text becomes the rows'
+    /// buffer — so a query holds a little beyond it, not a second copy.
+    #[test]
+    fn g4_a_query_reads_the_stored_text_without_copying_it() {
+        let row = format!(r#"{{"id":1,"body":"{}"}}"#, "x".repeat(10_000));
+        let text = format!(r#"{{"data":[{}]}}"#, vec![row.as_str(); 400].join(","));
+        let n = text.len() as isize;
+        let mark = crate::testalloc::Mark::now();
+        let r = query_result_json(text, None, &json!({"limit": 2}), &Limits::default());
+        let used = mark.usage();
+        assert_eq!(r.unwrap_or_default()["total"], json!(400));
+        assert!(used.peak <= n / 20, "{used:?} for {n} bytes");
     }
 
     #[test]

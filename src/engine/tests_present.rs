@@ -191,7 +191,7 @@ fn g6_query_result_reads_back_the_stored_set() {
         true,
     );
     let stored = o.to_stored_json();
-    let r = query_result_json(&stored, None, &json!({"resultId": "x", "filter": [{"field": "email", "op": "contains", "value": "agent2"}], "fields": ["inbox_id"]}), &Limits::default())
+    let r = query_result_json(stored.clone(), None, &json!({"resultId": "x", "filter": [{"field": "email", "op": "contains", "value": "agent2"}], "fields": ["inbox_id"]}), &Limits::default())
         .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r["total"], json!(11), "agent2 and agent20..29");
     assert_eq!(r["items"][0], json!({"inbox_id": "inb_00002"}));

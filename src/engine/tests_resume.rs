@@ -25,7 +25,7 @@ fn until_done(
         let o = block_on(run(&plan, &a, api, &NoProgress, clock, limits))
             .unwrap_or_else(|e| panic!("{e}"));
         let o = match calls.last() {
-            Some(prev) => resume::grow(&prev.to_stored_json(), o),
+            Some(prev) => resume::grow(prev.to_stored_json(), o),
             None => o,
         };
         let next = o.resume.clone();

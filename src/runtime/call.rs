@@ -383,7 +383,7 @@ impl Runtime {
                 let grown = self
                     .cpu
                     .run(caller.org(), size, move || {
-                        engine::resume::grow(&before, next)
+                        engine::resume::grow(before, next)
                     })
                     .await;
                 (grown, None, None)
@@ -574,7 +574,7 @@ impl Runtime {
             .cpu
             .run(&thread.org, stored.len(), move || {
                 if name == QUERY_TOOL {
-                    engine::query_result_json(&stored, provenance.as_ref(), &args, &limits)
+                    engine::query_result_json(stored, provenance.as_ref(), &args, &limits)
                 } else {
                     engine::fetch_result(&stored, &args, &limits)
                 }
