@@ -2,6 +2,12 @@
 //! a connected-app tool call — the calling user's own connection of the toolkit
 //! (never another user's), refreshed before its access token expires; a refresh that
 //! fails marks the connection broken and the call answers `connect_required`.
+//!
+//! A tool call reads the connection with its agent, in the agent's one statement
+//! ([`crate::store::agent_load`], still sealed); it is opened here only to be sent, and a
+//! refresh still re-reads the row under its lock. A workflow run, whose agent serves many
+//! steps over time, reads it when each step needs it, so a reconnect or refresh between
+//! steps is seen.
 
 use chrono::{Duration, Utc};
 use secrecy::{ExposeSecret, SecretString};
@@ -162,9 +168,12 @@ impl Runtime {
         let toolkit = toolkit_of(bound).unwrap_or_default();
         let org = caller.org();
         let user = connection_user(caller);
-        let Some(conn) =
-            connections::secret(&self.pool, org, &user, toolkit, &bound.provider.id).await?
-        else {
+        // read with the agent in this call's statement, for this very toolkit; else now
+        let conn = match &bound.connection {
+            Some(seen) if seen.toolkit == toolkit => seen.row.clone(),
+            _ => connections::secret(&self.pool, org, &user, toolkit, &bound.provider.id).await?,
+        };
+        let Some(conn) = conn else {
             return Err(connect_required(toolkit));
         };
         if conn.broken {

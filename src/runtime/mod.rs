@@ -102,6 +102,9 @@ pub struct BoundTool {
     pub template: Arc<crate::upstream::Template>,
     /// The provider's org credential as this call read it, sealed until it is sent.
     pub org_credential: Option<crate::crypto::Sealed>,
+    /// A connected-app tool's connection of the caller as this call read it with the agent
+    /// (sealed); `None` where connections were not read (the call reads its own).
+    pub connection: Option<crate::store::agent_load::SeenConnection>,
 }
 
 /// An agent as the runtime needs it.
@@ -131,15 +134,17 @@ impl Runtime {
     /// Loads the agent for this caller: another org's agent is not found, and a token
     /// limited to one agent cannot use another.
     pub async fn agent(&self, caller: &Caller, agent_id: &str) -> Result<AgentView, RuntimeError> {
-        Ok(self.load_agent(caller, agent_id, None).await?.0)
+        Ok(self.load_agent(caller, agent_id, None, None).await?.0)
     }
 
-    /// [`Runtime::agent`], with the `thread` looked up in the same statement.
+    /// [`Runtime::agent`], with the `thread` and the connections of `connections_of`
+    /// looked up in the same statement.
     async fn load_agent(
         &self,
         caller: &Caller,
         agent_id: &str,
         thread: Option<ThreadLookup<'_>>,
+        connections_of: Option<&str>,
     ) -> Result<(AgentView, Option<SeenThread>), RuntimeError> {
         if !caller.allows_agent(agent_id) {
             return Err(RuntimeError::Forbidden(
@@ -147,7 +152,7 @@ impl Runtime {
             ));
         }
         let org = caller.org();
-        let agent = store::agent_load::load(&self.pool, org, agent_id, thread)
+        let agent = store::agent_load::load(&self.pool, org, agent_id, thread, connections_of)
             .await
             .map_err(|e| match e {
                 StoreError::NotFound => RuntimeError::NotFound("agent"),
@@ -249,6 +254,7 @@ impl Runtime {
                 template: compiled.template.clone(),
                 provider,
                 org_credential: b.org_credential,
+                connection: b.connection,
             });
         }
         Ok(tools)

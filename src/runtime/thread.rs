@@ -46,7 +46,11 @@ impl Runtime {
             key: thread_key,
             fresh_within: self.thread_touch,
         };
-        let (agent, seen) = self.load_agent(caller, agent_id, Some(lookup)).await?;
+        // a tool call's connections (D4) come with it: no query of their own
+        let user = super::connections::connection_user(caller);
+        let (agent, seen) = self
+            .load_agent(caller, agent_id, Some(lookup), Some(&user))
+            .await?;
         if thread_key.is_empty() || thread_key.len() > 200 {
             return Err(RuntimeError::UnknownTool(
                 "thread_id must be 1 to 200 characters".into(),

@@ -7,12 +7,16 @@
 //! replica. For a tool call or a
 //! step the same statement reads the caller's thread too (its id, and whether it was used
 //! recently), so resolving a thread needs no statement of its own
-//! ([`crate::runtime::thread`]).
+//! ([`crate::runtime::thread`]), and, for each connected-app binding, the caller's
+//! connection of its toolkit (D4; still sealed, the row a call would otherwise read on its
+//! own in [`super::connections::secret`]), so an app tool call reads no connection of its
+//! own either; a refresh or a reconnect anywhere is in the next call's statement.
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 
 use super::agents::Binding;
+use super::connections::Secret;
 use super::deployments::CacheMode;
 use super::{OrgId, StoreError};
 use crate::crypto::Sealed;
@@ -25,6 +29,18 @@ pub struct VersionedBinding {
     pub provider_version: DateTime<Utc>,
     /// The provider's org-level credential as stored (sealed), if it has one.
     pub org_credential: Option<Sealed>,
+    /// A connected-app binding's connection of the caller, when connections were read.
+    pub connection: Option<SeenConnection>,
+}
+
+/// The caller's connection of an app binding's toolkit, as read with the agent.
+#[derive(Debug, Clone)]
+pub struct SeenConnection {
+    /// The toolkit it was looked up for: the tool's, else its provider's, else the
+    /// provider's name (as [`crate::runtime::discovery::toolkit_of`]).
+    pub toolkit: String,
+    /// The connection (through the binding's provider), `None` when there is none.
+    pub row: Option<Secret>,
 }
 
 #[derive(Debug, Clone)]
@@ -73,13 +89,22 @@ struct Row {
     tool_version: Option<DateTime<Utc>>,
     provider_version: Option<DateTime<Utc>>,
     org_credential: Option<Vec<u8>>,
+    app_toolkit: Option<String>,
+    conn_id: Option<String>,
+    conn_kind: Option<String>,
+    conn_secret: Option<Vec<u8>>,
+    conn_expires_at: Option<DateTime<Utc>>,
+    conn_broken: Option<bool>,
 }
 
 const SQL: &str = "SELECT a.id, a.instructions, a.direct_tool_budget, a.token_budget, d.cache, \
      th.id AS thread_id, th.last_used_at > now() - $5 * interval '1 second' AS thread_fresh, \
      b.tool_id, b.provider_id, b.loop_responses, b.dataset_ttl_hours, b.discovery, \
      t.updated_at AS tool_version, p.updated_at AS provider_version, \
-     p.credential_ciphertext AS org_credential \
+     p.credential_ciphertext AS org_credential, \
+     CASE WHEN t.kind = 'app' THEN COALESCE(t.toolkit, p.toolkit, p.name) END AS app_toolkit, \
+     c.id AS conn_id, c.kind AS conn_kind, c.secret_ciphertext AS conn_secret, \
+     c.expires_at AS conn_expires_at, c.broken AS conn_broken \
      FROM agents a \
      JOIN deployments d ON d.org_id = a.org_id AND d.id = a.deployment_id \
      LEFT JOIN threads th ON th.org_id = a.org_id AND th.agent_id = a.id \
@@ -87,16 +112,21 @@ const SQL: &str = "SELECT a.id, a.instructions, a.direct_tool_budget, a.token_bu
      LEFT JOIN agent_tools b ON b.org_id = a.org_id AND b.agent_id = a.id \
      LEFT JOIN tools t ON t.org_id = b.org_id AND t.id = b.tool_id \
      LEFT JOIN providers p ON p.org_id = b.org_id AND p.id = b.provider_id \
+     LEFT JOIN connections c ON c.org_id = a.org_id AND c.user_id = $6 AND t.kind = 'app' \
+       AND c.toolkit = COALESCE(t.toolkit, p.toolkit, p.name) AND c.provider_id = b.provider_id \
      WHERE a.org_id = $1 AND a.id = $2 \
      ORDER BY b.position, b.created_at, b.tool_id";
 
-/// The agent `id` of `org` with its versioned bindings, and the `thread` looked up (a
-/// missing one is `None`); `NotFound` when there is no such agent.
+/// The agent `id` of `org` with its versioned bindings, the `thread` looked up (a missing
+/// one is `None`) and, with `connections_of` (a connection user,
+/// [`crate::runtime::connections::connection_user`]), that user's connection of each app
+/// binding's toolkit; `NotFound` when there is no such agent.
 pub async fn load(
     pool: &PgPool,
     org: &OrgId,
     id: &str,
     thread: Option<ThreadLookup<'_>>,
+    connections_of: Option<&str>,
 ) -> Result<AgentLoad, StoreError> {
     let rows: Vec<Row> = sqlx::query_as(SQL)
         .bind(org.as_str())
@@ -104,6 +134,7 @@ pub async fn load(
         .bind(thread.map(|t| t.caller))
         .bind(thread.map(|t| t.key))
         .bind(thread.map_or(0.0, |t| t.fresh_within.as_secs_f64()))
+        .bind(connections_of)
         .fetch_all(pool)
         .await?;
     let Some(first) = rows.first() else {
@@ -138,6 +169,22 @@ pub async fn load(
             tool_version,
             provider_version,
             org_credential: r.org_credential.map(Sealed),
+            connection: match (connections_of, r.app_toolkit) {
+                (Some(_), Some(toolkit)) => Some(SeenConnection {
+                    toolkit,
+                    row: match (r.conn_id, r.conn_kind, r.conn_secret) {
+                        (Some(id), Some(kind), Some(secret_ciphertext)) => Some(Secret {
+                            id,
+                            kind,
+                            secret_ciphertext,
+                            expires_at: r.conn_expires_at,
+                            broken: r.conn_broken.unwrap_or(false),
+                        }),
+                        _ => None,
+                    },
+                }),
+                _ => None,
+            },
         });
     }
     Ok(out)

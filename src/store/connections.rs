@@ -34,14 +34,26 @@ impl Keyed for Connection {
     }
 }
 
-/// A connection with what a call needs.
-#[derive(Debug, Clone, sqlx::FromRow)]
+/// A connection with what a call needs (its `Debug` shows the secret's length only).
+#[derive(Clone, sqlx::FromRow)]
 pub struct Secret {
     pub id: String,
     pub kind: String,
     pub secret_ciphertext: Vec<u8>,
     pub expires_at: Option<DateTime<Utc>>,
     pub broken: bool,
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Secret")
+            .field("id", &self.id)
+            .field("kind", &self.kind)
+            .field("secret_ciphertext", &self.secret_ciphertext.len())
+            .field("expires_at", &self.expires_at)
+            .field("broken", &self.broken)
+            .finish()
+    }
 }
 
 macro_rules! columns {

@@ -9,15 +9,15 @@ use serde_json::{json, Value};
 use crate::helpers::{Tenant, TestApp};
 use crate::oauth_server::{self, CLIENT_ID, CLIENT_SECRET};
 
-struct Setup {
-    t: Tenant,
-    agent: String,
+pub(crate) struct Setup {
+    pub t: Tenant,
+    pub agent: String,
     /// The app provider.
     provider: String,
 }
 
 /// One app provider (`toolkit`) with a `list_mail` tool, next to one own API tool.
-async fn setup(app: &TestApp, toolkit: &str, base: &str, connection: Value) -> Setup {
+pub(crate) async fn setup(app: &TestApp, toolkit: &str, base: &str, connection: Value) -> Setup {
     let t = app.tenant("conn").await;
     let own = app.create_tool(&t.key, &t.provider, "own_list").await;
     let p = crate::discovery::app_provider(app, &t.key, toolkit, base, connection).await;
@@ -52,7 +52,7 @@ async fn setup(app: &TestApp, toolkit: &str, base: &str, connection: Value) -> S
 }
 
 impl Setup {
-    async fn token(&self, app: &TestApp, user: &str) -> String {
+    pub async fn token(&self, app: &TestApp, user: &str) -> String {
         app.post(
             "/v1/runtime-tokens",
             &self.t.key,
@@ -64,7 +64,7 @@ impl Setup {
             .unwrap()
             .to_string()
     }
-    async fn call(
+    pub async fn call(
         &self,
         app: &TestApp,
         token: &str,
@@ -82,7 +82,11 @@ impl Setup {
 }
 
 /// Submits a form the way a browser does (urlencoded, accepting HTML).
-async fn submit(b: &reqwest::Client, url: &str, fields: &[(&str, &str)]) -> reqwest::Response {
+pub(crate) async fn submit(
+    b: &reqwest::Client,
+    url: &str,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
     let body = url::form_urlencoded::Serializer::new(String::new())
         .extend_pairs(fields)
         .finish();
@@ -95,14 +99,14 @@ async fn submit(b: &reqwest::Client, url: &str, fields: &[(&str, &str)]) -> reqw
         .unwrap()
 }
 
-fn browser() -> reqwest::Client {
+pub(crate) fn browser() -> reqwest::Client {
     reqwest::Client::builder()
         .redirect(Policy::none())
         .build()
         .unwrap()
 }
 
-async fn html(res: reqwest::Response) -> (u16, String) {
+pub(crate) async fn html(res: reqwest::Response) -> (u16, String) {
     let status = res.status().as_u16();
     let ct = res
         .headers()

@@ -16,6 +16,7 @@ mod upstream_server;
 mod admin;
 mod agents;
 mod aggregates;
+mod app_connections;
 mod arguments;
 mod auth_hardening;
 mod auth_matrix;
