@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 use super::error::{ApiError, Problem};
 use super::extract::Runtime;
 use super::sse::{self, UiMessageStream};
-use crate::runtime::call::ToolCallInput;
+use crate::runtime::call::{Recording, ToolCallInput};
 use crate::runtime::steps::StepView;
 use crate::runtime::{ResultJson, RuntimeError};
 use crate::state::AppState;
@@ -124,11 +124,16 @@ pub async fn tool_call(
     body: web::Json<ToolCallInput>,
 ) -> Result<HttpResponse, ApiError> {
     let (agent, thread) = path.into_inner();
+    // a JSON call's id is first seen in its answer: it is recorded once, when it ends
+    let recording = match wants_stream(&req) {
+        true => Recording::Live,
+        false => Recording::Once,
+    };
     let start = state
         .runtime
-        .start_call(&caller, &agent, &thread, body.into_inner())
+        .start_call(&caller, &agent, &thread, body.into_inner(), recording)
         .await?;
-    if wants_stream(&req) {
+    if recording == Recording::Live {
         return Ok(sse::stream_call(state, caller, start));
     }
     let (tx, rx) = tokio::sync::oneshot::channel();

@@ -26,7 +26,7 @@ use tokio::sync::mpsc;
 use crate::auth::Caller;
 use crate::crypto::random_token;
 use crate::engine::{Progress, ProgressSink};
-use crate::runtime::call::ToolCallInput;
+use crate::runtime::call::{Recording, ToolCallInput};
 use crate::runtime::steps::StepView;
 use crate::runtime::{ResultJson, Runtime, RuntimeError};
 
@@ -254,8 +254,12 @@ pub async fn run_call(
         arguments: call.arguments,
         experiment: false,
     };
+    // the call's id is never sent to an MCP client: it is recorded once, when it ends
     let started = match loaded {
-        Ok((agent, thread)) => rt.start_loaded(caller, agent, thread, input).await,
+        Ok((agent, thread)) => {
+            rt.start_loaded(caller, agent, thread, input, Recording::Once)
+                .await
+        }
         Err(e) => Err(e),
     };
     let (outcome, after) = match started {

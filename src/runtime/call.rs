@@ -44,10 +44,26 @@ fn empty_object() -> Value {
     Value::Object(Default::default())
 }
 
-/// A call that has been accepted and recorded, ready to execute.
+/// How a call's record and event log are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recording {
+    /// A streamed call: its id is in the stream's first chunks, so it may be followed from
+    /// any replica (`GET …/events`) and read back while it runs. A `running` record at the
+    /// start, the live event log, the log flushed before the record says finished (S1), then
+    /// the followers' wake-up.
+    Live,
+    /// A call whose id nobody learns before it ends (a JSON response, an MCP `tools/call`):
+    /// nothing could follow it, so no event log, and one finished record written at its end.
+    Once,
+}
+
+/// A call that has been accepted (and, when [`Recording::Live`], recorded), ready to execute.
 #[derive(Debug, Clone)]
 pub struct CallStart {
     pub id: String,
+    pub recording: Recording,
+    /// When the call was accepted: its record's `created_at`.
+    pub started_at: chrono::DateTime<chrono::Utc>,
     pub thread: ThreadKey,
     pub agent_id: String,
     pub input: ToolCallInput,
@@ -121,17 +137,38 @@ pub(crate) fn cache_scope(
     (scope, ttl)
 }
 
+/// The record of a call: who made it, in which thread, with what.
+fn new_call<'a>(
+    owner: &'a str,
+    id: &'a str,
+    agent_id: &'a str,
+    thread: &'a ThreadKey,
+    input: &'a ToolCallInput,
+) -> tool_calls::NewCall<'a> {
+    tool_calls::NewCall {
+        id,
+        agent_id,
+        thread_id: &thread.thread_id,
+        caller: owner,
+        name: &input.name,
+        arguments: &input.arguments,
+    }
+}
+
 impl Runtime {
-    /// Checks the caller and agent, resolves the thread and records the call.
+    /// Checks the caller and agent, resolves the thread and, for a [`Recording::Live`]
+    /// call, records it as running.
     pub async fn start_call(
         &self,
         caller: &Caller,
         agent_id: &str,
         thread_key: &str,
         input: ToolCallInput,
+        recording: Recording,
     ) -> Result<CallStart, RuntimeError> {
         let (agent, thread) = self.agent_in_thread(caller, agent_id, thread_key).await?;
-        self.start_loaded(caller, agent, thread, input).await
+        self.start_loaded(caller, agent, thread, input, recording)
+            .await
     }
 
     /// [`Runtime::start_call`] with the agent and thread already loaded for this request
@@ -142,24 +179,23 @@ impl Runtime {
         agent: super::AgentView,
         thread: ThreadKey,
         input: ToolCallInput,
+        recording: Recording,
     ) -> Result<CallStart, RuntimeError> {
         let in_flight = Arc::new(self.drain.enter().ok_or(RuntimeError::Draining)?);
+        let started_at = chrono::Utc::now();
         let id = new_id("call");
-        tool_calls::start(
-            &self.pool,
-            caller.org(),
-            &tool_calls::NewCall {
-                id: &id,
-                agent_id: &agent.id,
-                thread_id: &thread.thread_id,
-                caller: &caller.thread_owner(),
-                name: &input.name,
-                arguments: &input.arguments,
-            },
-        )
-        .await?;
+        if recording == Recording::Live {
+            tool_calls::start(
+                &self.pool,
+                caller.org(),
+                &new_call(&caller.thread_owner(), &id, &agent.id, &thread, &input),
+            )
+            .await?;
+        }
         Ok(CallStart {
             id,
+            recording,
+            started_at,
             thread,
             agent_id: agent.id.clone(),
             input,
@@ -178,12 +214,15 @@ impl Runtime {
     ) -> Result<ResultJson, RuntimeError> {
         Metrics::inc(&self.metrics.tool_calls);
         let log_key = events::key(caller.org(), &start.id);
-        let feed = Feed::open(&self.events, log_key.clone());
-        for c in stream::call_opening(&start.id, &start.input.name, &start.input.arguments) {
-            feed.push(c);
+        let live = start.recording == Recording::Live;
+        let feed = live.then(|| Feed::open(&self.events, log_key.clone()));
+        if let Some(feed) = &feed {
+            for c in stream::call_opening(&start.id, &start.input.name, &start.input.arguments) {
+                feed.push(c);
+            }
         }
         let tee = Tee {
-            feed: &feed,
+            feed: feed.as_ref(),
             call_id: &start.id,
             inner: progress,
         };
@@ -197,25 +236,35 @@ impl Runtime {
             .inc(&[("outcome", label), ("kind", kind)]);
         // every live chunk is in the log before the record says the call finished: a
         // follower that reads the record first and the log after misses none of them
-        feed.close().await;
-        let record = match &outcome {
-            Ok(v) => {
+        if let Some(feed) = feed {
+            feed.close().await;
+        }
+        let problem = match &outcome {
+            Ok(_) => {
                 tracing::info!("tool call succeeded");
-                tool_calls::finish(&self.pool, caller.org(), &start.id, Ok(v.as_str())).await
+                Value::Null
             }
             Err(e) => {
                 let (code, status) = e.code_status();
                 tracing::info!(code, status, "tool call failed");
-                let problem =
-                    serde_json::json!({"code": code, "status": status, "detail": e.to_string()});
-                tool_calls::finish(&self.pool, caller.org(), &start.id, Err(&problem)).await
+                serde_json::json!({"code": code, "status": status, "detail": e.to_string()})
             }
         };
-        // The outcome is kept once, in the call's record: followers take the closing chunks
-        // from there (`replay::call`) once woken. Only if it could not be recorded does the
-        // log carry them.
+        let recorded = outcome.as_ref().map(ResultJson::as_str).map_err(|_| &problem);
+        let record = if live {
+            tool_calls::finish(&self.pool, caller.org(), &start.id, recorded).await
+        } else {
+            let owner = caller.thread_owner();
+            let call = new_call(&owner, &start.id, &start.agent_id, &start.thread, &start.input);
+            tool_calls::record(&self.pool, caller.org(), &call, start.started_at, recorded).await
+        };
+        // A record that cannot be written costs the caller nothing: the outcome is still
+        // answered. A running call's followers then take its closing chunks from the log.
         if let Err(e) = record {
             tracing::error!(error = %e, call = %start.id, "could not record the tool call outcome");
+            if !live {
+                return outcome;
+            }
             let closing = match &outcome {
                 Ok(v) => stream::call_closing_text(&start.id, Ok(v)),
                 Err(e) => stream::call_closing_text(&start.id, Err(&stream::error_text(e))),
@@ -224,8 +273,12 @@ impl Runtime {
                 tracing::debug!(error = %e, "could not log the call's closing chunks");
             }
         }
-        if let Err(e) = self.events.notify(&log_key).await {
-            tracing::debug!(error = %e, "could not wake the call's followers");
+        // The outcome is kept once, in the call's record: followers take the closing chunks
+        // from there (`replay::call`) once woken.
+        if live {
+            if let Err(e) = self.events.notify(&log_key).await {
+                tracing::debug!(error = %e, "could not wake the call's followers");
+            }
         }
         outcome
     }

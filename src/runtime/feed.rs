@@ -79,9 +79,9 @@ impl Feed {
     }
 }
 
-/// Progress of one call: to the caller's own sink and into the log.
+/// Progress of one call: to the caller's own sink and into the log (when it has one).
 pub struct Tee<'a, P> {
-    pub feed: &'a Feed,
+    pub feed: Option<&'a Feed>,
     pub call_id: &'a str,
     pub inner: &'a P,
 }
@@ -89,7 +89,9 @@ pub struct Tee<'a, P> {
 impl<P: ProgressSink> ProgressSink for Tee<'_, P> {
     fn progress(&self, p: &Progress) {
         self.inner.progress(p);
-        self.feed.push(stream::progress(self.call_id, p));
+        if let Some(feed) = self.feed {
+            feed.push(stream::progress(self.call_id, p));
+        }
     }
 }
 

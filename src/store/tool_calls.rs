@@ -1,5 +1,7 @@
-//! Tool-call records: written when a call starts and when it ends, read back by the
-//! same caller (`GET /v1/tool-calls/{id}`), so a disconnect loses nothing.
+//! Tool-call records, read back by the same caller (`GET /v1/tool-calls/{id}`), so a
+//! disconnect loses nothing. A streamed call is written when it starts (`running`, its id
+//! is in the stream's first chunks and may be followed) and updated when it ends; a call
+//! whose id nobody learns before it ends is written once, finished ([`record`]).
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -54,6 +56,47 @@ pub async fn start(pool: &PgPool, org: &OrgId, c: &NewCall<'_>) -> Result<(), St
     Ok(())
 }
 
+/// Records a call that is over in one statement: the finished row, `created_at` its start.
+pub async fn record(
+    pool: &PgPool,
+    org: &OrgId,
+    c: &NewCall<'_>,
+    started_at: DateTime<Utc>,
+    outcome: Result<&str, &Value>,
+) -> Result<(), StoreError> {
+    let (status, result, error) = columns(outcome);
+    sqlx::query(
+        "INSERT INTO tool_calls (id, org_id, agent_id, thread_id, caller, name, arguments, status, \
+         result, error, created_at, finished_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12)",
+    )
+    .bind(c.id)
+    .bind(org.as_str())
+    .bind(c.agent_id)
+    .bind(c.thread_id)
+    .bind(c.caller)
+    .bind(c.name)
+    .bind(Json(c.arguments))
+    .bind(status)
+    .bind(result)
+    .bind(error)
+    .bind(started_at)
+    .bind(Utc::now())
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// The `status`, `result` and `error` columns of an outcome.
+fn columns<'a>(
+    outcome: Result<&'a str, &'a Value>,
+) -> (&'static str, Option<&'a str>, Option<Json<&'a Value>>) {
+    match outcome {
+        Ok(r) => ("succeeded", Some(r), None),
+        Err(e) => ("failed", None, Some(Json(e))),
+    }
+}
+
 /// Records the end of a call: `Ok(result JSON text)`, bound as it is, or `Err(problem)`.
 pub async fn finish(
     pool: &PgPool,
@@ -61,10 +104,7 @@ pub async fn finish(
     id: &str,
     outcome: Result<&str, &Value>,
 ) -> Result<(), StoreError> {
-    let (status, result, error) = match outcome {
-        Ok(r) => ("succeeded", Some(r), None),
-        Err(e) => ("failed", None, Some(Json(e))),
-    };
+    let (status, result, error) = columns(outcome);
     sqlx::query(
         "UPDATE tool_calls SET status = $3, result = $4::jsonb, error = $5, finished_at = now() \
          WHERE org_id = $1 AND id = $2",

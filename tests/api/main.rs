@@ -21,6 +21,7 @@ mod arguments;
 mod auth_hardening;
 mod auth_matrix;
 mod cache;
+mod call_records;
 mod configured_bounds;
 mod connections;
 mod cpu_jobs;

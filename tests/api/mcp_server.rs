@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use crate::mcp_providers::mcp_rig;
 
 #[derive(Clone, Default)]
-struct Recorder {
+pub(crate) struct Recorder {
     progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
     list_changed: Arc<AtomicUsize>,
 }
@@ -38,9 +38,9 @@ impl ClientHandler for Recorder {
     }
 }
 
-type Client = RunningService<RoleClient, Recorder>;
+pub(crate) type Client = RunningService<RoleClient, Recorder>;
 
-async fn connect(url: &str, token: Option<&str>, rec: Recorder) -> Result<Client, String> {
+pub(crate) async fn connect(url: &str, token: Option<&str>, rec: Recorder) -> Result<Client, String> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
     if let Some(t) = token {
         config = config.auth_header(t.to_string());
@@ -49,7 +49,7 @@ async fn connect(url: &str, token: Option<&str>, rec: Recorder) -> Result<Client
     rec.serve(transport).await.map_err(|e| e.to_string())
 }
 
-async fn call(client: &Client, name: &str, args: Value, progress: Option<&str>) -> CallToolResult {
+pub(crate) async fn call(client: &Client, name: &str, args: Value, progress: Option<&str>) -> CallToolResult {
     let mut params = CallToolRequestParams::new(name.to_string())
         .with_arguments(args.as_object().cloned().unwrap_or_else(Map::new));
     if let Some(p) = progress {
