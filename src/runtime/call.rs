@@ -250,12 +250,21 @@ impl Runtime {
                 serde_json::json!({"code": code, "status": status, "detail": e.to_string()})
             }
         };
-        let recorded = outcome.as_ref().map(ResultJson::as_str).map_err(|_| &problem);
+        let recorded = outcome
+            .as_ref()
+            .map(ResultJson::as_str)
+            .map_err(|_| &problem);
         let record = if live {
             tool_calls::finish(&self.pool, caller.org(), &start.id, recorded).await
         } else {
             let owner = caller.thread_owner();
-            let call = new_call(&owner, &start.id, &start.agent_id, &start.thread, &start.input);
+            let call = new_call(
+                &owner,
+                &start.id,
+                &start.agent_id,
+                &start.thread,
+                &start.input,
+            );
             tool_calls::record(&self.pool, caller.org(), &call, start.started_at, recorded).await
         };
         // A record that cannot be written costs the caller nothing: the outcome is still

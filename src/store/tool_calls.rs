@@ -39,21 +39,9 @@ pub struct NewCall<'a> {
     pub arguments: &'a Value,
 }
 
+/// Records a call as running (`created_at` now).
 pub async fn start(pool: &PgPool, org: &OrgId, c: &NewCall<'_>) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO tool_calls (id, org_id, agent_id, thread_id, caller, name, arguments) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(c.id)
-    .bind(org.as_str())
-    .bind(c.agent_id)
-    .bind(c.thread_id)
-    .bind(c.caller)
-    .bind(c.name)
-    .bind(Json(c.arguments))
-    .execute(pool)
-    .await?;
-    Ok(())
+    insert(pool, org, c, ("running", None, None), None).await
 }
 
 /// Records a call that is over in one statement: the finished row, `created_at` its start.
@@ -64,11 +52,29 @@ pub async fn record(
     started_at: DateTime<Utc>,
     outcome: Result<&str, &Value>,
 ) -> Result<(), StoreError> {
-    let (status, result, error) = columns(outcome);
+    insert(
+        pool,
+        org,
+        c,
+        columns(outcome),
+        Some((started_at, Utc::now())),
+    )
+    .await
+}
+
+/// One row: its status, result and error, and when it started and finished (`None`: a
+/// running call, started now).
+async fn insert(
+    pool: &PgPool,
+    org: &OrgId,
+    c: &NewCall<'_>,
+    (status, result, error): Columns<'_>,
+    times: Option<(DateTime<Utc>, DateTime<Utc>)>,
+) -> Result<(), StoreError> {
     sqlx::query(
         "INSERT INTO tool_calls (id, org_id, agent_id, thread_id, caller, name, arguments, status, \
          result, error, created_at, finished_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, $11, $12)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10, COALESCE($11, now()), $12)",
     )
     .bind(c.id)
     .bind(org.as_str())
@@ -80,17 +86,17 @@ pub async fn record(
     .bind(status)
     .bind(result)
     .bind(error)
-    .bind(started_at)
-    .bind(Utc::now())
+    .bind(times.map(|t| t.0))
+    .bind(times.map(|t| t.1))
     .execute(pool)
     .await?;
     Ok(())
 }
 
+type Columns<'a> = (&'static str, Option<&'a str>, Option<Json<&'a Value>>);
+
 /// The `status`, `result` and `error` columns of an outcome.
-fn columns<'a>(
-    outcome: Result<&'a str, &'a Value>,
-) -> (&'static str, Option<&'a str>, Option<Json<&'a Value>>) {
+fn columns<'a>(outcome: Result<&'a str, &'a Value>) -> Columns<'a> {
     match outcome {
         Ok(r) => ("succeeded", Some(r), None),
         Err(e) => ("failed", None, Some(Json(e))),

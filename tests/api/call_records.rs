@@ -6,7 +6,6 @@
 
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use serde_json::{json, Value};
 
 use crate::helpers::{spawn_with, test_settings, TestApp};
@@ -112,7 +111,13 @@ async fn a_json_call_is_recorded_once_finished_and_replayed_at_once_on_another_r
 
     // a failed JSON call is recorded once too, with its problem
     let failed = rig
-        .call(&app, &token, "th", "get_contact", json!({"id": 7, "nope": 1}))
+        .call(
+            &app,
+            &token,
+            "th",
+            "get_contact",
+            json!({"id": 7, "nope": 1}),
+        )
         .await;
     failed.problem(400, "invalid_arguments");
     // its id is not in a problem answer: the record is found through the database
@@ -141,34 +146,19 @@ async fn s1_a_streamed_call_is_running_while_it_runs_and_followed_live_on_anothe
     // 7 requests at 1 a second: the walk runs for 6 s at least
     rig.bind_limited(&app, &up.base, "slow_contacts", 1).await;
     let other = replica_of(&app).await;
-    let res = app
-        .client
-        .post(format!(
-            "{}/v1/agents/{}/threads/th/tool-calls",
-            app.address, rig.agent
-        ))
-        .bearer_auth(&token)
-        .header("accept", "text/event-stream")
-        .json(&json!({"name": "slow_contacts", "arguments": {"_all_pages": true}}))
-        .send()
-        .await
-        .unwrap();
-    let mut body = res.bytes_stream();
-    let mut seen = String::new();
-    let id = loop {
-        seen.push_str(&String::from_utf8_lossy(&body.next().await.unwrap().unwrap()));
-        if let Some(e) = seen
-            .split("\n\n")
-            .find(|e| e.contains("tool-input-available"))
-        {
-            let v: Value = serde_json::from_str(&e["data: ".len()..]).unwrap();
-            break v["toolCallId"].as_str().unwrap().to_string();
-        }
-    };
+    let (id, _body) = rig
+        .stream_call(
+            &app,
+            &token,
+            "th",
+            "slow_contacts",
+            json!({"_all_pages": true}),
+        )
+        .await;
     let rec = other.get(&format!("/v1/tool-calls/{id}"), &token).await;
     assert_eq!(rec.ok(200)["status"], "running", "{}", rec.text);
     assert!(rec.body["finished_at"].is_null());
-    assert_eq!(has_event_log(&rig.t.org, &id).await.unwrap_or(true), true);
+    assert!(has_event_log(&rig.t.org, &id).await.unwrap_or(true));
     // followed from the other replica to its end: the live chunks, then the outcome
     let chunks = events(&other, &token, &id).await;
     let kinds = types(&chunks);
@@ -263,7 +253,9 @@ async fn concurrent_calls_of_several_orgs_each_get_their_own_record() {
         }
         let call_id = r.ok(200)["id"].as_str().unwrap().to_string();
         assert_eq!(r.body["result"]["name"], format!("Contact {id}"));
-        let rec = reader.get(&format!("/v1/tool-calls/{call_id}"), token).await;
+        let rec = reader
+            .get(&format!("/v1/tool-calls/{call_id}"), token)
+            .await;
         let rec = rec.ok(200);
         assert_eq!(rec["status"], "succeeded", "call {i}: {rec}");
         assert_eq!(rec["result"], r.body["result"], "call {i}");
@@ -276,7 +268,10 @@ async fn concurrent_calls_of_several_orgs_each_get_their_own_record() {
         .fetch_one(&pool)
         .await
         .unwrap();
-        assert_eq!((org, thread_key), (rig.t.org.clone(), format!("th{}", i % 3)));
+        assert_eq!(
+            (org, thread_key),
+            (rig.t.org.clone(), format!("th{}", i % 3))
+        );
         // another caller (of either org) does not read it
         let (_, stranger) = &callers[(i + 1) % callers.len()];
         reader

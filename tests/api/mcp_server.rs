@@ -40,7 +40,11 @@ impl ClientHandler for Recorder {
 
 pub(crate) type Client = RunningService<RoleClient, Recorder>;
 
-pub(crate) async fn connect(url: &str, token: Option<&str>, rec: Recorder) -> Result<Client, String> {
+pub(crate) async fn connect(
+    url: &str,
+    token: Option<&str>,
+    rec: Recorder,
+) -> Result<Client, String> {
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
     if let Some(t) = token {
         config = config.auth_header(t.to_string());
@@ -49,7 +53,12 @@ pub(crate) async fn connect(url: &str, token: Option<&str>, rec: Recorder) -> Re
     rec.serve(transport).await.map_err(|e| e.to_string())
 }
 
-pub(crate) async fn call(client: &Client, name: &str, args: Value, progress: Option<&str>) -> CallToolResult {
+pub(crate) async fn call(
+    client: &Client,
+    name: &str,
+    args: Value,
+    progress: Option<&str>,
+) -> CallToolResult {
     let mut params = CallToolRequestParams::new(name.to_string())
         .with_arguments(args.as_object().cloned().unwrap_or_else(Map::new));
     if let Some(p) = progress {

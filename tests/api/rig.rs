@@ -155,6 +155,47 @@ impl Rig {
         app.tool_call(&self.agent, token, thread, name, args).await
     }
 
+    /// Starts a streamed call and reads it up to its `tool-input-available` chunk: the
+    /// call's id, and the rest of the stream (drop it to leave mid-walk).
+    pub async fn stream_call(
+        &self,
+        app: &TestApp,
+        token: &str,
+        thread: &str,
+        name: &str,
+        args: Value,
+    ) -> (
+        String,
+        impl futures_util::Stream<Item = reqwest::Result<bytes::Bytes>>,
+    ) {
+        use futures_util::StreamExt;
+        let res = app
+            .client
+            .post(format!(
+                "{}/v1/agents/{}/threads/{thread}/tool-calls",
+                app.address, self.agent
+            ))
+            .bearer_auth(token)
+            .header("accept", "text/event-stream")
+            .json(&json!({"name": name, "arguments": args}))
+            .send()
+            .await
+            .unwrap();
+        let mut body = res.bytes_stream();
+        let mut seen = String::new();
+        loop {
+            let chunk = body.next().await.expect("stream open").unwrap();
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+            if let Some(line) = seen
+                .split("\n\n")
+                .find(|e| e.contains("tool-input-available"))
+            {
+                let v: Value = serde_json::from_str(&line["data: ".len()..]).unwrap();
+                return (v["toolCallId"].as_str().unwrap().to_string(), body);
+            }
+        }
+    }
+
     pub async fn steps(&self, app: &TestApp, token: &str, thread: &str) -> Value {
         app.post(
             &format!("/v1/agents/{}/threads/{thread}/steps", self.agent),

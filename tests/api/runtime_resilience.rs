@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use serde_json::{json, Value};
 
 use crate::helpers::{fresh_database, spawn_with, test_settings};
@@ -20,31 +19,15 @@ async fn a_client_that_disconnects_mid_walk_loses_nothing_and_walks_are_bounded_
     rig.bind_limited(&app, &up.base, "slow_contacts", 2).await;
     let token = rig.token(&app, "u1", json!({})).await;
 
-    let res = app
-        .client
-        .post(format!(
-            "{}/v1/agents/{}/threads/d/tool-calls",
-            app.address, rig.agent
-        ))
-        .bearer_auth(&token)
-        .header("accept", "text/event-stream")
-        .json(&json!({"name": "slow_contacts", "arguments": {"_all_pages": true}}))
-        .send()
-        .await
-        .unwrap();
-    let mut body = res.bytes_stream();
-    let mut seen = String::new();
-    let call_id = loop {
-        let chunk = body.next().await.expect("stream open").unwrap();
-        seen.push_str(&String::from_utf8_lossy(&chunk));
-        if let Some(line) = seen
-            .split("\n\n")
-            .find(|e| e.contains("tool-input-available"))
-        {
-            let v: Value = serde_json::from_str(&line["data: ".len()..]).unwrap();
-            break v["toolCallId"].as_str().unwrap().to_string();
-        }
-    };
+    let (call_id, body) = rig
+        .stream_call(
+            &app,
+            &token,
+            "d",
+            "slow_contacts",
+            json!({"_all_pages": true}),
+        )
+        .await;
     drop(body); // the client leaves mid-walk
 
     // while that walk runs, the org's single walk slot is taken
