@@ -240,15 +240,39 @@ impl Kv {
         stored
     }
 
+    /// Writes `parts` in pieces under a key of their own beside `key`, so no reader of
+    /// `key` sees half a value; that key's name once Redis took all of it.
+    async fn stage(&self, key: &str, parts: &[&str], ttl: Duration) -> Option<String> {
+        let staged = format!("{key}:writing:{}", crate::crypto::random_token(8));
+        self.set_in_pieces(&staged, parts, ttl)
+            .await
+            .then_some(staged)
+    }
+
     /// [`Kv::set`] of a large value in pieces ([`PIECE_BYTES`]), so the Redis client never
-    /// holds more than a piece's copy of it. Nobody reads the key before this returns (a
-    /// `_resultId` is handed out after it is stored).
+    /// holds more than a piece's copy of it. Written aside, then renamed into place: a
+    /// reader of `key` (a result a resumed walk grows, P10) sees the old value or the
+    /// whole new one.
     pub async fn set_large(&self, key: &str, value: &str, ttl: Duration) -> Result<(), KvError> {
-        if self.set_in_pieces(key, &[value], ttl).await {
-            self.local()?.entries.remove(key);
-            return Ok(());
+        if let Some(staged) = self.stage(key, &[value], ttl).await {
+            let mut pipe = redis::pipe();
+            pipe.atomic()
+                .cmd("RENAME")
+                .arg(&staged)
+                .arg(key)
+                .ignore()
+                .cmd("PEXPIRE")
+                .arg(key)
+                .arg(ms(ttl))
+                .ignore();
+            if self.redis::<()>(Op::Pipe(&pipe)).await.is_some() {
+                self.local()?.entries.remove(key);
+                return Ok(());
+            }
+            self.del(&staged).await?;
         }
-        // a piece did not get through: the whole value is kept here
+        // Redis did not take it: no older value stays there, the whole one is kept here
+        self.del(key).await?;
         self.local()?.set(key, value.to_string(), ttl);
         Ok(())
     }
@@ -277,22 +301,21 @@ impl Kv {
                 .arg(ms(retire))
                 .arg(parts.concat());
             self.redis::<i64>(Op::Cmd(&cmd)).await.is_some()
-        } else {
-            let new = format!("{key}:writing:{}", crate::crypto::random_token(8));
-            self.set_in_pieces(&new, parts, ttl).await && {
-                let mut cmd = redis::cmd("EVAL");
-                cmd.arg(RETIRE_AND_PUT)
-                    .arg(2)
-                    .arg(key)
-                    .arg(&new)
-                    .arg(ms(ttl))
-                    .arg(ms(retire));
-                let renamed = self.redis::<i64>(Op::Cmd(&cmd)).await.is_some();
-                if !renamed {
-                    let _ = self.del(&new).await;
-                }
-                renamed
+        } else if let Some(staged) = self.stage(key, parts, ttl).await {
+            let mut cmd = redis::cmd("EVAL");
+            cmd.arg(RETIRE_AND_PUT)
+                .arg(2)
+                .arg(key)
+                .arg(&staged)
+                .arg(ms(ttl))
+                .arg(ms(retire));
+            let renamed = self.redis::<i64>(Op::Cmd(&cmd)).await.is_some();
+            if !renamed {
+                self.del(&staged).await?;
             }
+            renamed
+        } else {
+            false
         };
         if published {
             self.local()?.entries.remove(key);
@@ -413,4 +436,44 @@ return 1
 enum Op<'a> {
     Cmd(&'a redis::Cmd),
     Pipe(&'a redis::Pipeline),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    /// P10, G4: a large value rewritten (a result a resumed walk grows) is never read half
+    /// written: every read while its pieces go in sees the old value or the whole new one.
+    #[tokio::test]
+    async fn g4_a_large_value_is_replaced_whole() {
+        let kv = Kv::new(
+            std::env::var("REDIS_URL")
+                .ok()
+                .and_then(|u| connect(&u).ok()),
+            None,
+        );
+        let key = format!("lg:org_test:t:res:{}", crate::crypto::random_token(12));
+        let ttl = Duration::from_secs(60);
+        let old = "o".repeat(PIECE_BYTES + 1);
+        let new = "n".repeat(4 * PIECE_BYTES + 1);
+        kv.set_large(&key, &old, ttl).await.unwrap();
+        let done = Cell::new(false);
+        let write = async {
+            kv.set_large(&key, &new, ttl).await.unwrap();
+            done.set(true);
+        };
+        let read = async {
+            let mut reads = 0;
+            while !done.get() {
+                let v = kv.get(&key).await.unwrap().unwrap_or_default();
+                assert!(v == old || v == new, "read {} bytes", v.len());
+                reads += 1;
+            }
+            reads
+        };
+        let ((), reads) = tokio::join!(write, read);
+        assert!(reads > 0);
+        assert!(kv.get(&key).await.unwrap() == Some(new));
+    }
 }
