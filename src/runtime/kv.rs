@@ -366,6 +366,25 @@ impl Kv {
         Ok(self.local()?.live(key).cloned())
     }
 
+    /// [`Kv::get`] of several keys in one round trip (`MGET`), in the order given.
+    pub async fn get_many(&self, keys: &[&str]) -> Result<Vec<Option<String>>, KvError> {
+        let mut cmd = redis::cmd("MGET");
+        for key in keys {
+            cmd.arg(*key);
+        }
+        let found = self
+            .redis::<Vec<Option<String>>>(Op::Cmd(&cmd))
+            .await
+            .filter(|v| v.len() == keys.len())
+            .unwrap_or_else(|| vec![None; keys.len()]);
+        let m = self.local()?;
+        Ok(found
+            .into_iter()
+            .zip(keys)
+            .map(|(v, key)| v.or_else(|| m.live(key).cloned()))
+            .collect())
+    }
+
     pub async fn del(&self, key: &str) -> Result<(), KvError> {
         let mut cmd = redis::cmd("DEL");
         cmd.arg(key);

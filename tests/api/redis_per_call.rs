@@ -100,15 +100,23 @@ async fn redis_commands_per_call() {
     for h in &hits {
         assert_eq!(h["_cache"]["hit"], true, "{h}");
     }
+    let n = |m: &BTreeMap<String, f64>, c: &str| m.get(c).copied().unwrap_or(0.0);
+    let steps =
+        || -> LocalBoxFuture<'_, Value> { Box::pin(async { rig.steps(&app, &token, "th").await }) };
+    let (step, _) = per_call(&mut conn, steps).await;
     eprintln!(
         "Redis commands per call ({CALLS} concurrent calls on one thread):\n\
-         pass-through: {:.2} {pass:?}\ncache hit:    {:.2} {hit:?}",
+         pass-through: {:.2} {pass:?}\ncache hit:    {:.2} {hit:?}\nsteps:        {:.2} {step:?}",
         total(&pass),
-        total(&hit)
+        total(&hit),
+        total(&step)
     );
+    // G5: an unrestricted thread's marks are one MGET (no DEL, no GET each)
+    assert_eq!(n(&step, "MGET"), 1.0, "{step:?}");
+    assert_eq!(n(&step, "DEL"), 0.0, "{step:?}");
+    assert_eq!(n(&pass, "MGET"), 1.0, "{pass:?}");
     // the org's rate is leased, so the concurrent calls share its EVALs (one each without
     // leases); the other EVAL of a pass-through call is its walk slot (the one running ZCARD)
-    let n = |m: &BTreeMap<String, f64>, c: &str| m.get(c).copied().unwrap_or(0.0);
     let rate_evals = n(&pass, "EVAL") - n(&pass, "ZCARD");
     assert!(
         rate_evals < 1.0,
