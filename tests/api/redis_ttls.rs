@@ -1,7 +1,7 @@
 //! Retention in Redis (issues 10, 13): after a varied run — walks cached with org and
 //! with user credentials (C2, C3), a cut result read back (G3–G5), a bounded walk
 //! resumed with `_continue` (P10), a rate-limited provider and the org quotas, the event
-//! log of every call — every key in a Redis of the test's own has a TTL, and no key
+//! log of a streamed call — every key in a Redis of the test's own has a TTL, and no key
 //! outlives its longest reader: stored results and thread marks 15 min, a user's cached
 //! data 1 h, the org's 24 h; markers that outlive them (to say "expired") hold no data.
 
@@ -127,6 +127,11 @@ async fn every_redis_key_has_a_ttl_no_longer_than_its_longest_reader() {
     a.call(&app, &token, "t4", "limited_walk", walk.clone())
         .await
         .ok(200);
+    // only a streamed call keeps an event log (a JSON call's id is learnt at its end)
+    let (_, body) = a
+        .stream_call(&app, &token, "t5", "list_contacts", json!({}))
+        .await;
+    futures_util::StreamExt::for_each(body, |_| async {}).await;
 
     // org B: a user's own credential (cached 1 h for that user only)
     let b = Rig::new(&app, &up, true).await;
