@@ -54,6 +54,36 @@ fn escape(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
+/// Lookups of the dataset cache's per-replica memory, by what was looked up (a decoded
+/// entry, a presented result) and how it went; things evicted to stay within its bytes.
+/// Plain atomics: they count every cache hit.
+#[derive(Default)]
+pub struct CacheMemoryCounters {
+    pub entry_hits: AtomicU64,
+    pub entry_misses: AtomicU64,
+    pub presented_hits: AtomicU64,
+    pub presented_misses: AtomicU64,
+    pub evicted: AtomicU64,
+}
+
+impl CacheMemoryCounters {
+    fn render(&self, out: &mut String) {
+        let name = "loopgate_cache_memory_total";
+        let _ = writeln!(out, "# HELP {name} Lookups of the dataset cache's memory in this replica (decoded entries, presented results) by outcome, and things evicted to stay within cache_memory_bytes.");
+        let _ = writeln!(out, "# TYPE {name} counter");
+        for (kind, outcome, c) in [
+            ("entry", "hit", &self.entry_hits),
+            ("entry", "miss", &self.entry_misses),
+            ("presented", "hit", &self.presented_hits),
+            ("presented", "miss", &self.presented_misses),
+            ("any", "evicted", &self.evicted),
+        ] {
+            let v = c.load(Ordering::Relaxed);
+            let _ = writeln!(out, "{name}{{kind=\"{kind}\",outcome=\"{outcome}\"}} {v}");
+        }
+    }
+}
+
 /// Per-provider latency histograms: (bucket counts, sum, count).
 #[derive(Default)]
 struct Histograms(Mutex<BTreeMap<String, Histogram>>);
@@ -104,6 +134,8 @@ pub struct Metrics {
     pub retention_pruned: Family,
     /// `mode` = inline | pool: jobs proportional to a payload's size (`runtime::cpu`).
     pub cpu_jobs: Family,
+    /// The dataset cache's memory in this replica (`runtime::cache_memory`).
+    pub cache_memory: CacheMemoryCounters,
     upstream_latency: Histograms,
 }
 
@@ -270,6 +302,7 @@ impl Metrics {
             let _ = writeln!(out, "# TYPE {name} counter");
             family.render(&mut out, name);
         }
+        self.cache_memory.render(&mut out);
         self.render_latency(&mut out);
         out
     }

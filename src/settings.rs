@@ -126,7 +126,16 @@ pub struct Settings {
     pub cpu_jobs: u32,
     /// Payloads up to this many bytes are handled in place on the async worker.
     pub cpu_inline_bytes: usize,
+
+    // --- dataset cache (issue 15), see `runtime::cache_memory` ---
+    /// Bytes of decoded cache entries and results presented from them that this replica
+    /// keeps, so a hit neither moves nor parses the entry (0: off, every hit reads it whole).
+    pub cache_memory_bytes: usize,
 }
+
+/// `cache_memory_bytes`, when not 0: 1 MiB to 64 GiB.
+const CACHE_MEMORY_MIN: usize = 1 << 20;
+const CACHE_MEMORY_MAX: usize = 64 << 30;
 
 #[derive(Serialize)]
 struct Defaults {
@@ -152,6 +161,7 @@ struct Defaults {
     cpu_jobs_per_org: u32,
     cpu_jobs: u32,
     cpu_inline_bytes: usize,
+    cache_memory_bytes: usize,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -177,6 +187,7 @@ const DEFAULTS: Defaults = Defaults {
     cpu_jobs_per_org: 2,
     cpu_jobs: 4,
     cpu_inline_bytes: 64 * 1024,
+    cache_memory_bytes: 64 * 1024 * 1024,
 };
 
 /// Every default: the service's, then the engine's bounds ([`crate::bounds`]).
@@ -358,6 +369,12 @@ impl Settings {
                 "cpu_jobs_per_org and cpu_jobs must be positive, cpu_jobs_per_org at most cpu_jobs"
             );
         }
+        let memory = self.cache_memory_bytes;
+        if memory != 0 && !(CACHE_MEMORY_MIN..=CACHE_MEMORY_MAX).contains(&memory) {
+            bail!(
+                "LOOPGATE_CACHE_MEMORY_BYTES must be 0 (off) or between {CACHE_MEMORY_MIN} and {CACHE_MEMORY_MAX} (it is {memory})"
+            );
+        }
         Ok(())
     }
 }
@@ -403,6 +420,13 @@ mod tests {
         let mut s = complete();
         s.public_url = Some("https://gate.example.com/".into());
         assert!(s.validate().is_ok());
+        for (bytes, ok) in [(0, true), (1 << 20, true), (1024, false), (1 << 40, false)] {
+            let mut s = complete();
+            s.cache_memory_bytes = bytes;
+            let e = s.validate().err().map(|e| e.to_string());
+            assert_eq!(e.is_none(), ok, "{bytes}: {e:?}");
+            assert!(e.is_none_or(|e| e.contains("LOOPGATE_CACHE_MEMORY_BYTES")));
+        }
         for bad in [0, 1024, 1 << 30] {
             let mut s = complete();
             s.request_max_bytes = bad;

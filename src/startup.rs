@@ -112,6 +112,10 @@ impl Application {
             drain: Drain::new(),
             compiled: Default::default(),
             refresh_gates: Default::default(),
+            cache_memory: crate::runtime::cache_memory::CacheMemory::new(
+                settings.cache_memory_bytes,
+                metrics.clone(),
+            ),
             cpu: crate::runtime::cpu::Cpu::new(
                 settings.cpu_jobs_per_org as usize,
                 settings.cpu_jobs as usize,

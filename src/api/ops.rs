@@ -147,6 +147,19 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         labels: &[],
         value: cpu.waiting as f64,
     });
+    let (memory_bytes, memory_kept) = state.runtime.cache_memory.usage();
+    gauges.push(Gauge {
+        name: "loopgate_cache_memory_bytes",
+        help: "Bytes of decoded dataset-cache entries and results presented from them kept in this replica (at most cache_memory_bytes).",
+        labels: &[],
+        value: memory_bytes as f64,
+    });
+    gauges.push(Gauge {
+        name: "loopgate_cache_memory_entries",
+        help: "Decoded dataset-cache entries and presented results kept in this replica.",
+        labels: &[],
+        value: memory_kept as f64,
+    });
     gauges.push(Gauge {
         name: "loopgate_connection_refreshes_waiting",
         help: "Calls waiting in this replica for another call's refresh of the same connection.",

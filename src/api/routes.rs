@@ -51,6 +51,14 @@ route_table! {
     "/metrics" => { get: ops::metrics }
     "/openapi.json" => { get: ops::openapi_document }
 
+    // the agent runtime's routes first: actix tries routes in this order, matching each
+    // route with a path parameter by a regex, so a tool call runs one regex, not fifteen
+    "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls" => { post: runtime::tool_call }
+    "/v1/agents/{agent_id}/threads/{thread_id}/steps" => { post: runtime::steps }
+    "/v1/agents/{agent_id}/mcp" => { post: mcp::post, get: mcp::get, delete: mcp::delete }
+    "/v1/tool-calls/{call_id}" => { get: runtime::get_tool_call }
+    "/v1/tool-calls/{call_id}/events" => { get: events::tool_call }
+
     "/v1/orgs" => { post: orgs::create, get: orgs::list }
     "/v1/orgs/{org_id}" => { get: orgs::get, patch: orgs::update, delete: orgs::delete }
     "/v1/orgs/{org_id}/api-keys" => { post: api_keys::create, get: api_keys::list }
@@ -81,11 +89,6 @@ route_table! {
 
     "/v1/runtime-tokens" => { post: runtime_tokens::mint }
     "/v1/runtime-tokens/{token_id}" => { delete: runtime_tokens::revoke }
-    "/v1/agents/{agent_id}/threads/{thread_id}/steps" => { post: runtime::steps }
-    "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls" => { post: runtime::tool_call }
-    "/v1/tool-calls/{call_id}" => { get: runtime::get_tool_call }
-    "/v1/agents/{agent_id}/mcp" => { post: mcp::post, get: mcp::get, delete: mcp::delete }
-    "/v1/tool-calls/{call_id}/events" => { get: events::tool_call }
     "/v1/workflows/{workflow_id}/runs" => { post: workflow_runs::create, get: workflow_runs::list }
     "/v1/workflows/{workflow_id}/runs/{run_id}" => { get: workflow_runs::get }
     "/v1/workflows/{workflow_id}/runs/{run_id}/events" => { get: events::workflow_run }
@@ -94,4 +97,25 @@ route_table! {
 
     "/connect/callback" => { get: connect::callback }
     "/connect/{link}" => { get: connect::show, post: connect::submit }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ROUTES;
+
+    /// Issue 15: a tool call (and a model step) is matched by the first route with a path
+    /// parameter actix tries, so routing it runs one regex; every route before it is static.
+    #[test]
+    fn the_runtime_routes_are_tried_before_every_other_route_with_parameters() {
+        let first_dynamic = ROUTES.iter().position(|(_, p)| p.contains('{'));
+        assert_eq!(
+            first_dynamic.map(|i| ROUTES[i]),
+            Some((
+                "post",
+                "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls"
+            ))
+        );
+        let steps = ROUTES.iter().position(|(_, p)| p.ends_with("/steps"));
+        assert_eq!(steps, first_dynamic.map(|i| i + 1));
+    }
 }

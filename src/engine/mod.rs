@@ -76,6 +76,7 @@ pub mod retrieval;
 pub mod rows;
 pub mod signals;
 pub mod signature;
+pub mod template;
 pub mod tools;
 pub mod upstream;
 pub mod verdict;
@@ -117,6 +118,7 @@ pub use plan::{parse_call, CallPlan, ForEach, ForEachError};
 pub use present::{present, present_json, Labels, Presented, PresentedJson};
 pub use resume::{Pending, Position, Resume, ResumePoint};
 pub use retrieval::{fetch_result, query_result, query_result_json};
+pub use template::PresentedTemplate;
 pub use tools::{loop_guidance, model_tool, retrieval_tools, ModelTool};
 pub use upstream::{
     Clock, NoProgress, Progress, ProgressSink, Upstream, UpstreamFailure, UpstreamRequest,

@@ -25,7 +25,18 @@ fn item() -> impl Strategy<Value = Value> {
         .prop_map(|m| Value::Object(m.into_iter().collect()))
 }
 
-fn presented(items: &[Value], budget: usize) -> (Value, Value) {
+/// A `_resultId` tail of `n` characters that JSON writes as they are.
+fn id_of(n: usize) -> impl Strategy<Value = String> {
+    prop::string::string_regex(&format!("[A-Za-z0-9_-]{{{n}}}")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// One call with `args` on a tool whose single page is `{"data": items}`.
+fn walked(
+    items: &[Value],
+    budget: usize,
+    args: Value,
+    looping: bool,
+) -> (Outcome, CallPlan, Limits) {
     let body = json!({"data": items});
     let clock = FakeClock::default();
     let api = FakeApi::new(&clock, move |_, _| ok(body.clone()));
@@ -35,9 +46,14 @@ fn presented(items: &[Value], budget: usize) -> (Value, Value) {
         token_budget: budget,
         ..Limits::default()
     };
-    let plan = parse_call(&a, &schema, json!({}), false, &limits).unwrap_or_else(|e| panic!("{e}"));
+    let plan = parse_call(&a, &schema, args, looping, &limits).unwrap_or_else(|e| panic!("{e}"));
     let o = block_on(run(&plan, &a, &api, &NoProgress, &clock, &limits))
         .unwrap_or_else(|e| panic!("{e}"));
+    (o, plan, limits)
+}
+
+fn presented(items: &[Value], budget: usize) -> (Value, Value) {
+    let (o, plan, limits) = walked(items, budget, json!({}), false);
     (present(&o, &plan, "r", &limits).value, json!(items))
 }
 
@@ -195,15 +211,8 @@ proptest! {
     /// and in order.
     #[test]
     fn envelope_guard_never_splits_nor_exceeds(items in prop::collection::vec(item(), 0..60), budget in 150usize..2_000, project in any::<bool>()) {
-        let body = json!({"data": items});
-        let clock = FakeClock::default();
-        let api = FakeApi::new(&clock, move |_, _| ok(body.clone()));
-        let schema = json!({});
-        let a = analyze(&schema);
-        let limits = Limits { token_budget: budget, ..Limits::default() };
         let args = if project { json!({"_fields": ["a", "b.c"]}) } else { json!({"_refresh": true}) };
-        let plan = parse_call(&a, &schema, args, true, &limits).unwrap_or_else(|e| panic!("{e}"));
-        let o = block_on(run(&plan, &a, &api, &NoProgress, &clock, &limits)).unwrap_or_else(|e| panic!("{e}"));
+        let (o, plan, limits) = walked(&items, budget, args, true);
         let p = present_json(&o, &plan, "res_p", &limits, &Default::default());
         prop_assert!(p.json.len() <= guard::byte_budget(budget));
         let v: Value = serde_json::from_str(&p.json).unwrap_or_default();
@@ -215,5 +224,39 @@ proptest! {
         prop_assert_eq!(shown.len(), v["_itemsShown"].as_u64().map_or(items.len(), |n| n as usize));
         prop_assert_eq!(shown, expected);
         prop_assert_eq!(v["_itemCount"].as_u64(), Some(items.len() as u64));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Issue 15: a presentation memoized with its `_resultId` as a hole, filled with
+    /// another id of the same length, is exactly what presenting afresh with that id
+    /// writes — cut or not, envelope or the tool's own shape, filtered, projected, labelled.
+    #[test]
+    fn a_presentation_under_another_id_is_the_same_text_but_the_id(
+        items in prop::collection::vec(item(), 0..60),
+        budget in 150usize..2_000,
+        reserved in any::<bool>(),
+        project in any::<bool>(),
+        filter in any::<bool>(),
+        labelled in any::<bool>(),
+        ids in (4usize..40).prop_flat_map(|n| (id_of(n), id_of(n))),
+    ) {
+        let mut args = json!({});
+        if reserved { args["_refresh"] = json!(true); }
+        if project { args["_fields"] = json!(["a", "b.c"]); }
+        if filter { args["_filter"] = json!([{"field": "a", "op": "exists", "value": true}]); }
+        let (o, plan, limits) = walked(&items, budget, args, true);
+        let labels = Labels {
+            cache: labelled.then(|| CacheLabel::Hit { cached_at: "2026-01-01T00:00:00Z".into(), expires_at: "2026-01-02T00:00:00Z".into() }),
+            degraded: labelled.then(|| "degraded".to_owned()),
+            continue_token: None,
+        };
+        let (first, second) = (format!("res_{}", ids.0), format!("res_{}", ids.1));
+        let made = present_json(&o, &plan, &first, &limits, &labels);
+        let template = PresentedTemplate::new(&made, &first).unwrap_or_else(|| panic!("a plain id"));
+        prop_assert_eq!(template.fill(&first), Some(made.clone()));
+        prop_assert_eq!(template.fill(&second), Some(present_json(&o, &plan, &second, &limits, &labels)));
     }
 }

@@ -26,7 +26,8 @@ pub struct RunOptions {
 }
 
 pub struct BoundRun {
-    pub outcome: Outcome,
+    /// Shared with this replica's memory of the cache entry on a hit.
+    pub outcome: std::sync::Arc<Outcome>,
     pub plan: CallPlan,
     /// Served from the cache: (cached at, expires at).
     pub hit: Option<(DateTime<Utc>, DateTime<Utc>)>,

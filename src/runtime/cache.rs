@@ -22,6 +22,7 @@ use serde_json::json;
 
 use super::kv::{Kv, KvError};
 use crate::crypto::sha256;
+use crate::engine::Outcome;
 use crate::store::OrgId;
 
 /// Entries larger than this are not cached (the result says so).
@@ -110,6 +111,79 @@ impl Entry {
             expires_at: self.expires_at,
         }
     }
+
+    /// The stored outcome parsed once, shaped as the walk that filled the entry (W2):
+    /// work proportional to the entry, for `runtime::cpu`.
+    pub fn decode_rows(self) -> Decoded {
+        let text_bytes = self.stored.len();
+        let mut outcome = Outcome::from_stored_text(self.stored);
+        let shape_bytes = match &self.shape {
+            Some(shape) => {
+                outcome.restore_shape(shape);
+                // the frame, as a tree, costs a few times its text
+                4 * shape.to_string().len()
+            }
+            None => 0,
+        };
+        let bytes = text_bytes
+            + outcome.items.len() * std::mem::size_of::<crate::engine::Item>()
+            + shape_bytes;
+        Decoded {
+            cached_at: self.cached_at,
+            expires_at: self.expires_at,
+            outcome: Arc::new(outcome),
+            bytes,
+        }
+    }
+}
+
+/// An entry read and parsed: what a hit serves, shared by the calls it serves (and kept
+/// in this replica's `CacheMemory`).
+pub struct Decoded {
+    pub cached_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    pub outcome: Arc<Outcome>,
+    /// About what it holds in memory: its text, its row index, its frame.
+    pub bytes: usize,
+}
+
+impl Decoded {
+    /// The entry's version (its first line): when it was cached, in ms.
+    pub fn version(&self) -> i64 {
+        self.cached_at.timestamp_millis()
+    }
+
+    pub fn held(&self, key: &str) -> Held {
+        Held {
+            key: key.to_owned(),
+            cached_at: self.cached_at,
+            expires_at: self.expires_at,
+        }
+    }
+}
+
+/// Bytes read to learn an entry's version: its first line (at most 20 digits, `\n`).
+const VERSION_HEAD: usize = 24;
+
+/// Which version of the entry under `key` is current, in one round trip that moves only
+/// the entry's first line (never the entry): `None` when there is none (expired, dropped,
+/// never written, or of an older layout).
+pub async fn current_version(kv: &Kv, key: &str) -> Result<Option<i64>, KvError> {
+    Ok(kv
+        .get_head(key, VERSION_HEAD)
+        .await?
+        .as_deref()
+        .and_then(version_of))
+}
+
+/// The version line at the start of an entry's text.
+fn version_of(head: &[u8]) -> Option<i64> {
+    let end = head.iter().position(|b| *b == b'\n')?;
+    let digits = &head[..end];
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
 /// A cache entry a stored result can point at rather than copy.
@@ -121,6 +195,11 @@ pub struct Held {
 }
 
 impl Held {
+    /// The version of the entry held (its first line).
+    pub fn version(&self) -> i64 {
+        self.cached_at.timestamp_millis()
+    }
+
     /// Lives at least `ttl` from `now` (else the result keeps its own copy).
     pub fn outlives(&self, now: DateTime<Utc>, ttl: Duration) -> bool {
         chrono::Duration::from_std(ttl).is_ok_and(|t| self.expires_at - now >= t)
@@ -283,6 +362,12 @@ mod tests {
             (back.cached_at, back.stored.as_str(), &back.shape),
             (at, stored, &h.shape)
         );
+        assert_eq!(
+            version_of(h.lines().as_bytes()),
+            Some(at.timestamp_millis())
+        );
+        assert_eq!(version_of(b"12a\n"), None);
+        assert_eq!(version_of(b"123"), None, "no whole first line");
         // an entry of the older layout (JSON holding the stored text as a string) is a miss
         assert!(Entry::decode(json!({"cached_at": at, "stored": "{}"}).to_string()).is_none());
         let held = back.held("k");
@@ -346,6 +431,11 @@ mod tests {
             let (newer, newer_rows) = write_at(at2, format!("{{\"items\":[{filler},2]}}")).await;
             let now = read(&kv, &key).await.unwrap().unwrap();
             assert_eq!((now.cached_at, now.stored.len()), (at2, newer_rows.len()));
+            // issue 15: the current version, from the entry's first line alone
+            let version = current_version(&kv, &key).await.unwrap();
+            assert_eq!(version, Some(at2.timestamp_millis()));
+            let none = current_version(&kv, &format!("{key}:none")).await.unwrap();
+            assert_eq!(none, None);
             assert!(now.stored == newer_rows);
             assert!(follow(&kv, &first).await.unwrap() == Some(first_rows));
             assert!(follow(&kv, &newer).await.unwrap() == Some(newer_rows));

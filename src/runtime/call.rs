@@ -10,6 +10,7 @@ use utoipa::ToSchema;
 
 use std::sync::Arc;
 
+use super::cache_memory::CacheMemory;
 use super::drain::InFlight;
 use super::feed::{Feed, Tee};
 use super::fetch::CacheUse;
@@ -446,10 +447,10 @@ impl Runtime {
                 let grown = self
                     .cpu
                     .run(caller.org(), size, move || {
-                        engine::resume::grow(before, next)
+                        engine::resume::grow(before, Arc::unwrap_or_clone(next))
                     })
                     .await;
-                (grown, None, None)
+                (Arc::new(grown), None, None)
             }
             None => (fetched.outcome, fetched.held, fetched.stored),
         };
@@ -473,7 +474,7 @@ impl Runtime {
         caller: &Caller,
         start: &CallStart,
         plan: &engine::CallPlan,
-        outcome: engine::Outcome,
+        outcome: Arc<engine::Outcome>,
         kept: Kept<'_>,
     ) -> Result<ResultJson, RuntimeError> {
         let result_id = kept
@@ -507,22 +508,52 @@ impl Runtime {
             .held
             .filter(|h| h.outlives(self.clock.now(), results::RESULT_TTL));
         let (prebuilt, needs_text) = (kept.stored, held.is_none());
-        // presenting (`_filter`, `_fields`, the guard) and writing the stored set are
-        // proportional to the rows: off the async workers when large
-        let size = super::fetch::outcome_bytes(&outcome);
         let limits = self.limits_for(&start.agent).into_owned();
-        let (plan_copy, rid) = (plan.clone(), result_id.clone());
-        let (presented, stored, provenance) = self
-            .cpu
-            .run(caller.org(), size, move || {
-                let presented = engine::present_json(&outcome, &plan_copy, &rid, &limits, &labels);
-                let mut outcome = outcome;
-                // the rows move into the stored text (or already did): never held twice
-                let stored = (presented.stored && needs_text)
-                    .then(|| prebuilt.unwrap_or_else(|| outcome.store()));
-                (presented, stored, outcome.provenance())
-            })
-            .await;
+        // a hit presented before from the same entry version, the same way, is the same text
+        // but for its `_resultId` (engine::PresentedTemplate): spliced, not presented afresh
+        let presenting = match (&labels.cache, &held) {
+            (Some(engine::CacheLabel::Hit { .. }), Some(h)) if self.cache_memory.enabled() => {
+                let key = CacheMemory::presenting_key(h, plan, &labels, &limits);
+                Some((key, h.version()))
+            }
+            _ => None,
+        };
+        let memo = presenting
+            .as_ref()
+            .and_then(|(key, version)| self.cache_memory.presented(key, *version))
+            .and_then(|t| t.fill(&result_id));
+        let (presented, stored, provenance) = match memo {
+            Some(presented) => (presented, None, outcome.provenance()),
+            None => {
+                // presenting (`_filter`, `_fields`, the guard) and writing the stored set are
+                // proportional to the rows: off the async workers when large
+                let size = super::fetch::outcome_bytes(&outcome);
+                let (plan_copy, rid) = (plan.clone(), result_id.clone());
+                let done = self
+                    .cpu
+                    .run(caller.org(), size, move || {
+                        let presented =
+                            engine::present_json(&outcome, &plan_copy, &rid, &limits, &labels);
+                        let mut outcome = outcome;
+                        // the rows move into the stored text (or already did): never held
+                        // twice — unless they are shared with the replica's cache memory
+                        let stored = (presented.stored && needs_text).then(|| {
+                            prebuilt.unwrap_or_else(|| match Arc::get_mut(&mut outcome) {
+                                Some(o) => o.store(),
+                                None => Arc::new(outcome.to_stored_json()),
+                            })
+                        });
+                        (presented, stored, outcome.provenance())
+                    })
+                    .await;
+                if let Some((key, version)) = &presenting {
+                    if let Some(t) = engine::PresentedTemplate::new(&done.0, &result_id) {
+                        self.cache_memory.keep_presented(key, *version, t);
+                    }
+                }
+                done
+            }
+        };
         if presented.truncated {
             Metrics::inc(&self.metrics.guard_cuts);
         }

@@ -2,6 +2,7 @@
 //! coalescing across tasks and replicas, write of complete walks) and the walk itself.
 //! Tool calls present its outcome for a conversation; workflow steps shape it as W2.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -14,6 +15,7 @@ use crate::auth::Caller;
 use crate::engine::{self, CallPlan, Outcome, ProgressSink};
 use crate::metrics::Metrics;
 use crate::store::deployments::CacheMode;
+use crate::store::OrgId;
 
 /// How one run may use the dataset cache.
 #[derive(Debug, Clone, Copy)]
@@ -28,7 +30,8 @@ pub struct CacheUse {
 
 /// What a run of a bound tool produced.
 pub struct Fetched {
-    pub outcome: Outcome,
+    /// Shared with this replica's memory of the cache entry on a hit (never copied).
+    pub outcome: Arc<Outcome>,
     /// Served from the cache: when it was cached and when it expires for this reader.
     pub hit: Option<(DateTime<Utc>, DateTime<Utc>)>,
     /// A complete walk that was too large to be cached.
@@ -76,36 +79,20 @@ impl Runtime {
             None => None,
         };
         let ttl_chrono = chrono::Duration::from_std(ttl).unwrap_or_default();
-        let fresh = |e: &cache::Entry| self.clock.now() - e.cached_at < ttl_chrono;
-        let hit = |entry: cache::Entry, key: &str| {
-            let held = entry.held(key);
-            async move {
-                let expires = entry.cached_at + ttl_chrono;
-                let cached_at = entry.cached_at;
-                let outcome = self
-                    .cpu
-                    .run(caller.org(), entry.stored.len(), move || {
-                        let mut outcome = Outcome::from_stored_json(&entry.stored);
-                        if let Some(shape) = &entry.shape {
-                            outcome.restore_shape(shape);
-                        }
-                        outcome
-                    })
-                    .await;
-                Fetched {
-                    outcome,
-                    hit: Some((cached_at, expires)),
-                    too_large: false,
-                    held: Some(held),
-                    stored: None,
-                }
-            }
+        // C3: the reader's TTL decides, whether the entry came from Redis or this replica's memory
+        let fresh = |d: &cache::Decoded| self.clock.now() - d.cached_at < ttl_chrono;
+        let hit = |d: Arc<cache::Decoded>, key: &str| Fetched {
+            outcome: d.outcome.clone(),
+            hit: Some((d.cached_at, d.cached_at + ttl_chrono)),
+            too_large: false,
+            held: Some(d.held(key)),
+            stored: None,
         };
         if let (Some(k), false) = (&key, plan.refresh) {
-            if let Some(entry) = cache::read(&self.kv, k).await?.filter(|e| fresh(e)) {
+            if let Some(d) = self.cached(caller.org(), k).await?.filter(|d| fresh(d)) {
                 if mode == CacheMode::On {
                     Metrics::inc(&self.metrics.cache_hits);
-                    return Ok(hit(entry, k).await);
+                    return Ok(hit(d, k));
                 }
                 Metrics::inc(&self.metrics.cache_shadow_hits);
             }
@@ -117,12 +104,12 @@ impl Runtime {
             let lease = cache::walk_lease(self.limits.wall);
             claimed = cache::claim(&self.kv, k, lease).await?;
             if !claimed && !plan.refresh {
-                if let Some(entry) = cache::await_peer(&self.kv, k, lease)
-                    .await?
-                    .filter(|e| fresh(e))
-                {
-                    Metrics::inc(&self.metrics.cache_hits);
-                    return Ok(hit(entry, k).await);
+                if let Some(entry) = cache::await_peer(&self.kv, k, lease).await? {
+                    let d = self.decode(caller.org(), k, entry).await;
+                    if fresh(&d) {
+                        Metrics::inc(&self.metrics.cache_hits);
+                        return Ok(hit(d, k));
+                    }
                 }
             }
         }
@@ -141,6 +128,38 @@ impl Runtime {
             cache::release(&self.kv, k).await?;
         }
         walked
+    }
+
+    /// The current entry of cache key `key`, decoded: from this replica's memory when
+    /// Redis says the version it holds is still current (a few bytes moved), else read
+    /// whole, parsed off the async workers, and kept.
+    async fn cached(
+        &self,
+        org: &OrgId,
+        key: &str,
+    ) -> Result<Option<Arc<cache::Decoded>>, RuntimeError> {
+        if self.cache_memory.enabled() {
+            let Some(version) = cache::current_version(&self.kv, key).await? else {
+                self.cache_memory.forget(key);
+                return Ok(None);
+            };
+            if let Some(d) = self.cache_memory.entry(key, version) {
+                return Ok(Some(d));
+            }
+        }
+        Ok(match cache::read(&self.kv, key).await? {
+            Some(entry) => Some(self.decode(org, key, entry).await),
+            None => None,
+        })
+    }
+
+    /// Parses `entry` (work proportional to it, as `runtime::cpu` decides) and keeps it
+    /// in this replica's memory.
+    async fn decode(&self, org: &OrgId, key: &str, entry: cache::Entry) -> Arc<cache::Decoded> {
+        let size = entry.stored.len();
+        let d = Arc::new(self.cpu.run(org, size, move || entry.decode_rows()).await);
+        self.cache_memory.keep_entry(key, d.clone());
+        d
     }
 
     /// Walks upstream and caches a complete walk under `key`.
@@ -210,7 +229,7 @@ impl Runtime {
             }
         }
         Ok(Fetched {
-            outcome,
+            outcome: Arc::new(outcome),
             hit: None,
             too_large,
             held,

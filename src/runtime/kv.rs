@@ -385,6 +385,24 @@ impl Kv {
             .collect())
     }
 
+    /// The first `len` bytes of a value (`GETRANGE`): a reply of `len` bytes however large
+    /// the value is. `None` when the key does not exist. Bytes, not text: the cut may fall
+    /// inside a character.
+    pub async fn get_head(&self, key: &str, len: usize) -> Result<Option<Vec<u8>>, KvError> {
+        let mut cmd = redis::cmd("GETRANGE");
+        cmd.arg(key).arg(0).arg(len.saturating_sub(1));
+        // an empty reply: no such key (no value this store writes is empty)
+        if let Some(v) = self.redis::<Vec<u8>>(Op::Cmd(&cmd)).await {
+            if !v.is_empty() {
+                return Ok(Some(v));
+            }
+        }
+        Ok(self.local()?.live(key).map(|v| {
+            let b = v.as_bytes();
+            b[..len.min(b.len())].to_vec()
+        }))
+    }
+
     pub async fn del(&self, key: &str) -> Result<(), KvError> {
         let mut cmd = redis::cmd("DEL");
         cmd.arg(key);

@@ -6,6 +6,7 @@
 pub mod adapter;
 pub mod bound;
 pub mod cache;
+pub mod cache_memory;
 pub mod call;
 pub mod clock;
 pub mod compiled;
@@ -88,6 +89,8 @@ pub struct Runtime {
     /// A thread's `last_used_at` is written again only once it is this old
     /// ([`thread::touch_interval`]: well below retention's idle time).
     pub thread_touch: std::time::Duration,
+    /// Dataset cache entries (and results presented from them) this replica has decoded.
+    pub cache_memory: cache_memory::CacheMemory,
 }
 
 /// A tool as bound to an agent, with what the engine learned from its schema (shared with

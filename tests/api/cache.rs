@@ -135,6 +135,8 @@ async fn ttl_is_the_readers_and_expires_with_the_clock() {
     clock.advance(Duration::from_secs(3600));
     let hit = walk(&app, &rig, &u, json!({})).await;
     assert_eq!(hit["_cache"]["hit"], true);
+    // served again, now from the replica's memory of the entry (issue 15)
+    assert_eq!(walk(&app, &rig, &u, json!({})).await["_cache"]["hit"], true);
     assert_eq!(
         (rfc(&hit["_cache"]["expiresAt"]) - rfc(&hit["_cache"]["cachedAt"])).num_hours(),
         2
@@ -143,7 +145,7 @@ async fn ttl_is_the_readers_and_expires_with_the_clock() {
     let miss = walk(&app, &rig, &u, json!({})).await;
     assert!(
         miss.get("_cache").is_none(),
-        "older than the binding's TTL: a miss"
+        "older than the binding's TTL: a miss, also for the replica's memory"
     );
     assert_eq!(up.count("/contacts"), 2 * WALK);
 }
@@ -158,7 +160,7 @@ async fn set_mode(app: &TestApp, rig: &Rig, mode: &str) {
     .ok(200);
 }
 
-fn metric(text: &str, name: &str) -> u64 {
+pub fn metric(text: &str, name: &str) -> u64 {
     text.lines()
         .find(|l| l.starts_with(name))
         .and_then(|l| l.split_whitespace().last())

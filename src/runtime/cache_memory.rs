@@ -1,0 +1,283 @@
+//! The dataset cache's memory in this replica (issue 15): entries already read from Redis
+//! and decoded ([`Decoded`]: rows shared, never copied, between the calls they serve), and
+//! the results presented from them ([`PresentedTemplate`]), so a cache hit neither moves
+//! nor parses the entry.
+//!
+//! Never stale across replicas: every hit still asks Redis which version of the entry is
+//! current (`cache::current_version`, one `GETRANGE` of its first line), and this memory
+//! answers only for exactly that version. A `_refresh` or a replacement made on any
+//! replica, and an entry that expired or was dropped in Redis, are seen on the very next
+//! hit. The reader's TTL (C3) is checked on the entry's `cached_at` as for an entry read
+//! from Redis, and things are kept under the cache key itself (org, credential scope,
+//! tool, credential fingerprint: C2) plus the version, so the memory adds no way to reach
+//! another scope's rows.
+//!
+//! Bounded in bytes (`cache_memory_bytes`; 0 turns it off): each thing kept is weighed
+//! (an entry: its text and row index; a presentation: its text) and the least recently
+//! used go first; one larger than the whole budget is not kept.
+//! `loopgate_cache_memory_total{kind,outcome}`, `loopgate_cache_memory_bytes` and
+//! `loopgate_cache_memory_entries` show it at work.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+
+use super::cache::{Decoded, Held};
+use crate::crypto::sha256;
+use crate::engine::{CallPlan, Labels, Limits, PresentedTemplate};
+use crate::metrics::Metrics;
+
+/// What is kept for one key.
+#[derive(Clone)]
+pub enum Kept {
+    Entry(Arc<Decoded>),
+    Presented(Arc<PresentedTemplate>),
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Entry,
+    Presented,
+}
+
+/// A map of at most `budget` bytes (as weighed by the caller), least recently used out
+/// first, each value under a version: a lookup for another version is a miss and drops
+/// what was kept.
+pub struct Bounded<V> {
+    budget: usize,
+    map: HashMap<String, Slot<V>>,
+    /// Last use → key, oldest first.
+    order: BTreeMap<u64, String>,
+    tick: u64,
+    bytes: usize,
+}
+
+struct Slot<V> {
+    version: i64,
+    value: V,
+    bytes: usize,
+    used: u64,
+}
+
+impl<V: Clone> Bounded<V> {
+    pub fn new(budget: usize) -> Self {
+        Self {
+            budget,
+            map: HashMap::new(),
+            order: BTreeMap::new(),
+            tick: 0,
+            bytes: 0,
+        }
+    }
+
+    /// The value kept under `key` for exactly `version`.
+    pub fn get(&mut self, key: &str, version: i64) -> Option<V> {
+        let slot = self.map.get_mut(key)?;
+        if slot.version != version {
+            self.remove(key);
+            return None;
+        }
+        self.order.remove(&slot.used);
+        self.tick += 1;
+        slot.used = self.tick;
+        self.order.insert(self.tick, key.to_owned());
+        Some(slot.value.clone())
+    }
+
+    /// Keeps `value` (weighing `bytes`) under `key` and `version`, in place of what was
+    /// kept there, evicting the least recently used beyond the budget. Returns how many
+    /// were evicted; nothing is kept when `bytes` alone exceed the budget.
+    pub fn put(&mut self, key: &str, version: i64, value: V, bytes: usize) -> usize {
+        self.remove(key);
+        if bytes > self.budget {
+            return 0;
+        }
+        let mut evicted = 0;
+        while self.bytes + bytes > self.budget {
+            let Some((_, oldest)) = self.order.pop_first() else {
+                break;
+            };
+            if let Some(s) = self.map.remove(&oldest) {
+                self.bytes -= s.bytes;
+                evicted += 1;
+            }
+        }
+        self.tick += 1;
+        self.order.insert(self.tick, key.to_owned());
+        self.map.insert(
+            key.to_owned(),
+            Slot {
+                version,
+                value,
+                bytes,
+                used: self.tick,
+            },
+        );
+        self.bytes += bytes;
+        evicted
+    }
+
+    pub fn remove(&mut self, key: &str) {
+        if let Some(s) = self.map.remove(key) {
+            self.order.remove(&s.used);
+            self.bytes -= s.bytes;
+        }
+    }
+
+    /// (bytes, entries) kept.
+    pub fn usage(&self) -> (usize, usize) {
+        (self.bytes, self.map.len())
+    }
+}
+
+/// This replica's memory of the dataset cache.
+pub struct CacheMemory {
+    kept: Mutex<Bounded<Kept>>,
+    enabled: bool,
+    metrics: Arc<Metrics>,
+}
+
+/// Bytes a kept thing costs beyond its text (map slots, key, order index).
+const OVERHEAD: usize = 256;
+
+impl CacheMemory {
+    pub fn new(budget: usize, metrics: Arc<Metrics>) -> Self {
+        Self {
+            kept: Mutex::new(Bounded::new(budget)),
+            enabled: budget > 0,
+            metrics,
+        }
+    }
+
+    /// `false` with a budget of 0: every hit reads the whole entry from Redis.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Bounded<Kept>> {
+        self.kept.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn get(&self, key: &str, version: i64, kind: Kind) -> Option<Kept> {
+        if !self.enabled {
+            return None;
+        }
+        let found = self.lock().get(key, version);
+        let c = &self.metrics.cache_memory;
+        let counter = match (kind, found.is_some()) {
+            (Kind::Entry, true) => &c.entry_hits,
+            (Kind::Entry, false) => &c.entry_misses,
+            (Kind::Presented, true) => &c.presented_hits,
+            (Kind::Presented, false) => &c.presented_misses,
+        };
+        Metrics::inc(counter);
+        found
+    }
+
+    fn put(&self, key: &str, version: i64, kept: Kept, bytes: usize) {
+        if !self.enabled {
+            return;
+        }
+        let evicted = self
+            .lock()
+            .put(key, version, kept, bytes + key.len() + OVERHEAD);
+        Metrics::add(&self.metrics.cache_memory.evicted, evicted as u64);
+    }
+
+    /// The decoded entry of cache key `key` at `version`.
+    pub fn entry(&self, key: &str, version: i64) -> Option<Arc<Decoded>> {
+        match self.get(key, version, Kind::Entry)? {
+            Kept::Entry(d) => Some(d),
+            Kept::Presented(_) => None,
+        }
+    }
+
+    pub fn keep_entry(&self, key: &str, decoded: Arc<Decoded>) {
+        let bytes = decoded.bytes;
+        self.put(key, decoded.version(), Kept::Entry(decoded), bytes);
+    }
+
+    /// Cache key `key` has no entry in Redis any more: what was kept for it goes.
+    pub fn forget(&self, key: &str) {
+        if self.enabled {
+            self.lock().remove(key);
+        }
+    }
+
+    /// Where a presentation of the entry `held` points at is kept: the cache key with
+    /// everything presenting depends on besides the rows and the `_resultId` — the plan
+    /// (`_filter`, `_fields`, …), the limits (the guard's budget) and the labels (`_cache`
+    /// with the reader's `expiresAt`, `_degraded`), hashed. Used with the entry's version.
+    pub fn presenting_key(
+        held: &Held,
+        plan: &CallPlan,
+        labels: &Labels,
+        limits: &Limits,
+    ) -> String {
+        let how = format!("{plan:?}\n{labels:?}\n{limits:?}");
+        format!(
+            "{} {}",
+            held.key,
+            hex::encode(&sha256(how.as_bytes())[..16])
+        )
+    }
+
+    /// A presentation of entry `version`, kept under [`CacheMemory::presenting_key`].
+    pub fn presented(&self, presenting: &str, version: i64) -> Option<Arc<PresentedTemplate>> {
+        match self.get(presenting, version, Kind::Presented)? {
+            Kept::Presented(t) => Some(t),
+            Kept::Entry(_) => None,
+        }
+    }
+
+    pub fn keep_presented(&self, presenting: &str, version: i64, t: PresentedTemplate) {
+        let bytes = t.bytes();
+        self.put(presenting, version, Kept::Presented(Arc::new(t)), bytes);
+    }
+
+    /// (bytes, things) kept now.
+    pub fn usage(&self) -> (usize, usize) {
+        self.lock().usage()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stays_within_its_bytes_evicting_the_least_recently_used() {
+        let mut m = Bounded::new(100);
+        assert_eq!(m.put("a", 1, 'a', 40), 0);
+        assert_eq!(m.put("b", 1, 'b', 40), 0);
+        assert_eq!(m.get("a", 1), Some('a'), "a is now the most recent");
+        assert_eq!(m.put("c", 1, 'c', 40), 1, "b goes, not a");
+        assert_eq!(m.get("b", 1), None);
+        assert_eq!((m.get("a", 1), m.get("c", 1)), (Some('a'), Some('c')));
+        assert_eq!(m.usage(), (80, 2));
+        // larger than the whole budget: not kept, nothing evicted for it
+        assert_eq!(m.put("huge", 1, 'h', 101), 0);
+        assert_eq!((m.get("huge", 1), m.usage()), (None, (80, 2)));
+        // replacing a key's value re-weighs it
+        m.put("a", 2, 'A', 10);
+        assert_eq!(m.usage(), (50, 2));
+        for i in 0..1000 {
+            m.put(&format!("k{i}"), 1, 'k', 7);
+            assert!(m.usage().0 <= 100);
+        }
+        assert_eq!(m.usage(), (98, 14));
+        assert_eq!(m.order.len(), m.map.len());
+    }
+
+    #[test]
+    fn another_version_is_a_miss_and_drops_the_old_one() {
+        let mut m = Bounded::new(100);
+        m.put("k", 5, "v5", 10);
+        assert_eq!(
+            m.get("k", 6),
+            None,
+            "Redis holds version 6: v5 is never served"
+        );
+        assert_eq!(m.get("k", 5), None, "and it is gone");
+        assert_eq!(m.usage(), (0, 0));
+    }
+}

@@ -1,0 +1,148 @@
+//! Counts what the app asks of Redis: a small proxy between the app and the test Redis that
+//! reads the commands on the wire (RESP arrays of bulk strings, pipelined or not) and counts
+//! the bytes each way, so a test sees one app's Redis traffic alone, whatever else runs.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+#[derive(Default)]
+struct Seen {
+    commands: Mutex<Vec<String>>,
+    sent: AtomicU64,
+    received: AtomicU64,
+}
+
+pub struct RedisCounter {
+    /// The Redis URL to give the app (through the proxy).
+    pub url: String,
+    seen: Arc<Seen>,
+}
+
+/// What the app did between two [`RedisCounter::snapshot`]s.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Traffic {
+    /// Command names, in order.
+    pub commands: Vec<String>,
+    /// Bytes the app sent to Redis.
+    pub sent: u64,
+    /// Bytes Redis sent back.
+    pub received: u64,
+}
+
+impl RedisCounter {
+    pub fn snapshot(&self) -> Traffic {
+        Traffic {
+            commands: self.seen.commands.lock().unwrap().clone(),
+            sent: self.seen.sent.load(Ordering::SeqCst),
+            received: self.seen.received.load(Ordering::SeqCst),
+        }
+    }
+
+    /// What happened since `before`.
+    pub fn since(&self, before: &Traffic) -> Traffic {
+        let now = self.snapshot();
+        Traffic {
+            commands: now.commands[before.commands.len()..].to_vec(),
+            sent: now.sent - before.sent,
+            received: now.received - before.received,
+        }
+    }
+}
+
+/// A proxy in front of the Redis at `REDIS_URL`.
+pub async fn start() -> RedisCounter {
+    let redis = std::env::var("REDIS_URL").expect("this test needs the Redis scripts/test starts");
+    let mut url = url::Url::parse(&redis).expect("redis url");
+    let target = format!(
+        "{}:{}",
+        url.host_str().expect("host"),
+        url.port().unwrap_or(6379)
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    url.set_port(Some(port)).expect("port");
+    let seen = Arc::new(Seen::default());
+    let counter = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let Ok(server) = TcpStream::connect(&target).await else {
+                continue;
+            };
+            tokio::spawn(relay(client, server, counter.clone()));
+        }
+    });
+    RedisCounter {
+        url: url.to_string(),
+        seen,
+    }
+}
+
+async fn relay(client: TcpStream, server: TcpStream, seen: Arc<Seen>) {
+    let _ = (client.set_nodelay(true), server.set_nodelay(true));
+    let (mut from_client, mut to_client) = client.into_split();
+    let (mut from_server, mut to_server) = server.into_split();
+    let back = seen.clone();
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 64 * 1024];
+        while let Ok(n) = from_server.read(&mut buf).await {
+            if n == 0 || to_client.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+            back.received.fetch_add(n as u64, Ordering::SeqCst);
+        }
+    });
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut pending = Vec::new();
+    while let Ok(n) = from_client.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        seen.sent.fetch_add(n as u64, Ordering::SeqCst);
+        pending.extend_from_slice(&buf[..n]);
+        while let Some((name, used)) = command(&pending) {
+            seen.commands.lock().unwrap().push(name);
+            pending.drain(..used);
+        }
+        if to_server.write_all(&buf[..n]).await.is_err() {
+            break;
+        }
+    }
+}
+
+/// The first complete command in `buf`: its name and its length in bytes.
+fn command(buf: &[u8]) -> Option<(String, usize)> {
+    fn line(buf: &[u8], at: usize) -> Option<(usize, usize)> {
+        let end = at + buf.get(at..)?.windows(2).position(|w| w == b"\r\n")?;
+        let n = std::str::from_utf8(&buf[at + 1..end]).ok()?.parse().ok()?;
+        Some((n, end + 2))
+    }
+    if buf.first() != Some(&b'*') {
+        return None;
+    }
+    let (args, mut at) = line(buf, 0)?;
+    let mut name = String::new();
+    for i in 0..args {
+        let (len, start) = line(buf, at)?;
+        let end = start + len;
+        if buf.len() < end + 2 {
+            return None;
+        }
+        if i == 0 {
+            name = String::from_utf8_lossy(&buf[start..end]).to_ascii_uppercase();
+        }
+        at = end + 2;
+    }
+    Some((name, at))
+}
+
+#[test]
+fn commands_are_read_whole_and_pipelined() {
+    let two = b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*3\r\n$8\r\nGETRANGE\r\n$1\r\nk\r\n$1\r\n0\r\n";
+    let (name, used) = command(two).unwrap();
+    assert_eq!((name.as_str(), used), ("GET", 20));
+    assert_eq!(command(&two[used..]).unwrap().0, "GETRANGE");
+    assert_eq!(command(&two[..used - 1]), None, "not complete yet");
+}
