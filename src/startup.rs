@@ -122,6 +122,7 @@ impl Application {
                 settings.cpu_inline_bytes,
                 metrics.clone(),
             ),
+            records: crate::runtime::records::Records::spawn(pool.clone()),
             thread_touch: crate::runtime::thread::touch_interval(
                 crate::retention::Policy::from_settings(&settings).threads_idle,
             ),
@@ -177,6 +178,7 @@ impl Application {
         let mut int = signal(SignalKind::interrupt()).context("SIGINT handler")?;
         let handle = self.server.handle();
         let drain = self.state.runtime.drain.clone();
+        let records = self.state.runtime.records.clone();
         let grace = Duration::from_secs(self.state.settings.shutdown_grace_seconds);
         tokio::spawn(async move {
             tokio::select! {
@@ -184,6 +186,8 @@ impl Application {
                 _ = int.recv() => tracing::info!("SIGINT: shutting down gracefully"),
             }
             drain.shut_down(grace, CUT_MARGIN).await;
+            // what the drained calls queued is written before the process ends
+            let _ = tokio::time::timeout(CUT_MARGIN, records.flush()).await;
             handle.stop(true).await;
         });
         self.server.await.context("server failed")

@@ -139,20 +139,20 @@ pub(crate) fn cache_scope(
 }
 
 /// The record of a call: who made it, in which thread, with what.
-fn new_call<'a>(
-    owner: &'a str,
-    id: &'a str,
-    agent_id: &'a str,
-    thread: &'a ThreadKey,
-    input: &'a ToolCallInput,
-) -> tool_calls::NewCall<'a> {
+fn new_call(
+    caller: &Caller,
+    id: &str,
+    agent_id: &str,
+    thread: &ThreadKey,
+    input: &ToolCallInput,
+) -> tool_calls::NewCall {
     tool_calls::NewCall {
-        id,
-        agent_id,
-        thread_id: &thread.thread_id,
-        caller: owner,
-        name: &input.name,
-        arguments: &input.arguments,
+        id: id.to_owned(),
+        agent_id: agent_id.to_owned(),
+        thread_id: thread.thread_id.clone(),
+        caller: caller.thread_owner(),
+        name: input.name.clone(),
+        arguments: input.arguments.to_string(),
     }
 }
 
@@ -186,12 +186,11 @@ impl Runtime {
         let started_at = chrono::Utc::now();
         let id = new_id("call");
         if recording == Recording::Live {
-            tool_calls::start(
-                &self.pool,
-                caller.org(),
-                &new_call(&caller.thread_owner(), &id, &agent.id, &thread, &input),
-            )
-            .await?;
+            let call = new_call(caller, &id, &agent.id, &thread, &input);
+            let org = caller.org().clone();
+            self.records
+                .write(tool_calls::Write::Start { org, call })
+                .await?;
         }
         Ok(CallStart {
             id,
@@ -240,34 +239,41 @@ impl Runtime {
         if let Some(feed) = feed {
             feed.close().await;
         }
-        let problem = match &outcome {
-            Ok(_) => {
+        let recorded = match &outcome {
+            Ok(v) => {
                 tracing::info!("tool call succeeded");
-                Value::Null
+                tool_calls::Outcome::Succeeded(v.as_str().to_owned())
             }
             Err(e) => {
                 let (code, status) = e.code_status();
                 tracing::info!(code, status, "tool call failed");
-                serde_json::json!({"code": code, "status": status, "detail": e.to_string()})
+                let problem =
+                    serde_json::json!({"code": code, "status": status, "detail": e.to_string()});
+                tool_calls::Outcome::Failed(problem.to_string())
             }
         };
-        let recorded = outcome
-            .as_ref()
-            .map(ResultJson::as_str)
-            .map_err(|_| &problem);
-        let record = if live {
-            tool_calls::finish(&self.pool, caller.org(), &start.id, recorded).await
-        } else {
-            let owner = caller.thread_owner();
-            let call = new_call(
-                &owner,
-                &start.id,
-                &start.agent_id,
-                &start.thread,
-                &start.input,
-            );
-            tool_calls::record(&self.pool, caller.org(), &call, start.started_at, recorded).await
+        let org = caller.org().clone();
+        let write = match live {
+            true => tool_calls::Write::Finish {
+                org,
+                id: start.id.clone(),
+                outcome: recorded,
+            },
+            false => tool_calls::Write::Once {
+                org,
+                call: new_call(
+                    caller,
+                    &start.id,
+                    &start.agent_id,
+                    &start.thread,
+                    &start.input,
+                ),
+                outcome: recorded,
+                started_at: start.started_at,
+                finished_at: chrono::Utc::now(),
+            },
         };
+        let record = self.records.write(write).await;
         // A record that cannot be written costs the caller nothing: the outcome is still
         // answered. A running call's followers then take its closing chunks from the log.
         if let Err(e) = record {

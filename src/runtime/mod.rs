@@ -20,6 +20,7 @@ pub mod events;
 pub mod feed;
 pub mod fetch;
 pub mod kv;
+pub mod records;
 pub mod refresh_gate;
 pub mod replay;
 pub mod result_json;
@@ -86,6 +87,8 @@ pub struct Runtime {
     pub refresh_gates: refresh_gate::RefreshGates,
     /// Work proportional to a payload's size: off the async workers, capped per org.
     pub cpu: Arc<cpu::Cpu>,
+    /// This replica's writer of tool-call records (group commit).
+    pub records: records::Records,
     /// A thread's `last_used_at` is written again only once it is this old
     /// ([`thread::touch_interval`]: well below retention's idle time).
     pub thread_touch: std::time::Duration,

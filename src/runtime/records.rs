@@ -1,0 +1,148 @@
+//! Group commit of tool-call records: this replica's one writer. Every write of a call's
+//! record (a streamed call's `running` row and its end, a call written once when it is
+//! over) is queued here; the writer puts the writes queued meanwhile into one statement
+//! (`store::tool_calls::write_all`) and answers each waiter once its batch committed, so a
+//! caller still gets its answer only after its record is in Postgres.
+//!
+//! - No timer: a lone write goes at once; while a batch is in flight the next one forms
+//!   from what queues up meanwhile.
+//! - Bounds: a batch holds at most [`MAX_ROWS`] writes and [`MAX_BYTES`] of arguments and
+//!   outcomes (a larger single write goes alone); the queue holds at most [`QUEUE`] writes
+//!   (a writer waits for room), and in practice no more than the calls in flight, since
+//!   each call waits for its own write. Nothing here is remembered across batches, so
+//!   nothing can be stale across replicas: every write is in Postgres before its caller
+//!   learns it succeeded.
+//! - A waiter's error is its own batch's: a batch Postgres refuses for one of its rows (a
+//!   thread deleted meanwhile, a clash) is written again one write at a time, so one
+//!   call's (or one org's) bad row never fails another's record; a database out of reach
+//!   fails the whole batch at once.
+//! - A write whose caller went away is still written. [`Records::flush`] waits until
+//!   everything queued before it is written (shutdown, after the drain).
+
+use sqlx::PgPool;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::store::tool_calls::{self, Write};
+use crate::store::StoreError;
+
+/// Writes in one statement at most.
+pub const MAX_ROWS: usize = 256;
+/// Bytes of arguments and outcomes in one statement at most.
+pub const MAX_BYTES: usize = 4 << 20;
+/// Writes waiting for the writer at most.
+pub const QUEUE: usize = 4096;
+
+enum Job {
+    Write(Box<Write>, oneshot::Sender<Result<(), StoreError>>),
+    Flush(oneshot::Sender<()>),
+}
+
+/// The replica's writer of tool-call records.
+#[derive(Clone)]
+pub struct Records {
+    tx: mpsc::Sender<Job>,
+}
+
+impl Records {
+    /// Starts the writer on `pool` (inside a Tokio runtime).
+    pub fn spawn(pool: PgPool) -> Self {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        tokio::spawn(writer(pool, rx));
+        Self { tx }
+    }
+
+    /// Writes `w` with whatever else is queued, and answers once it is committed.
+    pub async fn write(&self, w: Write) -> Result<(), StoreError> {
+        let (done, answer) = oneshot::channel();
+        if self.tx.send(Job::Write(Box::new(w), done)).await.is_err() {
+            return Err(StoreError::Unavailable(sqlx::Error::WorkerCrashed));
+        }
+        answer
+            .await
+            .unwrap_or(Err(StoreError::Unavailable(sqlx::Error::WorkerCrashed)))
+    }
+
+    /// Waits until every write queued before this call is written (or failed).
+    pub async fn flush(&self) {
+        let (done, answer) = oneshot::channel();
+        if self.tx.send(Job::Flush(done)).await.is_ok() {
+            let _ = answer.await;
+        }
+    }
+}
+
+type Waiter = oneshot::Sender<Result<(), StoreError>>;
+
+async fn writer(pool: PgPool, mut rx: mpsc::Receiver<Job>) {
+    // a job taken from the queue that did not fit the batch before it
+    let mut next: Option<Job> = None;
+    loop {
+        let first = match next.take() {
+            Some(job) => job,
+            None => match rx.recv().await {
+                Some(job) => job,
+                None => return,
+            },
+        };
+        let mut writes = Vec::new();
+        let mut waiters: Vec<Waiter> = Vec::new();
+        let mut flushed = Vec::new();
+        let mut bytes = 0;
+        let mut job = Some(first);
+        while let Some(j) = job.take() {
+            match j {
+                Job::Flush(done) => flushed.push(done),
+                Job::Write(w, done) => {
+                    let size = w.bytes();
+                    if !writes.is_empty() && bytes + size > MAX_BYTES {
+                        next = Some(Job::Write(w, done));
+                        break;
+                    }
+                    bytes += size;
+                    writes.push(*w);
+                    waiters.push(done);
+                }
+            }
+            if writes.len() < MAX_ROWS {
+                job = rx.try_recv().ok();
+            }
+        }
+        if !writes.is_empty() {
+            for (done, result) in waiters.into_iter().zip(commit(&pool, writes).await) {
+                let _ = done.send(result);
+            }
+        }
+        // a flush is answered once what was queued before it is written
+        for done in flushed {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// Writes a batch; each write's own result.
+async fn commit(pool: &PgPool, writes: Vec<Write>) -> Vec<Result<(), StoreError>> {
+    let n = writes.len();
+    match tool_calls::write_all(pool, &writes).await {
+        Ok(()) => (0..n).map(|_| Ok(())).collect(),
+        Err(StoreError::Unavailable(e)) => {
+            tracing::warn!(error = %e, rows = n, "could not write tool-call records");
+            let detail = e.to_string();
+            let mut out = vec![Err(StoreError::Unavailable(e))];
+            out.extend((1..n).map(|_| {
+                Err(StoreError::Unavailable(sqlx::Error::Io(
+                    std::io::Error::other(detail.clone()),
+                )))
+            }));
+            out
+        }
+        Err(e) if n == 1 => vec![Err(e)],
+        // one row spoiled the batch: each write alone, so it fails its own call only
+        Err(_) => {
+            let mut out = Vec::with_capacity(n);
+            for w in writes {
+                out.push(tool_calls::write_all(pool, std::slice::from_ref(&w)).await);
+            }
+            out
+        }
+    }
+}
