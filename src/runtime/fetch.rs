@@ -70,14 +70,6 @@ impl Runtime {
                 credential.secret().map(|s| s.expose_secret()),
             )
         });
-        let lock = match (&key, mode) {
-            (Some(k), CacheMode::On) => Some(self.coalescer.lock_for(k)),
-            _ => None,
-        };
-        let _coalesced = match &lock {
-            Some(l) => Some(l.lock().await),
-            None => None,
-        };
         let ttl_chrono = chrono::Duration::from_std(ttl).unwrap_or_default();
         // C3: the reader's TTL decides, whether the entry came from Redis or this replica's memory
         let fresh = |d: &cache::Decoded| self.clock.now() - d.cached_at < ttl_chrono;
@@ -88,7 +80,9 @@ impl Runtime {
             held: Some(d.held(key)),
             stored: None,
         };
-        if let (Some(k), false) = (&key, plan.refresh) {
+        let lookup = key.as_deref().filter(|_| !plan.refresh);
+        // a hit takes no lock: only calls that would walk wait for one another
+        if let Some(k) = lookup {
             if let Some(d) = self.cached(caller.org(), k).await?.filter(|d| fresh(d)) {
                 if mode == CacheMode::On {
                     Metrics::inc(&self.metrics.cache_hits);
@@ -96,6 +90,27 @@ impl Runtime {
                 }
                 Metrics::inc(&self.metrics.cache_shadow_hits);
             }
+        }
+        // C1: identical walks in this process run once; whoever waited for another's walk
+        // looks again before walking
+        let lock = match (&key, mode) {
+            (Some(k), CacheMode::On) => Some(self.coalescer.lock_for(k)),
+            _ => None,
+        };
+        let (_coalesced, waited) = match &lock {
+            Some(l) => match l.try_lock() {
+                Ok(g) => (Some(g), false),
+                Err(_) => (Some(l.lock().await), true),
+            },
+            None => (None, false),
+        };
+        if let (Some(k), true) = (lookup, waited) {
+            if let Some(d) = self.cached(caller.org(), k).await?.filter(|d| fresh(d)) {
+                Metrics::inc(&self.metrics.cache_hits);
+                return Ok(hit(d, k));
+            }
+        }
+        if lookup.is_some() {
             Metrics::inc(&self.metrics.cache_misses);
         }
         // another replica walking the same key: wait for its entry rather than walk twice
