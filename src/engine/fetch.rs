@@ -2,7 +2,7 @@
 //! time budgets; transient failures back off (honouring `Retry-After`) only while the
 //! budget allows.
 
-use crate::engine::ahead::Ahead;
+use crate::engine::ahead::{Ahead, Refused};
 use crate::engine::limits::Limits;
 use crate::engine::outcome::StopReason;
 use crate::engine::upstream::{
@@ -85,7 +85,21 @@ pub async fn fetch<U: Upstream + Sync, C: Clock>(
         let room = limits.requests.saturating_sub(budget.requests);
         // the upstream classified the failure (transient or not, `Retry-After`); what to do
         // about it — retry, wait, give up — is decided here
-        let failure = match ahead.call(owner, req.clone(), room).await {
+        let answer = match ahead.call(owner, req.clone(), room).await {
+            Ok(answer) => answer,
+            // P9: requests started ahead and never taken used the rest of the budget; this
+            // one is not sent, and the walk stops as at the bound
+            Err(Refused) => {
+                budget.requests -= 1;
+                let stop = StopReason::Requests;
+                return Err(Failed {
+                    stop,
+                    status: None,
+                    message: format!("{} budget used up", stop.as_str()),
+                });
+            }
+        };
+        let failure = match answer {
             Ok(resp) => {
                 budget.bytes += resp.body.len();
                 return Ok(resp);

@@ -29,7 +29,8 @@ pub struct Limits {
     /// P3: retries of one request after a transient failure.
     pub retries: u32,
     /// P9: upstream requests one walk keeps in flight at once where the API allows random
-    /// access (page number or offset with a total) and across `_for_each` values; 1 walks
+    /// access (page number or offset with a total or a last-page link) and across
+    /// `_for_each` values; 1 walks
     /// strictly one request at a time. The provider's rate limit still spaces them.
     pub concurrency: usize,
     /// Argument bounds, each checked before any work proportional to what it bounds

@@ -1,6 +1,8 @@
 //! What a response says about the rows it did not return: `has_more`, next-page tokens and
 //! URLs (body or RFC 8288 `Link` header) and announced totals. Used to keep walking past a
-//! short page (P2), to follow cursors (P5), and to warn about unread pages (P7).
+//! short page (P2), to follow cursors (P5), and to warn about unread pages (P7). A
+//! last-page link (`rel="last"`, or one in the body) is read too, only as P9's evidence of
+//! random access: like a total, it never decides where a walk ends.
 
 use crate::engine::analysis::normalize;
 use serde_json::{Map, Value};
@@ -15,6 +17,8 @@ pub struct Signals {
     pub next_url: Option<String>,
     /// A total row count the API announced.
     pub total: Option<u64>,
+    /// A last-page URL (`Link: <…>; rel="last"`, or under a last-page key in the body).
+    pub last_url: Option<String>,
 }
 
 impl Signals {
@@ -96,6 +100,9 @@ const TOKENS: &[&str] = &[
 /// Keys that are only a token inside paging metadata: at the top level they are often
 /// the request echoed back.
 const NESTED_ONLY_TOKENS: &[&str] = &["after", "next", "endcursor"];
+/// Keys of a last-page URL in the body (JSON:API `links.last`, Laravel `last_page_url`, HAL
+/// `_links.last.href`). A boolean `last` is Spring's flag ([`IS_LAST`]) instead.
+const LAST_URLS: &[&str] = &["last", "lastpageurl", "lastpageuri", "lastlink", "lasturl"];
 const URLS: &[&str] = &[
     "odatanextlink",
     "nextlink",
@@ -114,10 +121,13 @@ pub fn read(frame: &Value, headers: &[(String, String)]) -> Signals {
     if let Value::Object(top) = frame {
         scan(top, 0, &mut found);
     }
-    let link = headers
-        .iter()
-        .filter(|(k, _)| k.eq_ignore_ascii_case("link"))
-        .find_map(|(_, v)| link_next(v));
+    let links = || {
+        headers
+            .iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case("link"))
+    };
+    let link = links().find_map(|(_, v)| link_rel(v, "next"));
+    let last_link = links().find_map(|(_, v)| link_rel(v, "last"));
     let pick = |c: &[(usize, String)]| {
         c.iter()
             .min_by_key(|(rank, _)| *rank)
@@ -128,6 +138,7 @@ pub fn read(frame: &Value, headers: &[(String, String)]) -> Signals {
         next_token: pick(&found.tokens),
         next_url: link.or_else(|| pick(&found.urls)),
         total: found.total,
+        last_url: last_link.or(found.last_url),
     }
 }
 
@@ -137,6 +148,7 @@ struct Found {
     total: Option<u64>,
     tokens: Vec<(usize, String)>,
     urls: Vec<(usize, String)>,
+    last_url: Option<String>,
 }
 
 fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
@@ -172,6 +184,11 @@ fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
                     }
                 }
             }
+        }
+        if LAST_URLS.contains(&k) && f.last_url.is_none() {
+            // a URL, or HAL's `{"href": …}`
+            let url = v.as_str().or_else(|| v.get("href").and_then(Value::as_str));
+            f.last_url = url.filter(|s| looks_like_url(s)).map(str::to_owned);
         }
         let url_rank = URLS.iter().position(|t| *t == k).or_else(|| {
             // P8: a next link under a key on no list (`nextPageUri`, `next_results_url`).
@@ -240,8 +257,8 @@ fn looks_like_url(s: &str) -> bool {
         || (s.starts_with('/') && !s.starts_with("//"))
 }
 
-/// RFC 8288: `<https://…?page=2>; rel="next", <…>; rel="last"`.
-fn link_next(header: &str) -> Option<String> {
+/// RFC 8288: the target of relation `rel` in `<https://…?page=2>; rel="next", <…>; rel="last"`.
+fn link_rel(header: &str, rel: &str) -> Option<String> {
     let mut rest = header;
     while let Some(open) = rest.find('<') {
         let close = rest[open..].find('>')? + open;
@@ -249,15 +266,15 @@ fn link_next(header: &str) -> Option<String> {
         let after = &rest[close + 1..];
         let params_end = after.find('<').unwrap_or(after.len());
         let params = &after[..params_end];
-        let is_next = params.split(';').any(|p| {
+        let is_rel = params.split(';').any(|p| {
             let p = p.trim().trim_end_matches(',').trim();
             p.strip_prefix("rel=").is_some_and(|r| {
                 r.trim_matches('"')
                     .split_whitespace()
-                    .any(|r| r.eq_ignore_ascii_case("next"))
+                    .any(|r| r.eq_ignore_ascii_case(rel))
             })
         });
-        if is_next && !url.is_empty() {
+        if is_rel && !url.is_empty() {
             return Some(url.to_owned());
         }
         rest = &after[params_end..];
@@ -400,5 +417,31 @@ mod tests {
             r#"<https://a/x?page=1>; rel="prev", <https://a/x?page=1>; rel="first""#.to_owned(),
         )];
         assert_eq!(read(&json!([]), &last).next_url, None);
+    }
+
+    #[test]
+    fn p9_last_page_links_are_read_and_never_taken_for_next() {
+        let h = vec![("Link".to_owned(), r#"<https://api.github.com/x?page=2>; rel="next", <https://api.github.com/x?page=9>; rel="last""#.to_owned())];
+        let s = read(&json!([]), &h);
+        assert_eq!(
+            s.last_url.as_deref(),
+            Some("https://api.github.com/x?page=9")
+        );
+        assert_eq!(
+            s.next_url.as_deref(),
+            Some("https://api.github.com/x?page=2")
+        );
+        let body = |v| read(&v, &[]);
+        let jsonapi = body(json!({"data": [], "links": {"last": "/x?page[number]=7"}}));
+        assert_eq!(jsonapi.last_url.as_deref(), Some("/x?page[number]=7"));
+        assert_eq!(jsonapi.next_url, None);
+        let hal = body(json!({"_links": {"last": {"href": "/x?offset=90"}}}));
+        assert_eq!(hal.last_url.as_deref(), Some("/x?offset=90"));
+        assert_eq!(hal.next_url, None, "a last link is not a next link");
+        let laravel = body(json!({"last_page": 4, "last_page_url": "https://a/x?page=4"}));
+        assert_eq!(laravel.last_url.as_deref(), Some("https://a/x?page=4"));
+        // Spring's flag is no link
+        let spring = body(json!({"last": false}));
+        assert_eq!((spring.last_url, spring.has_more), (None, Some(true)));
     }
 }

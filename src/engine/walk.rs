@@ -58,7 +58,7 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         // a later value's walk takes one request, or with `_all_pages` up to the page bound
         ahead: Ahead::new(
             upstream,
-            limits.concurrency,
+            limits,
             if plan.all_pages {
                 limits.pages_per_collection
             } else {
@@ -273,6 +273,10 @@ async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     let mut seen_pages: HashSet<u64> = HashSet::new();
     let mut previous_page: Option<u64> = None;
     let mut col_slot: Option<Slot> = None;
+    // P9: where the first page's last-page link points, and the step later pages were
+    // expected at (set once they are)
+    let mut last_at: Option<u64> = None;
+    let mut guessed_step: Option<u64> = None;
     // P10: rows of the first page already kept by the call before
     let mut skip = from.skip;
     col.rows = from.rows;
@@ -338,6 +342,11 @@ async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         };
         if col.pages == 1 {
             col.total = sig.total.or(col.total);
+            let per_page = analysis.page_size.as_ref().zip(size);
+            last_at = sig
+                .last_url
+                .as_deref()
+                .and_then(|u| last_position(&style, per_page, u));
         }
         // P8: the API hands the next position back under the cursor parameter's own name
         // (Airtable's string `offset`); the value just sent, handed back, is an echo.
@@ -423,6 +432,11 @@ async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 }
                 // Step by rows received, not rows asked for: right even when the API
                 // silently caps the page size.
+                if guessed_step.is_some_and(|s| s != n as u64) {
+                    // P9: the offsets guessed from the first page are not where this walk goes
+                    ctx.ahead.drop_pages(owner);
+                    guessed_step = None;
+                }
                 *at += n as u64;
                 set_arg(&mut args, &p.name, p.in_body, p.number(*at));
             }
@@ -485,7 +499,11 @@ async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             break;
         }
         if col.pages == 1 {
-            expect_pages(ctx, owner, &style, &args, n, col.rows, col.total, col.pages);
+            let extent = Extent {
+                total: col.total,
+                last: last_at,
+            };
+            guessed_step = expect_pages(ctx, owner, &style, &args, n, col.rows, extent, col.pages);
         }
     }
     let cut = resume::resumable(col.stop).then(|| (position(&style, &next_url, &args), skip));
@@ -579,10 +597,21 @@ fn start<U: Upstream>(
     })
 }
 
-/// P9: once the first page showed random access (a page number or an offset, and a total),
-/// the pages still to come are known in advance: page number + k, or offset + k × the rows
-/// this page held (the walk steps by rows received). Expected only as far as the total, the
-/// page bound and the item bound reach; a guess a short page proves wrong is never taken.
+/// P9: what the first page says about how far the collection reaches — evidence for
+/// requesting ahead only, never for where the walk ends (the walk decides that from the
+/// pages themselves, so a lie costs requests sent ahead, never rows or the verdict).
+struct Extent {
+    /// The announced total.
+    total: Option<u64>,
+    /// The page number or offset of the last page, from a last-page link.
+    last: Option<u64>,
+}
+
+/// P9: once the first page showed random access (a page number or an offset, and a total
+/// or a last-page link), the pages still to come are known in advance: page number + k, or
+/// offset + k × the rows this page held (the walk steps by rows received). Expected only as
+/// far as the total or the last page (the nearer), the page bound and the item bound reach;
+/// a guess a page proves wrong is never taken. Returns the step when pages were expected.
 #[allow(clippy::too_many_arguments)]
 fn expect_pages<U: Upstream + Sync, P, C>(
     ctx: &mut Ctx<'_, U, P, C>,
@@ -591,19 +620,32 @@ fn expect_pages<U: Upstream + Sync, P, C>(
     args: &Map<String, Value>,
     n: usize,
     fetched: usize,
-    total: Option<u64>,
+    extent: Extent,
     pages: u32,
-) {
+) -> Option<u64> {
     let numbered = matches!(style, Style::Page(..) | Style::Offset(..));
-    let (Some(total), true) = (total, numbered && ctx.ahead.parallel() && n > 0) else {
-        return;
-    };
+    if !numbered || !ctx.ahead.parallel() || n == 0 {
+        return None;
+    }
     let step = n as u64;
-    let by_total = total.saturating_sub(fetched as u64).div_ceil(step);
+    let by_total = extent
+        .total
+        .map(|t| t.saturating_sub(fetched as u64).div_ceil(step));
+    // the pages from the next one up to the last one, both included
+    let by_last = extent.last.and_then(|last| match style {
+        Style::Page(_, number) => Some((last + 1).saturating_sub(page_no(*number))),
+        Style::Offset(_, at) => Some(if last >= *at {
+            (last - at) / step + 1
+        } else {
+            0
+        }),
+        Style::Single | Style::Cursor(_) => None,
+    });
+    let by_evidence = by_total.into_iter().chain(by_last).min()?;
     let by_pages = u64::from(ctx.limits.pages_per_collection.saturating_sub(pages));
     let room = ctx.limits.items.saturating_sub(ctx.budget.items) as u64;
     let by_items = room.div_ceil(step);
-    let count = by_total.min(by_pages).min(by_items);
+    let count = by_evidence.min(by_pages).min(by_items);
     ctx.ahead.known(true);
     for k in 0..count {
         let mut next = args.clone();
@@ -615,10 +657,39 @@ fn expect_pages<U: Upstream + Sync, P, C>(
             Style::Offset(p, at) => {
                 set_arg(&mut next, &p.name, p.in_body, p.number(at + k * step));
             }
-            Style::Single | Style::Cursor(_) => return,
+            Style::Single | Style::Cursor(_) => return None,
         }
         ctx.ahead.expect(owner, true, next, None);
     }
+    Some(step)
+}
+
+/// P9: the page number or offset a last-page link names, in the walk's own units: under
+/// the walk's own query parameter, and for a page number with the page size this walk asks
+/// for (`per_page`: the size parameter and its value), else its pages are not this walk's.
+/// `None` when it names no such position (or the parameter goes in the body). The link is
+/// only read, never followed.
+fn last_position(style: &Style, per_page: Option<(&Param, u64)>, url: &str) -> Option<u64> {
+    let (p, numbered) = match style {
+        Style::Page(p, _) if !p.in_body => (p, true),
+        Style::Offset(p, _) if !p.in_body => (p, false),
+        _ => return None,
+    };
+    let base = url::Url::parse("https://last.invalid/").ok()?;
+    let parsed = base.join(url).ok()?;
+    let query = |name: &str| {
+        parsed
+            .query_pairs()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.parse::<u64>().ok())
+    };
+    if numbered {
+        let (size_param, size) = per_page?;
+        if query(&size_param.name) != Some(size) {
+            return None;
+        }
+    }
+    query(&p.name)
 }
 
 /// P10: where the collection's next request would start.

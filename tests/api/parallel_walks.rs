@@ -70,15 +70,36 @@ fn num(req: &HttpRequest, name: &str) -> Option<usize> {
         .ok()
 }
 
-/// `GET /items?offset=&limit=`: 200 rows, at most 10 a page, with `total`.
-async fn items(s: S, req: HttpRequest) -> HttpResponse {
+/// The page `offset`/`limit` (at most 10) asks for of `rows` rows, served after the
+/// upstream's latency and counted in flight.
+async fn page(s: &Seen, req: &HttpRequest, rows: usize) -> Vec<Value> {
     s.enter();
     tokio::time::sleep(s.latency).await;
-    let at = num(&req, "offset").unwrap_or(0).min(ROWS);
-    let end = (at + num(&req, "limit").unwrap_or(10).min(10)).min(ROWS);
-    let data: Vec<Value> = (at..end).map(|i| json!({"id": i})).collect();
+    let at = num(req, "offset").unwrap_or(0).min(rows);
+    let end = (at + num(req, "limit").unwrap_or(10).min(10)).min(rows);
     s.leave();
+    (at..end).map(|i| json!({"id": i})).collect()
+}
+
+/// `GET /items?offset=&limit=`: 200 rows, at most 10 a page, with `total`.
+async fn items(s: S, req: HttpRequest) -> HttpResponse {
+    let data = page(&s, &req, ROWS).await;
     HttpResponse::Ok().json(json!({"data": data, "total": ROWS}))
+}
+
+/// Rows of `/linked`: 20 pages of 10, the last one short.
+const LINKED_ROWS: usize = 195;
+
+/// `GET /linked?offset=&limit=`: like `/items` but with no total, only an RFC 8288 link to
+/// the last page (P9: evidence of random access too).
+async fn linked(s: S, req: HttpRequest) -> HttpResponse {
+    let data = page(&s, &req, LINKED_ROWS).await;
+    HttpResponse::Ok()
+        .insert_header((
+            "Link",
+            r#"</linked?offset=190&limit=10>; rel="last", </linked?offset=0&limit=10>; rel="first""#,
+        ))
+        .json(json!({ "data": data }))
 }
 
 /// `GET /items/{id}`: one row, for fan-out.
@@ -102,6 +123,7 @@ async fn upstream(latency: Duration) -> (String, Arc<Seen>) {
             .app_data(data.clone())
             .route("/items", web::get().to(items))
             .route("/items/{id}", web::get().to(one))
+            .route("/linked", web::get().to(linked))
     })
     .workers(2)
     .listen(listener)
@@ -111,12 +133,29 @@ async fn upstream(latency: Duration) -> (String, Arc<Seen>) {
     (format!("http://127.0.0.1:{port}"), seen)
 }
 
+/// The ids of a walk's rows, in order.
+fn ids(res: &Value) -> Vec<u64> {
+    res["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_u64().unwrap())
+        .collect()
+}
+
 async fn rig(app: &crate::helpers::TestApp, base: &str, rps: u32, burst: u32) -> Rig {
     let defs = vec![
         (
             "list_items",
             "GET",
             "/items",
+            json!({"type": "object", "properties": {
+                "offset": {"type": "integer"}, "limit": {"type": "integer", "maximum": 10}}}),
+        ),
+        (
+            "list_linked",
+            "GET",
+            "/linked",
             json!({"type": "object", "properties": {
                 "offset": {"type": "integer"}, "limit": {"type": "integer", "maximum": 10}}}),
         ),
@@ -152,12 +191,7 @@ async fn p9_offset_walk_is_concurrent_within_bound_and_rate_limit() {
     let res = r.ok(200)["result"].clone();
     assert_eq!(res["_pagingComplete"], true, "{}", res["_note"]);
     assert_eq!(res["_stoppedBy"], "end");
-    let ids: Vec<u64> = res["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["id"].as_u64().unwrap())
-        .collect();
+    let ids = ids(&res);
     assert_eq!(
         ids,
         (0..ROWS as u64).collect::<Vec<_>>(),
@@ -171,6 +205,38 @@ async fn p9_offset_walk_is_concurrent_within_bound_and_rate_limit() {
     assert!(
         busiest <= BUSIEST,
         "{busiest} requests in one second, limit {RPS}/s burst {BURST}"
+    );
+}
+
+/// P9: a last-page link (`Link: <…?offset=190>; rel="last"`) shows random access as a total
+/// does: with no total announced, the pages up to it run concurrently within the bound,
+/// each once, and the rows and verdict are a complete walk's (the walk still ends on its
+/// short last page, not on the link's word).
+#[tokio::test]
+async fn p9_a_last_page_link_lets_pages_run_concurrently() {
+    let app = spawn_app().await;
+    let (base, seen) = upstream(Duration::from_millis(100)).await;
+    let rig = rig(&app, &base, 100, BOUND as u32).await;
+    let token = rig.token(&app, "u1", json!({})).await;
+    let r = rig
+        .call(
+            &app,
+            &token,
+            "t",
+            "list_linked",
+            json!({"_all_pages": true}),
+        )
+        .await;
+    let res = r.ok(200)["result"].clone();
+    assert_eq!(res["_pagingComplete"], true, "{}", res["_note"]);
+    let ids = ids(&res);
+    assert_eq!(ids, (0..LINKED_ROWS as u64).collect::<Vec<_>>());
+    let arrivals = seen.arrivals.lock().unwrap().len();
+    assert_eq!(arrivals, LINKED_ROWS.div_ceil(10), "each page once");
+    let max = seen.max_in_flight.load(Ordering::SeqCst);
+    assert!(
+        (2..=BOUND).contains(&max),
+        "{max} in flight: the pages went ahead, within the bound {BOUND}"
     );
 }
 
@@ -195,12 +261,7 @@ async fn p9_fan_out_values_are_concurrent_and_merged_in_order() {
         .await;
     let res = r.ok(200)["result"].clone();
     assert_eq!(res["_pagingComplete"], true, "{}", res["_note"]);
-    let got: Vec<u64> = res["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["id"].as_u64().unwrap())
-        .collect();
+    let got = ids(&res);
     assert_eq!(got, values, "rows in the order of the values");
     assert_eq!(seen.arrivals.lock().unwrap().len(), values.len());
     let max = seen.max_in_flight.load(Ordering::SeqCst);
