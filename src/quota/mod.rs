@@ -7,7 +7,8 @@
 //!   without another round trip until they are spent or one emission interval (at least
 //!   10 ms) old; the exact bound on what that can over-admit across N replicas is in
 //!   [`lease`] (`+0` for burst 1, at most `+1` in any window for rates up to 100/s). A
-//!   concurrency slot ([`Shared::acquire_slot`]) is one `EVAL` per walk. Each script is
+//!   concurrency slot ([`Shared::acquire_slot`]) is one `EVAL`; a replica may hand a slot
+//!   it just freed to its next walk instead (`runtime::slots`). Each script is
 //!   atomic across replicas and runs on Redis' own clock (`TIME`), so replicas' clock
 //!   skew does not matter.
 //! - The in-process limiters (governor, semaphores) stay in front at the full configured
@@ -143,16 +144,17 @@ impl Shared {
     }
 
     /// Takes one of `max` slots under `key` for `member`, leased for `lease` (a crashed
-    /// replica's slots come back when their lease runs out).
+    /// replica's slots come back when their lease runs out); `Allowed` says how many slots
+    /// were held then, this one included.
     pub async fn acquire_slot(
         &self,
         key: &str,
         member: &str,
         max: u32,
         lease: Duration,
-    ) -> Decision {
+    ) -> (Decision, u32) {
         let Some(pool) = &self.redis else {
-            return Decision::Allowed;
+            return (Decision::Allowed, 1);
         };
         let mut cmd = redis::cmd("EVAL");
         cmd.arg(scripts::SLOT)
@@ -164,9 +166,9 @@ impl Shared {
         let reply: Option<i64> = run(pool, &cmd).await;
         self.record(reply.is_none());
         match reply {
-            None => Decision::Unavailable,
-            Some(1) => Decision::Allowed,
-            Some(_) => Decision::Wait(Duration::from_secs(1)),
+            None => (Decision::Unavailable, 0),
+            Some(n) if n > 0 => (Decision::Allowed, u32::try_from(n).unwrap_or(u32::MAX)),
+            Some(_) => (Decision::Wait(Duration::from_secs(1)), max),
         }
     }
 

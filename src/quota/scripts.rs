@@ -23,8 +23,8 @@ return n
 "#;
 
 /// Leased slots. KEYS[1]: a sorted set member → lease end (µs); ARGV[1]: member;
-/// ARGV[2]: max; ARGV[3]: lease (µs). Drops expired leases, then returns 1 when the
-/// member got a slot, 0 when all are taken.
+/// ARGV[2]: max; ARGV[3]: lease (µs). Drops expired leases, then returns how many slots
+/// are held once the member got one (1..=max), 0 when all are taken.
 pub const SLOT: &str = r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -33,5 +33,5 @@ if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
 local lease = tonumber(ARGV[3])
 redis.call('ZADD', KEYS[1], string.format('%.0f', now + lease), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], math.ceil(lease / 1000))
-return 1
+return redis.call('ZCARD', KEYS[1])
 "#;

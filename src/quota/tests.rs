@@ -61,20 +61,21 @@ async fn slots_are_counted_across_replicas_and_released() {
     let lease = Duration::from_secs(30);
     assert_eq!(
         a.acquire_slot(&key, "c1", 2, lease).await,
-        Decision::Allowed
+        (Decision::Allowed, 1)
     );
     assert_eq!(
         b.acquire_slot(&key, "c2", 2, lease).await,
-        Decision::Allowed
+        (Decision::Allowed, 2),
+        "held then: both"
     );
     assert!(matches!(
         a.acquire_slot(&key, "c3", 2, lease).await,
-        Decision::Wait(_)
+        (Decision::Wait(_), _)
     ));
     b.release_slot(&key, "c2").await;
     assert_eq!(
         a.acquire_slot(&key, "c3", 2, lease).await,
-        Decision::Allowed
+        (Decision::Allowed, 2)
     );
 }
 
@@ -84,13 +85,15 @@ async fn an_expired_lease_frees_its_slot() {
     let key = unique("slots");
     assert_eq!(
         q.acquire_slot(&key, "gone", 1, Duration::from_millis(50))
-            .await,
+            .await
+            .0,
         Decision::Allowed
     );
     tokio::time::sleep(Duration::from_millis(80)).await;
     assert_eq!(
         q.acquire_slot(&key, "next", 1, Duration::from_secs(5))
-            .await,
+            .await
+            .0,
         Decision::Allowed
     );
 }
@@ -111,7 +114,7 @@ async fn unreachable_redis_falls_back_and_says_so() {
     assert_eq!(q.share(10), 2);
     assert_eq!(q.share(2), 1);
     assert_eq!(
-        q.acquire_slot("s", "m", 1, Duration::from_secs(1)).await,
+        q.acquire_slot("s", "m", 1, Duration::from_secs(1)).await.0,
         Decision::Unavailable
     );
 }

@@ -7,14 +7,22 @@
 //!   permit, the bound adds 0): `replicas::three_replicas_act_as_one_service` counts the
 //!   upstream's arrivals per second of three replicas' walks at 4/s, burst 1 — never more
 //!   than `1 + 4` (P9: "never above the provider's rate limit (across all replicas)").
+//! - spare walk slots (src/runtime/slots.rs), two app instances on one Redis: back-to-back
+//!   calls on one reuse a slot instead of an `EVAL` each, and every spare is given back
+//!   within its 20 ms, so the other instance can then take all of the org's slots.
 
 use std::process::Stdio;
 use std::time::Instant;
 
 use futures_util::future::join_all;
+use serde_json::json;
 
-use crate::helpers::{fresh_database, TestApp};
+use crate::helpers::{fresh_database, spawn_with, test_settings, TestApp};
+use crate::redis_per_call::commandstats;
 use crate::replicas::{binary, Replica};
+use crate::rig::Rig;
+use crate::temp_services::TempRedis;
+use crate::upstream_server;
 
 async fn cluster(org_rps: u32) -> [Replica; 3] {
     let db = fresh_database().await;
@@ -71,4 +79,61 @@ async fn an_org_rate_leased_by_three_replicas_admits_within_the_bound() {
         admitted < 120,
         "120 calls in {elapsed:.3} s exceed 20/s: some are refused"
     );
+}
+
+#[tokio::test]
+async fn spare_walk_slots_are_reused_then_given_back_to_other_replicas() {
+    let Some(redis) = TempRedis::start().await else {
+        eprintln!("skipped: redis-server is not installed");
+        return;
+    };
+    let db = fresh_database().await;
+    let settings = || {
+        let mut s = test_settings(db.clone());
+        s.redis_url = Some(redis.url().into());
+        s.org_concurrent_walks = 4;
+        s
+    };
+    let (a, b) = (spawn_with(settings()).await, spawn_with(settings()).await);
+    let up = upstream_server::start().await;
+    let rig = Rig::new(&a, &up, true).await;
+    let token = rig.token(&a, "u1", json!({})).await;
+    let mut conn = redis::Client::open(redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    // one slot EVAL runs one ZREMRANGEBYSCORE
+    let slot_evals = |m: &std::collections::BTreeMap<String, u64>| {
+        m.get("ZREMRANGEBYSCORE").copied().unwrap_or(0)
+    };
+    let before = slot_evals(&commandstats(&mut conn).await);
+    for _ in 0..10 {
+        rig.call(&a, &token, "th", "get_contact", json!({"id": 7}))
+            .await
+            .ok(200);
+    }
+    let evals = slot_evals(&commandstats(&mut conn).await) - before;
+    eprintln!("10 back-to-back calls took {evals} slot EVALs");
+    assert!(evals < 10, "{evals} slot EVALs for 10 back-to-back calls");
+    // every spare goes back to Redis within its 20 ms
+    let key = format!("lg:quota:org:{}:walks", rig.t.org);
+    let mut held = u64::MAX;
+    for _ in 0..40 {
+        held = redis::cmd("ZCARD")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        if held == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    assert_eq!(held, 0, "spare slots were given back");
+    // so the other instance takes all 4 of the org's slots at once
+    let calls = (0..4).map(|i| rig.call(&b, &token, "th2", "get_contact", json!({"id": i})));
+    for r in join_all(calls).await {
+        r.ok(200);
+    }
 }
