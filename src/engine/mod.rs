@@ -64,6 +64,7 @@ pub mod fetch;
 pub mod fields;
 pub mod filter;
 pub mod guard;
+mod guess;
 pub mod item;
 pub mod limits;
 pub mod outcome;

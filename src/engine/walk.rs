@@ -8,6 +8,7 @@ use crate::engine::analysis::{normalize, Param, ToolAnalysis};
 use crate::engine::doc::{Page, Slot};
 use crate::engine::error::EngineError;
 use crate::engine::fetch::{fetch, Budget, Failed};
+use crate::engine::guess::{self, last_position, Extent};
 use crate::engine::item::Item;
 use crate::engine::limits::Limits;
 use crate::engine::outcome::{Outcome, StopReason};
@@ -241,8 +242,9 @@ fn describe(errors: &[ForEachError]) -> String {
     }
 }
 
+/// How a collection pages, and where its next request goes.
 #[derive(Clone)]
-enum Style {
+pub(super) enum Style {
     Single,
     Page(Param, i64),
     Offset(Param, u64),
@@ -597,21 +599,9 @@ fn start<U: Upstream>(
     })
 }
 
-/// P9: what the first page says about how far the collection reaches — evidence for
-/// requesting ahead only, never for where the walk ends (the walk decides that from the
-/// pages themselves, so a lie costs requests sent ahead, never rows or the verdict).
-struct Extent {
-    /// The announced total.
-    total: Option<u64>,
-    /// The page number or offset of the last page, from a last-page link.
-    last: Option<u64>,
-}
-
-/// P9: once the first page showed random access (a page number or an offset, and a total
-/// or a last-page link), the pages still to come are known in advance: page number + k, or
-/// offset + k × the rows this page held (the walk steps by rows received). Expected only as
-/// far as the total or the last page (the nearer), the page bound and the item bound reach;
-/// a guess a page proves wrong is never taken. Returns the step when pages were expected.
+/// P9: the later pages the first page's evidence ([`Extent`]) shows, expected of the
+/// requests made ahead as far as the page bound and the item bound reach. Returns the step
+/// when pages were expected.
 #[allow(clippy::too_many_arguments)]
 fn expect_pages<U: Upstream + Sync, P, C>(
     ctx: &mut Ctx<'_, U, P, C>,
@@ -623,73 +613,19 @@ fn expect_pages<U: Upstream + Sync, P, C>(
     extent: Extent,
     pages: u32,
 ) -> Option<u64> {
-    let numbered = matches!(style, Style::Page(..) | Style::Offset(..));
-    if !numbered || !ctx.ahead.parallel() || n == 0 {
+    if !ctx.ahead.parallel() {
         return None;
     }
-    let step = n as u64;
-    let by_total = extent
-        .total
-        .map(|t| t.saturating_sub(fetched as u64).div_ceil(step));
-    // the pages from the next one up to the last one, both included
-    let by_last = extent.last.and_then(|last| match style {
-        Style::Page(_, number) => Some((last + 1).saturating_sub(page_no(*number))),
-        Style::Offset(_, at) => Some(if last >= *at {
-            (last - at) / step + 1
-        } else {
-            0
-        }),
-        Style::Single | Style::Cursor(_) => None,
-    });
-    let by_evidence = by_total.into_iter().chain(by_last).min()?;
-    let by_pages = u64::from(ctx.limits.pages_per_collection.saturating_sub(pages));
-    let room = ctx.limits.items.saturating_sub(ctx.budget.items) as u64;
-    let by_items = room.div_ceil(step);
-    let count = by_evidence.min(by_pages).min(by_items);
+    let bounds = guess::Bounds {
+        pages: u64::from(ctx.limits.pages_per_collection.saturating_sub(pages)),
+        items: ctx.limits.items.saturating_sub(ctx.budget.items) as u64,
+    };
+    let (step, later) = guess::later_pages(style, args, n, fetched, &extent, bounds)?;
     ctx.ahead.known(true);
-    for k in 0..count {
-        let mut next = args.clone();
-        match style {
-            Style::Page(p, number) => {
-                let at = page_no(number.saturating_add(i64::try_from(k).unwrap_or(i64::MAX)));
-                set_arg(&mut next, &p.name, p.in_body, p.number(at));
-            }
-            Style::Offset(p, at) => {
-                set_arg(&mut next, &p.name, p.in_body, p.number(at + k * step));
-            }
-            Style::Single | Style::Cursor(_) => return None,
-        }
+    for next in later {
         ctx.ahead.expect(owner, true, next, None);
     }
     Some(step)
-}
-
-/// P9: the page number or offset a last-page link names, in the walk's own units: under
-/// the walk's own query parameter, and for a page number with the page size this walk asks
-/// for (`per_page`: the size parameter and its value), else its pages are not this walk's.
-/// `None` when it names no such position (or the parameter goes in the body). The link is
-/// only read, never followed.
-fn last_position(style: &Style, per_page: Option<(&Param, u64)>, url: &str) -> Option<u64> {
-    let (p, numbered) = match style {
-        Style::Page(p, _) if !p.in_body => (p, true),
-        Style::Offset(p, _) if !p.in_body => (p, false),
-        _ => return None,
-    };
-    let base = url::Url::parse("https://last.invalid/").ok()?;
-    let parsed = base.join(url).ok()?;
-    let query = |name: &str| {
-        parsed
-            .query_pairs()
-            .find(|(k, _)| k == name)
-            .and_then(|(_, v)| v.parse::<u64>().ok())
-    };
-    if numbered {
-        let (size_param, size) = per_page?;
-        if query(&size_param.name) != Some(size) {
-            return None;
-        }
-    }
-    query(&p.name)
 }
 
 /// P10: where the collection's next request would start.
@@ -708,7 +644,7 @@ fn position(style: &Style, next_url: &Option<String>, args: &Map<String, Value>)
     }
 }
 
-fn page_no(n: i64) -> u64 {
+pub(super) fn page_no(n: i64) -> u64 {
     u64::try_from(n).unwrap_or(0)
 }
 
@@ -833,7 +769,7 @@ fn as_u64(v: &Value) -> Option<u64> {
     v.as_u64().or_else(|| v.as_str()?.parse().ok())
 }
 
-fn set_arg(args: &mut Map<String, Value>, name: &str, in_body: bool, v: Value) {
+pub(super) fn set_arg(args: &mut Map<String, Value>, name: &str, in_body: bool, v: Value) {
     if !in_body {
         args.insert(name.to_owned(), v);
         return;
