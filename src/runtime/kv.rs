@@ -403,6 +403,51 @@ impl Kv {
         }))
     }
 
+    /// [`Kv::get`] of a value that may be large (a stored result): a large one is read in
+    /// pieces ([`PIECE_BYTES`]) from a copy taken atomically (so a value replaced meanwhile
+    /// is read whole, old or new), because the Redis client's buffers grow to the largest
+    /// reply and keep that size for the life of the connection. A small one is read in
+    /// one round trip, as by `GET`.
+    pub async fn get_large(&self, key: &str) -> Result<Option<String>, KvError> {
+        let copy = format!("{key}:reading:{}", crate::crypto::random_token(8));
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(GET_OR_COPY)
+            .arg(2)
+            .arg(key)
+            .arg(&copy)
+            .arg(PIECE_BYTES)
+            .arg(ms(REDIS_BUDGET * 120));
+        let len = match self.redis::<redis::Value>(Op::Cmd(&cmd)).await {
+            Some(redis::Value::BulkString(v)) => {
+                return String::from_utf8(v)
+                    .map(Some)
+                    .map_err(|e| KvError(e.into()));
+            }
+            Some(redis::Value::Int(len)) => len as usize,
+            // not in Redis (or Redis unreachable): maybe written here while it was down
+            _ => return Ok(self.local()?.live(key).cloned()),
+        };
+        let mut bytes = Vec::with_capacity(len);
+        while bytes.len() < len {
+            let mut cmd = redis::cmd("GETRANGE");
+            let end = (bytes.len() + PIECE_BYTES).min(len) - 1;
+            cmd.arg(&copy).arg(bytes.len()).arg(end);
+            match self.redis::<Vec<u8>>(Op::Cmd(&cmd)).await {
+                Some(piece) if !piece.is_empty() => bytes.extend_from_slice(&piece),
+                _ => break,
+            }
+        }
+        self.del(&copy).await?;
+        if bytes.len() < len {
+            return Err(KvError(anyhow::anyhow!(
+                "a stored value went away while it was read"
+            )));
+        }
+        String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|e| KvError(e.into()))
+    }
+
     pub async fn del(&self, key: &str) -> Result<(), KvError> {
         let mut cmd = redis::cmd("DEL");
         cmd.arg(key);
@@ -468,6 +513,19 @@ end
 return 1
 "#;
 
+/// [`Kv::get_large`] in Redis: KEYS[1] the key, KEYS[2] where to copy it; ARGV = the
+/// largest value returned as it is, the copy's TTL ms. The value (nil when absent), or
+/// its length once copied.
+const GET_OR_COPY: &str = r#"
+local len = redis.call('STRLEN', KEYS[1])
+if len <= tonumber(ARGV[1]) then
+  return redis.call('GET', KEYS[1])
+end
+redis.call('COPY', KEYS[1], KEYS[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return len
+"#;
+
 /// One Redis round trip.
 #[derive(Clone, Copy)]
 enum Op<'a> {
@@ -512,5 +570,38 @@ mod tests {
         let ((), reads) = tokio::join!(write, read);
         assert!(reads > 0);
         assert!(kv.get(&key).await.unwrap() == Some(new));
+    }
+
+    /// G4: a large stored result is read whole while it is replaced, and reading it leaves
+    /// the Redis client's buffers no larger than a few pieces (a plain `GET` of N bytes
+    /// keeps about N in the connection for good).
+    #[tokio::test]
+    async fn g4_a_large_value_is_read_in_pieces_whole() {
+        let Some(url) = std::env::var("REDIS_URL").ok() else {
+            return; // the in-process store holds no client buffers
+        };
+        let kv = Kv::new(connect(&url).ok(), None);
+        let key = format!("lg:org_test:t:res:{}", crate::crypto::random_token(12));
+        let ttl = Duration::from_secs(60);
+        let (old, new) = ("o".repeat(7 * PIECE_BYTES + 3), "n".repeat(5 * PIECE_BYTES));
+        kv.set_large(&key, &old, ttl).await.unwrap(); // (connected, and no large reply read)
+        let mark = crate::testalloc::Mark::now();
+        let got = kv.get_large(&key).await.unwrap().unwrap();
+        let used = mark.usage();
+        assert!(got == old);
+        let bound = old.len() as isize + 4 * PIECE_BYTES as isize;
+        assert!(used.peak <= bound && used.kept <= bound, "{used:?}");
+        drop(got);
+        let write = kv.set_large(&key, &new, ttl);
+        let read = kv.get_large(&key);
+        let (w, r) = tokio::join!(write, read);
+        w.unwrap();
+        let r = r.unwrap().unwrap();
+        assert!(r == old || r == new, "read {} bytes", r.len());
+        assert_eq!(kv.get_large("lg:org_test:t:res:none").await.unwrap(), None);
+        assert_eq!(
+            kv.get_large(&key).await.unwrap().map(|v| v.len()),
+            Some(new.len())
+        );
     }
 }

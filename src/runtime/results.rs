@@ -120,7 +120,7 @@ pub async fn put(
 
 /// The stored payload (JSON text), or why it cannot be read.
 pub async fn load(kv: &Kv, t: &ThreadKey, id: &str) -> Result<String, ResultError> {
-    if let Some(v) = kv.get(&t.key("res", id)).await? {
+    if let Some(v) = kv.get_large(&t.key("res", id)).await? {
         let Some(pointer) = v.strip_prefix('@') else {
             return Ok(v);
         };
