@@ -173,14 +173,14 @@ pub async fn write_all(pool: &PgPool, writes: &[Write]) -> Result<(), StoreError
            INSERT INTO tool_calls (id, org_id, agent_id, thread_id, caller, name, arguments, status, \
              result, error, created_at, finished_at) \
            SELECT n.id, n.org_id, n.agent_id, n.thread_id, n.caller, n.name, n.arguments::jsonb, \
-             n.status, n.result::jsonb, n.error::jsonb, COALESCE(n.created_at, now()), n.finished_at \
+             n.status, n.result::json, n.error::jsonb, COALESCE(n.created_at, now()), n.finished_at \
            FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
              $7::text[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::timestamptz[]) \
              AS n(id, org_id, agent_id, thread_id, caller, name, arguments, status, result, error, \
              created_at, finished_at) \
            RETURNING 1), \
          ended AS (\
-           UPDATE tool_calls t SET status = e.status, result = e.result::jsonb, \
+           UPDATE tool_calls t SET status = e.status, result = e.result::json, \
              error = e.error::jsonb, finished_at = now() \
            FROM UNNEST($13::text[], $14::text[], $15::text[], $16::text[], $17::text[]) \
              AS e(org_id, id, status, result, error) \
