@@ -335,9 +335,8 @@ impl Runtime {
                     &agent, name,
                 )));
             }
-            let marks = results::thread_marks(&self.kv, &start.thread).await?;
-            if marks.restricted {
-                let pending = marks.pending;
+            if results::is_restricted(&self.kv, &start.thread).await? {
+                let pending = results::pending(&self.kv, &start.thread).await?;
                 return Err(RuntimeError::RetrievalRequired(format!(
                     "an earlier result was cut and has not been read: call {QUERY_TOOL} or {FETCH_TOOL} with \
                      resultId {} before calling other tools",
