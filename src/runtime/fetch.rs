@@ -147,12 +147,15 @@ impl Runtime {
 
     /// The current entry of cache key `key`, decoded: from this replica's memory when
     /// Redis says the version it holds is still current (a few bytes moved), else read
-    /// whole, parsed off the async workers, and kept.
+    /// whole, parsed off the async workers, and kept. Hits arriving together for a version
+    /// new to this replica wait for one read of it rather than each read and parse it (a
+    /// large entry is then held once, not once per waiting call).
     async fn cached(
         &self,
         org: &OrgId,
         key: &str,
     ) -> Result<Option<Arc<cache::Decoded>>, RuntimeError> {
+        let mut gate = None;
         if self.cache_memory.enabled() {
             let Some(version) = cache::current_version(&self.kv, key).await? else {
                 self.cache_memory.forget(key);
@@ -161,7 +164,29 @@ impl Runtime {
             if let Some(d) = self.cache_memory.entry(key, version) {
                 return Ok(Some(d));
             }
+            gate = Some((self.coalescer.lock_for(&format!("{key} read")), version));
         }
+        let _reading = match &gate {
+            Some((g, version)) => match g.try_lock() {
+                // a read that ended since this call looked is as good as one waited for
+                Ok(reading) => match self.cache_memory.entry(key, *version) {
+                    Some(d) => return Ok(Some(d)),
+                    None => Some(reading),
+                },
+                Err(_) => {
+                    // another call is reading it: wait, then take what it kept (or read too,
+                    // if it could not be kept)
+                    drop(g.lock().await);
+                    if let Some(v) = cache::current_version(&self.kv, key).await? {
+                        if let Some(d) = self.cache_memory.entry(key, v) {
+                            return Ok(Some(d));
+                        }
+                    }
+                    None
+                }
+            },
+            None => None,
+        };
         Ok(match cache::read(&self.kv, key).await? {
             Some(entry) => Some(self.decode(org, key, entry).await),
             None => None,

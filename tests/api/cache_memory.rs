@@ -25,6 +25,11 @@ struct Rows {
 const ROWS: usize = 300;
 
 async fn rows_server() -> Rows {
+    rows_server_with(40).await
+}
+
+/// [`rows_server`] with each row's `note` `note` characters long.
+async fn rows_server_with(note: usize) -> Rows {
     let (gen, requests) = (Arc::new(AtomicU64::new(1)), Arc::new(AtomicU64::new(0)));
     let state = web::Data::new((gen.clone(), requests.clone()));
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -33,7 +38,7 @@ async fn rows_server() -> Rows {
         App::new().app_data(state.clone()).route(
             "/rows",
             web::get().to(
-                |req: HttpRequest, s: web::Data<(Arc<AtomicU64>, Arc<AtomicU64>)>| async move {
+                move |req: HttpRequest, s: web::Data<(Arc<AtomicU64>, Arc<AtomicU64>)>| async move {
                     s.1.fetch_add(1, Ordering::SeqCst);
                     let q = web::Query::<std::collections::HashMap<String, usize>>::from_query(
                         req.query_string(),
@@ -45,7 +50,7 @@ async fn rows_server() -> Rows {
                     let g = s.0.load(Ordering::SeqCst);
                     let data: Vec<Value> = (offset..(offset + limit).min(ROWS))
                         .map(|i| json!({"id": i, "gen": g, "status": if i % 3 == 0 { "open" } else { "closed" },
-                                        "owner": {"email": format!("o{i}@example.com")}, "note": "x".repeat(40)}))
+                                        "owner": {"email": format!("o{i}@example.com")}, "note": "x".repeat(note)}))
                         .collect();
                     HttpResponse::Ok().json(json!({"data": data, "total": ROWS}))
                 },
@@ -323,4 +328,43 @@ async fn a_hit_from_memory_moves_a_few_bytes_from_redis_not_the_entry() {
         kept.received,
         whole.received
     );
+}
+
+/// Hits arriving together on a replica that has not read the entry's current version wait
+/// for one read of it: the entry crosses the wire once, not once per call.
+#[tokio::test]
+async fn c1_concurrent_hits_of_a_version_new_to_a_replica_read_it_once() {
+    let db = fresh_database().await;
+    let one = spawn_with(test_settings(db.clone())).await;
+    let counter = redis_count::start().await;
+    let mut settings = test_settings(db);
+    settings.redis_url = Some(counter.url.clone().into());
+    let two = spawn_with(settings).await;
+    // rows of 4 KB: reading and parsing the 1.2 MB entry takes long enough for the other
+    // calls to arrive meanwhile
+    let up = rows_server_with(4000).await;
+    let rig = rig(&one, &up).await;
+    let token = rig.token(&one, "u1", json!({})).await;
+    // the entry is written by replica one, and read whole once by a hit of replica one
+    call(&one, &rig, &token, json!({"_all_pages": true})).await;
+    let before = counter.snapshot();
+    let hits = (0..8).map(|i| {
+        let (rig, token, two) = (&rig, &token, &two);
+        async move {
+            let thread = format!("t{i}");
+            let r = rig
+                .call(two, token, &thread, "list_rows", walk_args())
+                .await;
+            r.ok(200)["result"].clone()
+        }
+    });
+    let results = futures_util::future::join_all(hits).await;
+    let traffic = counter.since(&before);
+    assert!(results
+        .iter()
+        .all(|r| r["_cache"]["hit"] == true && gens(r) == [1]));
+    let whole = traffic.commands.iter().filter(|c| *c == "GET").count();
+    // the entry is read whole (`GET`) once; 1.2 MB crosses the wire once
+    assert_eq!(whole, 1, "{:?}", traffic.commands);
+    assert!(traffic.received < 2_000_000, "{}", traffic.received);
 }
