@@ -1,7 +1,8 @@
 //! What a shared quota adds to each upstream request (issue 13): one permit from a
 //! provider limiter that is process-local (governor only) versus shared across replicas
-//! (governor in front, then one `EVAL` of the GCRA script on Redis), at a rate high enough
-//! that no request ever waits, so the figure is the limiter's own cost. Needs `REDIS_URL`
+//! (governor in front, then the replica's lease of the shared GCRA: one `EVAL` per lease of
+//! up to 64 permits, `quota::lease`), at a rate high enough that no request ever waits, so
+//! the figure is the limiter's own cost. Needs `REDIS_URL`
 //! (run through `scripts/services.sh`):
 //!
 //! ```text

@@ -335,8 +335,9 @@ impl Runtime {
                     &agent, name,
                 )));
             }
-            if results::is_restricted(&self.kv, &start.thread).await? {
-                let pending = results::pending(&self.kv, &start.thread).await?;
+            let marks = results::thread_marks(&self.kv, &start.thread).await?;
+            if marks.restricted {
+                let pending = marks.pending;
                 return Err(RuntimeError::RetrievalRequired(format!(
                     "an earlier result was cut and has not been read: call {QUERY_TOOL} or {FETCH_TOOL} with \
                      resultId {} before calling other tools",

@@ -49,13 +49,17 @@ fn now_ms() -> i64 {
 type Pending = BTreeMap<String, i64>;
 
 async fn pending_map(kv: &Kv, t: &ThreadKey) -> Result<Pending, KvError> {
-    let raw = kv.get(&t.key("pending", "")).await?;
+    Ok(live_pending(kv.get(&t.key("pending", "")).await?))
+}
+
+/// The unexpired entries of a stored pending map.
+fn live_pending(raw: Option<String>) -> Pending {
     let mut map: Pending = raw
         .and_then(|s| serde_json::from_str(&s).ok())
         .unwrap_or_default();
     let now = now_ms();
     map.retain(|_, exp| *exp > now);
-    Ok(map)
+    map
 }
 
 async fn save_pending(kv: &Kv, t: &ThreadKey, map: &Pending) -> Result<(), KvError> {
@@ -149,28 +153,42 @@ pub async fn mark_read(kv: &Kv, t: &ThreadKey, id: &str) -> Result<(), KvError> 
     Ok(())
 }
 
-/// Cut results still unread (expired ones no longer count).
-pub async fn pending(kv: &Kv, t: &ThreadKey) -> Result<Vec<String>, KvError> {
-    let map = pending_map(kv, t).await?;
-    if map.is_empty() {
-        // an expired mark also lifts the restriction
-        kv.del(&t.key("restricted", "")).await?;
+/// What a thread's marks say, read in one round trip ([`thread_marks`]).
+pub struct Marks {
+    /// G5: cut results still unread (expired ones no longer count).
+    pub pending: Vec<String>,
+    /// A restricted step was handed out and some cut result is still unread: other tools
+    /// are refused.
+    pub restricted: bool,
+    /// The thread holds a readable stored result (then retrieval tools are offered).
+    pub holds: bool,
+}
+
+/// The thread's G5 marks in one round trip (`MGET`): for an unrestricted thread that is
+/// the whole cost of the restriction check. An expired mark also lifts the restriction
+/// (one more command, only then).
+pub async fn thread_marks(kv: &Kv, t: &ThreadKey) -> Result<Marks, KvError> {
+    let (restricted_key, pending_key) = (t.key("restricted", ""), t.key("pending", ""));
+    let holds_key = t.key("holds", "");
+    let mut got = kv
+        .get_many(&[&restricted_key, &pending_key, &holds_key])
+        .await?
+        .into_iter();
+    let (restricted, pending, holds) = (got.next().flatten(), got.next().flatten(), got.next());
+    let pending: Vec<String> = live_pending(pending).into_keys().collect();
+    if restricted.is_some() && pending.is_empty() {
+        kv.del(&restricted_key).await?;
     }
-    Ok(map.into_keys().collect())
+    Ok(Marks {
+        restricted: restricted.is_some() && !pending.is_empty(),
+        pending,
+        holds: holds.flatten().is_some(),
+    })
 }
 
 /// Records that a restricted step was handed out: from now on other tools are refused.
 pub async fn set_restricted(kv: &Kv, t: &ThreadKey) -> Result<(), KvError> {
     kv.set(&t.key("restricted", ""), "1", RESULT_TTL).await
-}
-
-pub async fn is_restricted(kv: &Kv, t: &ThreadKey) -> Result<bool, KvError> {
-    Ok(kv.get(&t.key("restricted", "")).await?.is_some() && !pending(kv, t).await?.is_empty())
-}
-
-/// Whether the thread holds any readable stored result (then retrieval tools are offered).
-pub async fn holds_results(kv: &Kv, t: &ThreadKey) -> Result<bool, KvError> {
-    Ok(kv.get(&t.key("holds", "")).await?.is_some())
 }
 
 /// The next model step's number in this thread.

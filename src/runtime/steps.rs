@@ -113,7 +113,8 @@ impl Runtime {
             system.push(agent.instructions.clone());
         }
         let retrieval = || engine::retrieval_tools().into_iter().map(view);
-        if !results::pending(&self.kv, thread).await?.is_empty() {
+        let marks = results::thread_marks(&self.kv, thread).await?;
+        if !marks.pending.is_empty() {
             if commit {
                 results::set_restricted(&self.kv, thread).await?;
             }
@@ -155,7 +156,7 @@ impl Runtime {
         if !toolkits.is_empty() {
             tools.extend(meta::connection_tools(&toolkits).into_iter().map(view));
         }
-        if agent.looping() || results::holds_results(&self.kv, thread).await? {
+        if agent.looping() || marks.holds {
             tools.extend(retrieval());
         }
         Ok(StepView {
