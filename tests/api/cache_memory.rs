@@ -363,8 +363,11 @@ async fn c1_concurrent_hits_of_a_version_new_to_a_replica_read_it_once() {
     assert!(results
         .iter()
         .all(|r| r["_cache"]["hit"] == true && gens(r) == [1]));
-    let whole = traffic.commands.iter().filter(|c| *c == "GET").count();
-    // the entry is read whole (`GET`) once; 1.2 MB crosses the wire once
-    assert_eq!(whole, 1, "{:?}", traffic.commands);
-    assert!(traffic.received < 2_000_000, "{}", traffic.received);
+    // the 1.2 MB entry crosses the wire once (every other reply is small)
+    assert!(
+        traffic.received < 2_000_000,
+        "{} bytes received: {:?}",
+        traffic.received,
+        traffic.commands
+    );
 }
