@@ -116,6 +116,9 @@ pub struct Metrics {
     pub guard_cuts: AtomicU64,
     /// Bytes written as stored results (G3).
     pub stored_result_bytes: AtomicU64,
+    /// Tool-call record writes, and the statements that wrote them (group commit).
+    pub record_writes: AtomicU64,
+    pub record_statements: AtomicU64,
     /// Quota decisions that fell back to per-process limits (Redis unreachable).
     pub quota_fallbacks: AtomicU64,
     /// Result-store operations served in process because Redis was unreachable.
@@ -245,7 +248,7 @@ impl Metrics {
             );
         }
         let secs = |us: u64| us as f64 / 1e6;
-        let counters: [(&str, &str, f64); 13] = [
+        let counters: [(&str, &str, f64); 15] = [
             ("loopgate_http_duration_seconds_sum", "Total time spent answering HTTP requests.", secs(g(&self.http_duration_us_sum))),
             ("loopgate_upstream_requests_total", "Requests sent to upstream APIs.", g(&self.upstream_requests) as f64),
             ("loopgate_upstream_failures_total", "Upstream requests that failed.", g(&self.upstream_failures) as f64),
@@ -255,6 +258,8 @@ impl Metrics {
             ("loopgate_cache_shadow_hits_total", "Calls in shadow mode that would have been served from the cache.", g(&self.cache_shadow_hits) as f64),
             ("loopgate_size_guard_cuts_total", "Results cut by the size guard before entering a conversation.", g(&self.guard_cuts) as f64),
             ("loopgate_stored_result_bytes_total", "Bytes written as stored results (_resultId).", g(&self.stored_result_bytes) as f64),
+            ("loopgate_tool_call_record_writes_total", "Tool-call record writes (a running row, its end, or a call written once).", g(&self.record_writes) as f64),
+            ("loopgate_tool_call_record_statements_total", "Statements that wrote tool-call records (writes queued together share one).", g(&self.record_statements) as f64),
             ("loopgate_rate_limit_waits_total", "Upstream requests that waited for a shared rate-limit permit.", g(&self.rate_waits) as f64),
             ("loopgate_rate_limit_wait_seconds_total", "Time upstream requests waited for shared rate-limit permits.", secs(g(&self.rate_wait_us))),
             ("loopgate_quota_fallbacks_total", "Quota decisions made per process because Redis was unreachable (limits divided by the replica count).", g(&self.quota_fallbacks) as f64),

@@ -122,7 +122,7 @@ impl Application {
                 settings.cpu_inline_bytes,
                 metrics.clone(),
             ),
-            records: crate::runtime::records::Records::spawn(pool.clone()),
+            records: crate::runtime::records::Records::spawn(pool.clone(), metrics.clone()),
             thread_touch: crate::runtime::thread::touch_interval(
                 crate::retention::Policy::from_settings(&settings).threads_idle,
             ),

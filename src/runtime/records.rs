@@ -19,9 +19,12 @@
 //! - A write whose caller went away is still written. [`Records::flush`] waits until
 //!   everything queued before it is written (shutdown, after the drain).
 
+use std::sync::Arc;
+
 use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::metrics::Metrics;
 use crate::store::tool_calls::{self, Write};
 use crate::store::StoreError;
 
@@ -44,10 +47,11 @@ pub struct Records {
 }
 
 impl Records {
-    /// Starts the writer on `pool` (inside a Tokio runtime).
-    pub fn spawn(pool: PgPool) -> Self {
+    /// Starts the writer on `pool` (inside a Tokio runtime); `metrics` counts writes and
+    /// statements (their ratio is the batch size).
+    pub fn spawn(pool: PgPool, metrics: Arc<Metrics>) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(writer(pool, rx));
+        tokio::spawn(writer(pool, rx, metrics));
         Self { tx }
     }
 
@@ -73,7 +77,7 @@ impl Records {
 
 type Waiter = oneshot::Sender<Result<(), StoreError>>;
 
-async fn writer(pool: PgPool, mut rx: mpsc::Receiver<Job>) {
+async fn writer(pool: PgPool, mut rx: mpsc::Receiver<Job>, metrics: Arc<Metrics>) {
     // a job taken from the queue that did not fit the batch before it
     let mut next: Option<Job> = None;
     loop {
@@ -108,7 +112,11 @@ async fn writer(pool: PgPool, mut rx: mpsc::Receiver<Job>) {
             }
         }
         if !writes.is_empty() {
-            for (done, result) in waiters.into_iter().zip(commit(&pool, writes).await) {
+            Metrics::add(&metrics.record_writes, writes.len() as u64);
+            for (done, result) in waiters
+                .into_iter()
+                .zip(commit(&pool, writes, &metrics).await)
+            {
                 let _ = done.send(result);
             }
         }
@@ -120,8 +128,13 @@ async fn writer(pool: PgPool, mut rx: mpsc::Receiver<Job>) {
 }
 
 /// Writes a batch; each write's own result.
-async fn commit(pool: &PgPool, writes: Vec<Write>) -> Vec<Result<(), StoreError>> {
+async fn commit(
+    pool: &PgPool,
+    writes: Vec<Write>,
+    metrics: &Metrics,
+) -> Vec<Result<(), StoreError>> {
     let n = writes.len();
+    Metrics::inc(&metrics.record_statements);
     match tool_calls::write_all(pool, &writes).await {
         Ok(()) => (0..n).map(|_| Ok(())).collect(),
         Err(StoreError::Unavailable(e)) => {
@@ -140,6 +153,7 @@ async fn commit(pool: &PgPool, writes: Vec<Write>) -> Vec<Result<(), StoreError>
         Err(_) => {
             let mut out = Vec::with_capacity(n);
             for w in writes {
+                Metrics::inc(&metrics.record_statements);
                 out.push(tool_calls::write_all(pool, std::slice::from_ref(&w)).await);
             }
             out

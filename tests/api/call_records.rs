@@ -351,7 +351,8 @@ mod group_commit {
         let app = spawn_with(test_settings(counter.url.clone())).await;
         let orgs = two_orgs(&app).await;
         let pool = sqlx::PgPool::connect(&counter.url).await.unwrap();
-        let records = Records::spawn(pool.clone());
+        let metrics = std::sync::Arc::new(loopgate::metrics::Metrics::default());
+        let records = Records::spawn(pool.clone(), metrics.clone());
         // 32 streamed calls started, then, queued together: their 32 ends, 16 new starts
         // and 16 calls written once, over both orgs
         let starts = (0..32).map(|i| {
@@ -395,6 +396,19 @@ mod group_commit {
         assert!(results.iter().all(Result::is_ok), "{results:?}");
         let sql = counter.sql_since(before);
         assert_eq!(sql.len(), 1, "one statement for 64 queued writes: {sql:#?}");
+        let text = metrics.render();
+        let counted = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().parse::<f64>().unwrap())
+        };
+        assert_eq!(
+            counted("loopgate_tool_call_record_writes_total "),
+            Some(96.0),
+            "{text}"
+        );
+        let statements = counted("loopgate_tool_call_record_statements_total ").unwrap();
+        assert!(statements <= 33.0, "{text}");
 
         let rows: Vec<Row> = sqlx::query_as(
             "SELECT id, org_id, status, result, error FROM tool_calls WHERE id LIKE 'rec_%'",
@@ -435,7 +449,7 @@ mod group_commit {
         let app = crate::helpers::spawn_app().await;
         let orgs = two_orgs(&app).await;
         let pool = sqlx::PgPool::connect(&app.database_url).await.unwrap();
-        let records = Records::spawn(pool.clone());
+        let records = Records::spawn(pool.clone(), Default::default());
         let (a, b) = (&orgs[0], &orgs[1]);
         records
             .write(Write::Start {
