@@ -10,7 +10,10 @@
 //! hit. The reader's TTL (C3) is checked on the entry's `cached_at` as for an entry read
 //! from Redis, and things are kept under the cache key itself (org, credential scope,
 //! tool, credential fingerprint: C2) plus the version, so the memory adds no way to reach
-//! another scope's rows.
+//! another scope's rows. A version is the entry's `cached_at` in milliseconds: two walks
+//! of one key cached within the same millisecond (on two replicas) would share one, and
+//! a replica could serve the other's rows — complete walks of the same data, by the same
+//! credential, made at the same instant.
 //!
 //! Bounded in bytes (`cache_memory_bytes`; 0 turns it off): each thing kept is weighed
 //! (an entry: its text and row index; a presentation: its text) and the least recently
