@@ -44,6 +44,34 @@ pub const LEASE_MAX: u32 = 64;
 /// The shortest time a lease is kept (see the module header: `A`).
 pub const LEASE_MIN_AGE: Duration = Duration::from_millis(10);
 
+/// A request counted among those waiting for another's `EVAL` until it takes its turn —
+/// or is dropped while waiting (its client left, its walk was cut): a count left behind
+/// would size every later lease for requests that are gone, and their permits would be
+/// lost unspent, refusing the quota's own traffic early.
+struct InQueue<'a>(Option<&'a AtomicU32>);
+
+impl<'a> InQueue<'a> {
+    fn enter(waiting: &'a AtomicU32) -> Self {
+        waiting.fetch_add(1, Ordering::AcqRel);
+        InQueue(Some(waiting))
+    }
+
+    /// Its turn came: how many were waiting then, itself included.
+    fn leave(mut self) -> u32 {
+        self.0
+            .take()
+            .map_or(1, |w| w.fetch_sub(1, Ordering::AcqRel))
+    }
+}
+
+impl Drop for InQueue<'_> {
+    fn drop(&mut self) {
+        if let Some(w) = self.0.take() {
+            w.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
 /// One quota key's lease on this replica.
 pub struct RateLease {
     key: String,
@@ -153,10 +181,10 @@ impl RateLease {
         if let Some(d) = self.local(arrived) {
             return d;
         }
-        self.waiting.fetch_add(1, Ordering::AcqRel);
+        let in_queue = InQueue::enter(&self.waiting);
         let _turn = self.asking.lock().await;
         // those queued behind this request (itself included) will spend from its lease
-        let queued = self.waiting.fetch_sub(1, Ordering::AcqRel);
+        let queued = in_queue.leave();
         let now = Instant::now();
         if let Some(d) = self.local(now) {
             return d;
@@ -189,5 +217,42 @@ impl RateLease {
                 Decision::Unavailable
             }
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use futures_util::FutureExt;
+
+    use super::*;
+    use crate::metrics::Metrics;
+
+    /// A request dropped while it waited for another's `EVAL` (a client gone, a walk cut)
+    /// is no longer counted as queued: the next lease is sized for the requests really
+    /// there. Before, the count stayed up for good, every later lease asked for permits
+    /// nobody would spend, and they were lost, refusing the org's (or the provider's) own
+    /// traffic early.
+    #[tokio::test]
+    async fn a_request_dropped_while_queued_is_not_counted_any_more() {
+        // no Redis: every lease is granted as asked, so its size shows what was asked
+        let shared = Shared::new(None, 1, Arc::new(Metrics::default()));
+        let lease = RateLease::new("lg:test:queued".into(), 100.0, 50);
+        let other = lease.asking.lock().await;
+        assert!(
+            lease.take(&shared).now_or_never().is_none(),
+            "it waits for the other request's EVAL"
+        );
+        drop(other);
+        assert_eq!(lease.waiting.load(Ordering::Acquire), 0);
+        assert_eq!(lease.take(&shared).await, Decision::Allowed);
+        let s = lease.state();
+        assert_eq!(
+            (s.left, s.spent),
+            (0, 1),
+            "one permit asked for the one request there"
+        );
     }
 }
