@@ -77,6 +77,7 @@ impl Application {
         let port = listener.local_addr()?.port();
         let metrics = Arc::new(Metrics::default());
         let quota = crate::quota::Shared::new(redis.clone(), settings.replicas, metrics.clone());
+        let limits = settings.engine_limits();
         let runtime = Runtime {
             pool: pool.clone(),
             kv: Kv::new(redis.clone(), Some(metrics.clone())),
@@ -92,8 +93,9 @@ impl Application {
             walks: WalkSlots::across_replicas(
                 settings.org_concurrent_walks as usize,
                 quota.clone(),
+                limits.wall,
             ),
-            limits: settings.engine_limits(),
+            limits,
             metrics: metrics.clone(),
             coalescer: Default::default(),
             fingerprint_key: crate::crypto::sha256(

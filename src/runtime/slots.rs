@@ -9,10 +9,10 @@
 //! A walk that ends keeps its Redis slot as a *spare* for [`SPARE_FOR`] (20 ms) — only
 //! when the org held less than half its bound when the slot was taken, and only while the
 //! slot's lease is younger than [`REUSE_WITHIN`] (so a walk on a reused slot still has at
-//! least 80 s of its 90 s lease). This replica's next walk of the org takes a spare
-//! instead of an `EVAL`; a spare nobody took is given back (`ZREM`) when its 20 ms are up.
-//! Never more walks than the bound: a spare is counted in Redis like a running walk. The
-//! price: while a spare lingers, another replica's walk of the same org can be refused
+//! least [`cache::walk_lease`] of its lease left, see [`slot_lease`]). This replica's
+//! next walk of the org takes a spare instead of an `EVAL`; a spare nobody took is given
+//! back (`ZREM`) when its 20 ms are up. Never more walks than the bound: a spare is
+//! counted in Redis like a running walk. The price: while a spare lingers, another replica's walk of the same org can be refused
 //! (`rate_limited`) if the org is then at its bound — for at most 20 ms per spare, and
 //! spares are kept only from slots taken while the org held under half its bound (a
 //! reused slot keeps that mark, for at most its 10 s). Per org this replica keeps at most
@@ -24,13 +24,18 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::RuntimeError;
+use super::{cache, RuntimeError};
 use crate::crypto::random_token;
 use crate::quota::{Decision, Shared};
 use crate::store::OrgId;
 
-/// How long a shared slot is held at most: the engine's wall-clock bound plus margin.
-pub const SLOT_LEASE: Duration = Duration::from_secs(90);
+/// How long a shared slot is held at most, for walks bounded by `wall` (the configured
+/// `limit_wall_seconds`, 1 s to 24 h): the lease of a walk ([`cache::walk_lease`], the one
+/// owner of that margin) plus [`REUSE_WITHIN`], so a walk on a reused slot outlives it
+/// too. A fixed lease shorter than the wall bound would let a long walk lose its slot.
+pub fn slot_lease(wall: Duration) -> Duration {
+    cache::walk_lease(wall) + REUSE_WITHIN
+}
 
 /// How long a freed slot waits for this replica's next walk before it is given back.
 pub const SPARE_FOR: Duration = Duration::from_millis(20);
@@ -64,6 +69,8 @@ pub struct WalkSlots {
     per_org: Mutex<HashMap<String, OrgSlots>>,
     max: usize,
     shared: Option<Arc<Shared>>,
+    /// How long a Redis slot is leased ([`slot_lease`]).
+    lease: Duration,
 }
 
 /// A running walk's slot; given back (or kept as a spare) when dropped.
@@ -127,13 +134,16 @@ impl WalkSlots {
             per_org: Mutex::new(HashMap::new()),
             max: max.max(1),
             shared: None,
+            lease: Duration::ZERO,
         }
     }
 
-    /// Slots counted across every replica sharing `shared`'s Redis.
-    pub fn across_replicas(max: usize, shared: Arc<Shared>) -> Self {
+    /// Slots counted across every replica sharing `shared`'s Redis, for walks bounded by
+    /// `wall` (their slots are leased for [`slot_lease`]).
+    pub fn across_replicas(max: usize, shared: Arc<Shared>, wall: Duration) -> Self {
         Self {
             shared: Some(shared),
+            lease: slot_lease(wall),
             ..Self::new(max)
         }
     }
@@ -196,7 +206,7 @@ impl WalkSlots {
         let member = random_token(16);
         let leased = Instant::now();
         match shared
-            .acquire_slot(&key, &member, self.max as u32, SLOT_LEASE)
+            .acquire_slot(&key, &member, self.max as u32, self.lease)
             .await
         {
             (Decision::Allowed, held) => {
@@ -220,5 +230,51 @@ impl WalkSlots {
             }
         }
         Ok(slot)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::metrics::Metrics;
+
+    /// A walk may run for the configured wall bound (up to 24 h): its Redis slot is leased
+    /// at least that long, from that setting. A fixed 90 s lease let any walk past it lose
+    /// its slot to another replica's, over the org's bound.
+    #[tokio::test]
+    async fn a_slot_is_leased_for_the_configured_wall_bound() {
+        let Ok(url) = std::env::var("REDIS_URL") else {
+            return;
+        };
+        let pool = crate::runtime::kv::connect(&url).unwrap();
+        let shared = Shared::new(Some(pool.clone()), 1, Arc::new(Metrics::default()));
+        let wall = Duration::from_secs(3_600);
+        let slots = WalkSlots::across_replicas(2, shared, wall);
+        let org = OrgId::trusted(format!("org_{}", random_token(12)));
+        let _slot = slots.acquire(&org).await.unwrap();
+        let mut conn = pool.clone();
+        let key = format!("lg:quota:org:{org}:walks");
+        let ends: Vec<(String, f64)> = redis::cmd("ZRANGE")
+            .arg(&key)
+            .arg(0)
+            .arg(-1)
+            .arg("WITHSCORES")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let (secs, micros): (u64, u64) = redis::cmd("TIME").query_async(&mut conn).await.unwrap();
+        let now_us = (secs * 1_000_000 + micros) as f64;
+        assert_eq!(ends.len(), 1, "{ends:?}");
+        let left = Duration::from_micros((ends[0].1 - now_us) as u64);
+        assert!(
+            left > wall,
+            "the slot is leased {left:?}, shorter than a walk may run ({wall:?})"
+        );
+        let _: () = redis::cmd("DEL")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
     }
 }
