@@ -56,13 +56,21 @@ impl Cipher {
 }
 
 /// Sealed bytes as stored (nonce ‖ ciphertext ‖ tag), carried to where they are opened:
-/// its `Debug` shows only the length, so a struct holding one can be logged.
+/// its `Debug` shows only the length, so a struct holding one can derive `Debug` and be
+/// logged. Every sealed secret a struct carries (an org credential, a connection's
+/// tokens) is one of these: the one owner of that redaction.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Sealed(pub Vec<u8>);
 
 impl std::fmt::Debug for Sealed {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Sealed({} bytes)", self.0.len())
+    }
+}
+
+impl From<Vec<u8>> for Sealed {
+    fn from(bytes: Vec<u8>) -> Self {
+        Sealed(bytes)
     }
 }
 

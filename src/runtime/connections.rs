@@ -180,7 +180,7 @@ impl Runtime {
             return Err(connect_required(toolkit));
         }
         let aad = secret_aad(org, &user, toolkit);
-        let plain = self.unseal(&conn.secret_ciphertext, &aad)?;
+        let plain = self.unseal(&conn.secret_ciphertext.0, &aad)?;
         if conn.kind == "api_key" {
             return Ok(Credential::Connection(plain));
         }
@@ -204,7 +204,7 @@ impl Runtime {
             lock.release().await?;
             return Err(connect_required(toolkit));
         }
-        let tokens = read_tokens(&self.unseal(&conn.secret_ciphertext, &aad)?)?;
+        let tokens = read_tokens(&self.unseal(&conn.secret_ciphertext.0, &aad)?)?;
         if !refresh_due(conn.expires_at) {
             lock.release().await?;
             return Ok(Credential::Connection(SecretString::from(

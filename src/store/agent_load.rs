@@ -176,7 +176,7 @@ pub async fn load(
                         (Some(id), Some(kind), Some(secret_ciphertext)) => Some(Secret {
                             id,
                             kind,
-                            secret_ciphertext,
+                            secret_ciphertext: Sealed(secret_ciphertext),
                             expires_at: r.conn_expires_at,
                             broken: r.conn_broken.unwrap_or(false),
                         }),

@@ -11,6 +11,7 @@ use utoipa::ToSchema;
 
 use super::page::{self, Keyed, ListQuery};
 use super::{OrgId, Page, PageRequest, StoreError};
+use crate::crypto::Sealed;
 
 /// A connection as the customer backend sees it (never a secret).
 #[derive(Debug, Clone, Serialize, ToSchema, sqlx::FromRow)]
@@ -35,25 +36,14 @@ impl Keyed for Connection {
 }
 
 /// A connection with what a call needs (its `Debug` shows the secret's length only).
-#[derive(Clone, sqlx::FromRow)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct Secret {
     pub id: String,
     pub kind: String,
-    pub secret_ciphertext: Vec<u8>,
+    #[sqlx(try_from = "Vec<u8>")]
+    pub secret_ciphertext: Sealed,
     pub expires_at: Option<DateTime<Utc>>,
     pub broken: bool,
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Secret")
-            .field("id", &self.id)
-            .field("kind", &self.kind)
-            .field("secret_ciphertext", &self.secret_ciphertext.len())
-            .field("expires_at", &self.expires_at)
-            .field("broken", &self.broken)
-            .finish()
-    }
 }
 
 macro_rules! columns {
@@ -333,4 +323,28 @@ pub async fn take_state(pool: &PgPool, state_hash: &[u8]) -> Result<Option<Link>
         .bind(state_hash)
         .fetch_optional(pool)
         .await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A connection's sealed tokens never reach a log line: its `Debug` is the one
+    /// redaction of [`Sealed`] (length only), not a copy of it.
+    #[test]
+    fn a_secret_debug_shows_the_sealed_length_only() {
+        let secret = Secret {
+            id: "con_1".into(),
+            kind: "oauth".into(),
+            secret_ciphertext: Sealed(b"tokens-tokens".to_vec()),
+            expires_at: None,
+            broken: false,
+        };
+        let shown = format!("{secret:?}");
+        assert!(
+            shown.contains("secret_ciphertext: Sealed(13 bytes)"),
+            "{shown}"
+        );
+        assert!(!shown.contains("116, 111, 107"), "{shown}");
+    }
 }
