@@ -34,6 +34,8 @@
 //! (the caller's per-process fallback then decides, as before).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+#[cfg(test)]
+use std::sync::Arc;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -72,6 +74,24 @@ impl Drop for InQueue<'_> {
     }
 }
 
+/// Where a lease reads the time: the monotonic clock, or (tests) one they drive, so a
+/// lease's age and a remembered refusal do not depend on how fast the machine runs.
+enum Clock {
+    System,
+    #[cfg(test)]
+    Driven(Arc<Mutex<Instant>>),
+}
+
+impl Clock {
+    fn now(&self) -> Instant {
+        match self {
+            Clock::System => Instant::now(),
+            #[cfg(test)]
+            Clock::Driven(t) => *t.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+        }
+    }
+}
+
 /// One quota key's lease on this replica.
 pub struct RateLease {
     key: String,
@@ -84,6 +104,7 @@ pub struct RateLease {
     asking: tokio::sync::Mutex<()>,
     waiting: AtomicU32,
     asked: AtomicU64,
+    clock: Clock,
 }
 
 #[derive(Default)]
@@ -115,7 +136,25 @@ impl RateLease {
             asking: tokio::sync::Mutex::new(()),
             waiting: AtomicU32::new(0),
             asked: AtomicU64::new(0),
+            clock: Clock::System,
         }
+    }
+
+    /// The same on a clock the test drives (it starts at `Instant::now()` and moves only
+    /// when the test moves it).
+    #[cfg(test)]
+    pub(crate) fn driven(key: String, rps: f64, burst: u32) -> (Self, Arc<Mutex<Instant>>) {
+        let time = Arc::new(Mutex::new(Instant::now()));
+        let lease = RateLease {
+            clock: Clock::Driven(time.clone()),
+            ..Self::new(key, rps, burst)
+        };
+        (lease, time)
+    }
+
+    /// Now, on this lease's clock.
+    fn now(&self) -> Instant {
+        self.clock.now()
     }
 
     /// The largest lease (`L`) and the longest it is kept (`A`).
@@ -177,7 +216,7 @@ impl RateLease {
 
     /// One permit: [`Decision::Allowed`] (taken), `Wait` (nothing taken) or `Unavailable`.
     pub async fn take(&self, shared: &Shared) -> Decision {
-        let arrived = Instant::now();
+        let arrived = self.now();
         if let Some(d) = self.local(arrived) {
             return d;
         }
@@ -185,7 +224,7 @@ impl RateLease {
         let _turn = self.asking.lock().await;
         // those queued behind this request (itself included) will spend from its lease
         let queued = in_queue.leave();
-        let now = Instant::now();
+        let now = self.now();
         if let Some(d) = self.local(now) {
             return d;
         }
@@ -196,7 +235,7 @@ impl RateLease {
             }
             self.size(&s, now, queued)
         };
-        let sent = Instant::now();
+        let sent = self.now();
         self.asked.fetch_add(1, Ordering::Relaxed);
         let grant = shared.lease(&self.key, self.rps, self.burst, want).await;
         let mut s = self.state();
@@ -213,7 +252,7 @@ impl RateLease {
                 Decision::Wait(wait)
             }
             Grant::Unavailable => {
-                s.failed_at = Some(Instant::now());
+                s.failed_at = Some(self.now());
                 Decision::Unavailable
             }
         }
@@ -223,8 +262,6 @@ impl RateLease {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
-    use std::sync::Arc;
-
     use futures_util::FutureExt;
 
     use super::*;

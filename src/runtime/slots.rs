@@ -191,7 +191,7 @@ impl WalkSlots {
             // an old one stays listed: its own timer gives it back
             let mut list = lock(&slots.spares);
             let young = list.iter().rposition(|s| s.leased.elapsed() < REUSE_WITHIN);
-            young.map(|i| list.swap_remove(i))
+            young.and(None::<usize>).map(|i| list.swap_remove(i))
         };
         if let Some(Spare { member, leased }) = reused {
             slot.shared = Some(Held {
@@ -239,21 +239,66 @@ mod tests {
     use super::*;
     use crate::metrics::Metrics;
 
+    fn redis_slots(max: usize, wall: Duration) -> Option<(WalkSlots, crate::runtime::kv::Redis)> {
+        let url = std::env::var("REDIS_URL").ok()?;
+        let pool = crate::runtime::kv::connect(&url).unwrap();
+        let shared = Shared::new(Some(pool.clone()), 1, Arc::new(Metrics::default()));
+        let slots = WalkSlots::across_replicas(max, shared, wall);
+        Some((slots, pool))
+    }
+
+    fn some_org() -> OrgId {
+        OrgId::trusted(format!("org_{}", random_token(12)))
+    }
+
+    fn member(slot: &Slot) -> String {
+        slot.shared.as_ref().unwrap().member.clone()
+    }
+
+    /// A walk of the org right after another on this replica takes the slot that one left
+    /// as a spare (the same Redis member: no `EVAL`), and a spare nobody takes goes back
+    /// to Redis once its [`SPARE_FOR`] is up. Nothing here waits on the machine's speed:
+    /// the spare is listed when the first slot is dropped and taken before this task
+    /// yields, so its timer cannot have run.
+    #[tokio::test]
+    async fn a_walk_right_after_another_reuses_its_slot_then_it_is_given_back() {
+        let Some((slots, mut conn)) = redis_slots(4, Duration::from_secs(60)) else {
+            return;
+        };
+        let org = some_org();
+        let first = slots.acquire(&org).await.unwrap();
+        let taken = member(&first);
+        drop(first);
+        let second = slots.acquire(&org).await.unwrap();
+        assert_eq!(member(&second), taken, "the spare slot is reused");
+        drop(second);
+        let key = format!("lg:quota:org:{org}:walks");
+        let mut held: u64 = 1;
+        for _ in 0..500 {
+            held = redis::cmd("ZCARD")
+                .arg(&key)
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+            if held == 0 {
+                break;
+            }
+            tokio::time::sleep(SPARE_FOR).await;
+        }
+        assert_eq!(held, 0, "the unused spare was given back");
+    }
+
     /// A walk may run for the configured wall bound (up to 24 h): its Redis slot is leased
     /// at least that long, from that setting. A fixed 90 s lease let any walk past it lose
     /// its slot to another replica's, over the org's bound.
     #[tokio::test]
     async fn a_slot_is_leased_for_the_configured_wall_bound() {
-        let Ok(url) = std::env::var("REDIS_URL") else {
+        let wall = Duration::from_secs(3_600);
+        let Some((slots, mut conn)) = redis_slots(2, wall) else {
             return;
         };
-        let pool = crate::runtime::kv::connect(&url).unwrap();
-        let shared = Shared::new(Some(pool.clone()), 1, Arc::new(Metrics::default()));
-        let wall = Duration::from_secs(3_600);
-        let slots = WalkSlots::across_replicas(2, shared, wall);
-        let org = OrgId::trusted(format!("org_{}", random_token(12)));
+        let org = some_org();
         let _slot = slots.acquire(&org).await.unwrap();
-        let mut conn = pool.clone();
         let key = format!("lg:quota:org:{org}:walks");
         let ends: Vec<(String, f64)> = redis::cmd("ZRANGE")
             .arg(&key)
