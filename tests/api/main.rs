@@ -13,6 +13,7 @@ mod rig;
 mod sql_count;
 mod temp_services;
 mod upstream_server;
+mod wire_proxy;
 
 mod admin;
 mod agents;

@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+
+use crate::wire_proxy::{self, Relay};
 
 #[derive(Default)]
 struct Seen {
@@ -55,60 +57,46 @@ impl RedisCounter {
 /// A proxy in front of the Redis at `REDIS_URL`.
 pub async fn start() -> RedisCounter {
     let redis = std::env::var("REDIS_URL").expect("this test needs the Redis scripts/test starts");
-    let mut url = url::Url::parse(&redis).expect("redis url");
-    let target = format!(
-        "{}:{}",
-        url.host_str().expect("host"),
-        url.port().unwrap_or(6379)
-    );
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    url.set_port(Some(port)).expect("port");
     let seen = Arc::new(Seen::default());
-    let counter = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let Ok(server) = TcpStream::connect(&target).await else {
-                continue;
-            };
-            tokio::spawn(relay(client, server, counter.clone()));
-        }
-    });
+    let url = wire_proxy::start(&redis, 6379, Commands(seen.clone())).await;
     RedisCounter {
         url: url.to_string(),
         seen,
     }
 }
 
-async fn relay(client: TcpStream, server: TcpStream, seen: Arc<Seen>) {
-    let _ = (client.set_nodelay(true), server.set_nodelay(true));
-    let (mut from_client, mut to_client) = client.into_split();
-    let (mut from_server, mut to_server) = server.into_split();
-    let back = seen.clone();
-    tokio::spawn(async move {
-        let mut buf = vec![0u8; 64 * 1024];
-        while let Ok(n) = from_server.read(&mut buf).await {
-            if n == 0 || to_client.write_all(&buf[..n]).await.is_err() {
-                break;
+#[derive(Clone)]
+struct Commands(Arc<Seen>);
+
+impl Relay for Commands {
+    fn client(
+        &self,
+        mut from_client: OwnedReadHalf,
+        mut to_server: OwnedWriteHalf,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let seen = self.0.clone();
+        async move {
+            let mut buf = vec![0u8; 64 * 1024];
+            let mut pending = Vec::new();
+            while let Ok(n) = from_client.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                seen.sent.fetch_add(n as u64, Ordering::SeqCst);
+                pending.extend_from_slice(&buf[..n]);
+                while let Some((name, used)) = command(&pending) {
+                    seen.commands.lock().unwrap().push(name);
+                    pending.drain(..used);
+                }
+                if to_server.write_all(&buf[..n]).await.is_err() {
+                    break;
+                }
             }
-            back.received.fetch_add(n as u64, Ordering::SeqCst);
         }
-    });
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut pending = Vec::new();
-    while let Ok(n) = from_client.read(&mut buf).await {
-        if n == 0 {
-            break;
-        }
-        seen.sent.fetch_add(n as u64, Ordering::SeqCst);
-        pending.extend_from_slice(&buf[..n]);
-        while let Some((name, used)) = command(&pending) {
-            seen.commands.lock().unwrap().push(name);
-            pending.drain(..used);
-        }
-        if to_server.write_all(&buf[..n]).await.is_err() {
-            break;
-        }
+    }
+
+    fn replied(&self, bytes: u64) {
+        self.0.received.fetch_add(bytes, Ordering::SeqCst);
     }
 }
 

@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+
+use crate::wire_proxy::{self, Relay};
 
 pub struct SqlCounter {
     /// The database URL to give the app (through the proxy).
@@ -31,42 +33,31 @@ impl SqlCounter {
     }
 }
 
+#[derive(Clone)]
+struct Statements(Log);
+
+impl Relay for Statements {
+    fn client(
+        &self,
+        mut from_client: OwnedReadHalf,
+        mut to_server: OwnedWriteHalf,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let log = self.0.clone();
+        async move {
+            let _ = frontend(&mut from_client, &mut to_server, &log).await;
+        }
+    }
+}
+
 /// A proxy in front of the database at `database_url`.
 pub async fn start(database_url: &str) -> SqlCounter {
-    let mut url = url::Url::parse(database_url).expect("database url");
-    let target = format!(
-        "{}:{}",
-        url.host_str().expect("host"),
-        url.port().unwrap_or(5432)
-    );
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let port = listener.local_addr().expect("addr").port();
-    url.set_port(Some(port)).expect("port");
-    url.query_pairs_mut().append_pair("sslmode", "disable");
     let log = Log::default();
-    let counter = log.clone();
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let Ok(server) = TcpStream::connect(&target).await else {
-                continue;
-            };
-            tokio::spawn(relay(client, server, counter.clone()));
-        }
-    });
+    let mut url = wire_proxy::start(database_url, 5432, Statements(log.clone())).await;
+    url.query_pairs_mut().append_pair("sslmode", "disable");
     SqlCounter {
         url: url.to_string(),
         log,
     }
-}
-
-async fn relay(client: TcpStream, server: TcpStream, log: Log) {
-    let _ = (client.set_nodelay(true), server.set_nodelay(true));
-    let (mut from_client, mut to_client) = client.into_split();
-    let (mut from_server, mut to_server) = server.into_split();
-    tokio::spawn(async move {
-        let _ = tokio::io::copy(&mut from_server, &mut to_client).await;
-    });
-    let _ = frontend(&mut from_client, &mut to_server, &log).await;
 }
 
 /// Forwards the client's messages, counting statements.
