@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::analysis::Param;
-use super::walk::{page_no, set_arg, Style};
+use super::paging::{page_no, set_arg, Style};
 
 /// What the first page says about how far the collection reaches.
 pub(super) struct Extent {

@@ -68,6 +68,7 @@ mod guess;
 pub mod item;
 pub mod limits;
 pub mod outcome;
+mod paging;
 pub mod path;
 pub mod plan;
 pub mod present;

@@ -4,7 +4,7 @@
 //! them.
 
 use crate::engine::ahead::Ahead;
-use crate::engine::analysis::{normalize, Param, ToolAnalysis};
+use crate::engine::analysis::{normalize, ToolAnalysis};
 use crate::engine::doc::{Page, Slot};
 use crate::engine::error::EngineError;
 use crate::engine::fetch::{fetch, Budget, Failed};
@@ -12,12 +12,16 @@ use crate::engine::guess::{self, last_position, Extent};
 use crate::engine::item::Item;
 use crate::engine::limits::Limits;
 use crate::engine::outcome::{Outcome, StopReason};
+use crate::engine::paging::{
+    end_of_numbered, get_arg, page_no, position, set_arg, stale, start, starts_at_first_page,
+    Start, Style,
+};
 use crate::engine::plan::{CallPlan, ForEachError};
 use crate::engine::resume::{self, Pending, Position, ResumePoint};
 use crate::engine::signals::{self, Signals};
 use crate::engine::upstream::{Clock, Progress, ProgressSink, Upstream, UpstreamRequest};
 use crate::engine::verdict::{self, Collection};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::time::Duration;
@@ -215,12 +219,6 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     })
 }
 
-fn stale() -> EngineError {
-    EngineError::invalid(
-        "`_continue` no longer matches this call: call the tool again without `_continue` to start a fresh walk.",
-    )
-}
-
 fn upstream_detail(f: &Failed) -> String {
     match f.status {
         Some(s) => format!("The upstream API answered HTTP {s}: {}", f.message),
@@ -240,15 +238,6 @@ fn describe(errors: &[ForEachError]) -> String {
     } else {
         format!("{}.", shown.join("; "))
     }
-}
-
-/// How a collection pages, and where its next request goes.
-#[derive(Clone)]
-pub(super) enum Style {
-    Single,
-    Page(Param, i64),
-    Offset(Param, u64),
-    Cursor(Param),
 }
 
 /// One collection, from its start or from where a call before left it (P10). Returns
@@ -512,93 +501,6 @@ async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     Ok((col, cut))
 }
 
-/// Where a collection's walk begins: its first request and how it pages.
-struct Start {
-    args: Map<String, Value>,
-    style: Style,
-    size: Option<u64>,
-    next_url: Option<String>,
-}
-
-/// The first request of a collection, from its start or from where a call before left it
-/// (P10), and how it pages.
-fn start<U: Upstream>(
-    plan: &CallPlan,
-    analysis: &ToolAnalysis,
-    limits: &Limits,
-    upstream: &U,
-    value: Option<&Value>,
-    from: &Pending,
-) -> Result<Start, EngineError> {
-    let mut args = plan.upstream_args.clone();
-    if let (Some(f), Some(v)) = (&plan.for_each, value) {
-        set_arg(&mut args, &f.key, f.in_body, v.clone());
-    }
-    let mut size = analysis
-        .page_size
-        .as_ref()
-        .and_then(|p| get_arg(&args, p).and_then(as_u64));
-    let mut style = Style::Single;
-    if plan.all_pages {
-        if let Some(p) = &analysis.page_size {
-            let chosen = p
-                .maximum
-                .unwrap_or(u64::from(limits.default_page_size))
-                .max(1);
-            set_arg(&mut args, &p.name, p.in_body, p.number(chosen));
-            size = Some(chosen);
-        }
-        style = match (
-            &analysis.page_size,
-            &analysis.offset,
-            &analysis.page_number,
-            &analysis.cursor,
-        ) {
-            (Some(_), Some(o), _, _) => {
-                let at = get_arg(&args, o).and_then(as_u64).unwrap_or(0);
-                set_arg(&mut args, &o.name, o.in_body, o.number(at));
-                Style::Offset(o.clone(), at)
-            }
-            (Some(_), None, Some(p), _) => {
-                let n = get_arg(&args, p)
-                    .and_then(Value::as_i64)
-                    .or_else(|| p.default.as_ref().and_then(Value::as_i64))
-                    .or(p.minimum)
-                    .unwrap_or(1);
-                set_arg(&mut args, &p.name, p.in_body, p.number(page_no(n)));
-                Style::Page(p.clone(), n)
-            }
-            (_, _, _, Some(c)) => Style::Cursor(c.clone()),
-            _ => Style::Single,
-        };
-    }
-    let mut next_url: Option<String> = None;
-    match (&mut style, &from.at) {
-        (_, Position::Start) => {}
-        (Style::Page(p, number), Position::Page(at)) => {
-            *number = *at;
-            set_arg(&mut args, &p.name, p.in_body, json!(*at));
-        }
-        (Style::Offset(p, offset), Position::Offset(at)) => {
-            *offset = *at;
-            set_arg(&mut args, &p.name, p.in_body, json!(*at));
-        }
-        (Style::Cursor(p), Position::Cursor(at)) => {
-            set_arg(&mut args, &p.name, p.in_body, at.clone());
-        }
-        (Style::Cursor(_), Position::Url(url)) => {
-            next_url = Some(upstream.follow(url).ok_or_else(stale)?);
-        }
-        _ => return Err(stale()),
-    }
-    Ok(Start {
-        args,
-        style,
-        size,
-        next_url,
-    })
-}
-
 /// P9: the later pages the first page's evidence ([`Extent`]) shows, expected of the
 /// requests made ahead as far as the page bound and the item bound reach. Returns the step
 /// when pages were expected.
@@ -628,26 +530,6 @@ fn expect_pages<U: Upstream + Sync, P, C>(
     Some(step)
 }
 
-/// P10: where the collection's next request would start.
-fn position(style: &Style, next_url: &Option<String>, args: &Map<String, Value>) -> Position {
-    match style {
-        Style::Single => Position::Start,
-        Style::Page(_, n) => Position::Page(*n),
-        Style::Offset(_, at) => Position::Offset(*at),
-        Style::Cursor(p) => match (next_url, get_arg(args, p)) {
-            (Some(url), _) => Position::Url(url.clone()),
-            (None, Some(v)) if !v.is_null() && v.as_str() != Some("") => {
-                Position::Cursor(v.clone())
-            }
-            _ => Position::Start,
-        },
-    }
-}
-
-pub(super) fn page_no(n: i64) -> u64 {
-    u64::try_from(n).unwrap_or(0)
-}
-
 /// Says what a page that broke the walk looked like, for the note.
 fn shape_of(page: &Page) -> String {
     match &page.frame {
@@ -674,44 +556,6 @@ fn kind(v: &Value) -> &'static str {
         Value::Object(_) => "an object",
         Value::Null => "null",
     }
-}
-
-/// Whether the arguments ask for the first page: no page number past the first, no offset,
-/// no cursor.
-fn starts_at_first_page(a: &ToolAnalysis, args: &Map<String, Value>) -> bool {
-    let unset = |p: &Option<Param>, first: &dyn Fn(&Param, &Value) -> bool| match p {
-        Some(p) => match get_arg(args, p) {
-            None | Some(Value::Null) => true,
-            Some(v) => first(p, v),
-        },
-        None => true,
-    };
-    unset(&a.page_number, &|p, v| {
-        let start = p
-            .default
-            .as_ref()
-            .and_then(Value::as_i64)
-            .or(p.minimum)
-            .unwrap_or(1);
-        v.as_i64().or_else(|| v.as_str()?.parse().ok()) == Some(start)
-    }) && unset(&a.offset, &|_, v| as_u64(v) == Some(0))
-        && unset(&a.cursor, &|_, v| v.as_str().is_some_and(str::is_empty))
-}
-
-/// P2 for page-number and offset walks: an empty page, an explicit "no more", the
-/// announced total reached, or a short page the API does not contradict.
-fn end_of_numbered(
-    n: usize,
-    size: Option<u64>,
-    sig: &Signals,
-    more: bool,
-    total: Option<u64>,
-    fetched: usize,
-) -> bool {
-    n == 0
-        || sig.has_more == Some(false)
-        || total.is_some_and(|t| fetched as u64 >= t)
-        || (size.is_some_and(|s| (n as u64) < s) && !more)
 }
 
 /// Identifies a page by its size and a sample of its rows (first, last and every 16th):
@@ -755,30 +599,4 @@ fn report<U, P: ProgressSink, C: Clock>(
         elapsed_ms: now.saturating_sub(ctx.budget.start_ms),
         value: value.cloned(),
     });
-}
-
-fn get_arg<'a>(args: &'a Map<String, Value>, p: &Param) -> Option<&'a Value> {
-    if p.in_body {
-        args.get("body")?.get(&p.name)
-    } else {
-        args.get(&p.name)
-    }
-}
-
-fn as_u64(v: &Value) -> Option<u64> {
-    v.as_u64().or_else(|| v.as_str()?.parse().ok())
-}
-
-pub(super) fn set_arg(args: &mut Map<String, Value>, name: &str, in_body: bool, v: Value) {
-    if !in_body {
-        args.insert(name.to_owned(), v);
-        return;
-    }
-    let body = args.entry("body").or_insert_with(|| json!({}));
-    if !body.is_object() {
-        *body = json!({});
-    }
-    if let Value::Object(m) = body {
-        m.insert(name.to_owned(), v);
-    }
 }
