@@ -66,6 +66,7 @@ pub mod filter;
 pub mod guard;
 mod guess;
 pub mod item;
+mod item_array;
 pub mod limits;
 pub mod outcome;
 mod paging;
