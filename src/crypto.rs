@@ -101,6 +101,17 @@ pub fn sha256(data: &[u8]) -> [u8; 32] {
     Sha256::digest(data).into()
 }
 
+/// SHA-256 of a list of byte strings, each preceded by its length: two lists hash alike
+/// only if they are the same list (no bytes can move from one item to the next).
+pub fn sha256_list<'a>(items: impl IntoIterator<Item = &'a [u8]>) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for item in items {
+        h.update((item.len() as u64).to_le_bytes());
+        h.update(item);
+    }
+    h.finalize().into()
+}
+
 /// Constant-time comparison of two byte strings (length is not secret).
 pub fn ct_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && bool::from(a.ct_eq(b))

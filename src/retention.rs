@@ -51,7 +51,7 @@ impl Policy {
 
     fn age(&self, table: Table) -> Duration {
         match table {
-            Table::ToolCalls => self.tool_calls,
+            Table::ToolCalls | Table::ToolCallBodies => self.tool_calls,
             Table::WorkflowRuns => self.workflow_runs,
             Table::Threads => self.threads_idle,
             Table::ConnectLinks => self.links,

@@ -10,13 +10,16 @@
 //! not occur in the rows themselves: a fresh random `_resultId` made after the rows were
 //! stored cannot (it is 32 random characters nobody knew when the rows were written).
 
+use std::sync::Arc;
+
 use crate::engine::present::PresentedJson;
 
 /// [`PresentedJson`] with its `_resultId` as a hole.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PresentedTemplate {
-    /// The text between the holes (one part more than holes).
-    parts: Vec<String>,
+    /// The text between the holes (one part more than holes); shared, never copied, with
+    /// whoever keeps the text once (a call's record references it).
+    parts: Arc<[String]>,
     id_len: usize,
     truncated: bool,
     stored: bool,
@@ -63,6 +66,11 @@ impl PresentedTemplate {
             truncated: self.truncated,
             stored: self.stored,
         })
+    }
+
+    /// The text between the holes: a filled text is these joined by the id.
+    pub fn parts(&self) -> &Arc<[String]> {
+        &self.parts
     }
 
     /// The length of a filled text.

@@ -1,7 +1,8 @@
 //! The dataset cache's memory in this replica (issue 15): entries already read from Redis
 //! and decoded ([`Decoded`]: rows shared, never copied, between the calls they serve), and
-//! the results presented from them ([`PresentedTemplate`]), so a cache hit neither moves
-//! nor parses the entry.
+//! the results presented from them ([`Presentation`]: the template and, sharing its text,
+//! the body the hits' records reference), so a cache hit neither moves nor parses the
+//! entry, and its record does not copy the text.
 //!
 //! Never stale across replicas: every hit still asks Redis which version of the entry is
 //! current (`cache::current_version`, one `GETRANGE` of its first line), and this memory
@@ -28,12 +29,20 @@ use super::cache::{Decoded, Held};
 use crate::crypto::sha256;
 use crate::engine::{CallPlan, Labels, Limits, PresentedTemplate};
 use crate::metrics::Metrics;
+use crate::store::tool_calls::Body;
 
 /// What is kept for one key.
 #[derive(Clone)]
 pub enum Kept {
     Entry(Arc<Decoded>),
-    Presented(Arc<PresentedTemplate>),
+    Presented(Arc<Presentation>),
+}
+
+/// A presented result kept for the hits that follow: the template they are filled from,
+/// and the same parts as the body their records reference (its digest taken once, here).
+pub struct Presentation {
+    pub template: PresentedTemplate,
+    pub body: Arc<Body>,
 }
 
 #[derive(Clone, Copy)]
@@ -225,16 +234,25 @@ impl CacheMemory {
     }
 
     /// A presentation of entry `version`, kept under [`CacheMemory::presenting_key`].
-    pub fn presented(&self, presenting: &str, version: i64) -> Option<Arc<PresentedTemplate>> {
+    pub fn presented(&self, presenting: &str, version: i64) -> Option<Arc<Presentation>> {
         match self.get(presenting, version, Kind::Presented)? {
-            Kept::Presented(t) => Some(t),
+            Kept::Presented(p) => Some(p),
             Kept::Entry(_) => None,
         }
     }
 
-    pub fn keep_presented(&self, presenting: &str, version: i64, t: PresentedTemplate) {
+    /// Keeps template `t` (when there is room) and returns it with its body.
+    pub fn keep_presented(
+        &self,
+        presenting: &str,
+        version: i64,
+        t: PresentedTemplate,
+    ) -> Arc<Presentation> {
         let bytes = t.bytes();
-        self.put(presenting, version, Kept::Presented(Arc::new(t)), bytes);
+        let body = Arc::new(Body::new(t.parts().clone()));
+        let p = Arc::new(Presentation { template: t, body });
+        self.put(presenting, version, Kept::Presented(p.clone()), bytes);
+        p
     }
 
     /// (bytes, things) kept now.

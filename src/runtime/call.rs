@@ -242,7 +242,7 @@ impl Runtime {
         let recorded = match &outcome {
             Ok(v) => {
                 tracing::info!("tool call succeeded");
-                tool_calls::Outcome::Succeeded(v.as_str().to_owned())
+                v.recorded()
             }
             Err(e) => {
                 let (code, status) = e.code_status();
@@ -474,7 +474,8 @@ impl Runtime {
     /// Presents an outcome — the final result text, labels included — and keeps its full
     /// payload under its `_resultId` (G3): a fresh one, or the one a resumed walk grows
     /// (P10), as its own text or as a pointer to the cache entry holding it. A walk that
-    /// can be resumed leaves a `_continue`.
+    /// can be resumed leaves a `_continue`. A hit's result filled from (or first making) a
+    /// template carries the template's body, so its record references the text.
     async fn keep(
         &self,
         caller: &Caller,
@@ -524,10 +525,16 @@ impl Runtime {
             }
             _ => None,
         };
+        // the hit's record references the presentation's body instead of copying its text
+        let mut body = None;
         let memo = presenting
             .as_ref()
             .and_then(|(key, version)| self.cache_memory.presented(key, *version))
-            .and_then(|t| t.fill(&result_id));
+            .and_then(|p| {
+                let filled = p.template.fill(&result_id)?;
+                body = Some(p.body.clone());
+                Some(filled)
+            });
         let (presented, stored, provenance) = match memo {
             Some(presented) => (presented, None, outcome.provenance()),
             None => {
@@ -554,7 +561,12 @@ impl Runtime {
                     .await;
                 if let Some((key, version)) = &presenting {
                     if let Some(t) = engine::PresentedTemplate::new(&done.0, &result_id) {
-                        self.cache_memory.keep_presented(key, *version, t);
+                        body = Some(
+                            self.cache_memory
+                                .keep_presented(key, *version, t)
+                                .body
+                                .clone(),
+                        );
                     }
                 }
                 done
@@ -582,7 +594,10 @@ impl Runtime {
             )
             .await?;
         }
-        Ok(ResultJson::from_engine(presented.json))
+        Ok(match body {
+            Some(body) => ResultJson::filled(presented.json, body, result_id),
+            None => ResultJson::from_engine(presented.json),
+        })
     }
 
     /// The credential for this call: the token's own for the provider, else the org's,

@@ -9,9 +9,17 @@
 //! - Bounds: a batch holds at most [`MAX_ROWS`] writes and [`MAX_BYTES`] of arguments and
 //!   outcomes (a larger single write goes alone); the queue holds at most [`QUEUE`] writes
 //!   (a writer waits for room), and in practice no more than the calls in flight, since
-//!   each call waits for its own write. Nothing here is remembered across batches, so
-//!   nothing can be stale across replicas: every write is in Postgres before its caller
+//!   each call waits for its own write. Every write is in Postgres before its caller
 //!   learns it succeeded.
+//! - A record that references a stored body (a cache hit's text, `tool_calls::Filled`)
+//!   carries the body too unless this writer wrote it less than [`BODY_REWRITE`] ago (the
+//!   one thing remembered across batches: at most [`BODIES_KNOWN`] bodies, least recently
+//!   used forgotten first, and only once their statement committed). Writing it upserts
+//!   the row and refreshes its `created_at`, so a body a record references without writing
+//!   it is younger than [`BODY_REWRITE`] by Postgres' clock — what lets retention delete
+//!   unreferenced old bodies without racing this writer (`store::retention`). Nothing else
+//!   is remembered, and a body is the same text on every replica (its id is its digest),
+//!   so nothing can be stale across replicas.
 //! - A waiter's error is its own batch's: a batch Postgres refuses for one of its rows (a
 //!   thread deleted meanwhile, a clash) is written again one write at a time, so one
 //!   call's (or one org's) bad row never fails another's record; a database out of reach
@@ -20,10 +28,12 @@
 //!   everything queued before it is written (shutdown, after the drain).
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot};
 
+use super::cache_memory::Bounded;
 use crate::metrics::Metrics;
 use crate::store::tool_calls::{self, Write};
 use crate::store::StoreError;
@@ -34,6 +44,44 @@ pub const MAX_ROWS: usize = 256;
 pub const MAX_BYTES: usize = 4 << 20;
 /// Writes waiting for the writer at most.
 pub const QUEUE: usize = 4096;
+/// A body this writer wrote longer ago than this is written again with its next reference.
+/// Retention relies on it being far below its shortest age (1 day).
+pub const BODY_REWRITE: Duration = Duration::from_secs(3600);
+/// Bodies this writer remembers having written, at most.
+pub const BODIES_KNOWN: usize = 4096;
+
+/// The bodies this writer wrote, by org and id, and when it sent them.
+struct Known(Bounded<Instant>);
+
+impl Known {
+    fn key(w: &Write) -> Option<String> {
+        let (org, f) = w.filled()?;
+        Some(format!("{org} {}", f.body.id()))
+    }
+
+    /// Sets whether `w` carries its body: unless written lately.
+    fn mark(&mut self, w: &mut Write) {
+        let Some(key) = Self::key(w) else { return };
+        let lately = self
+            .0
+            .get(&key, 0)
+            .is_some_and(|sent| sent.elapsed() < BODY_REWRITE);
+        if let Some((_, f)) = w.filled_mut() {
+            f.with_body = !lately;
+        }
+    }
+
+    /// The bodies of `writes` that were carried and committed (sent at `sent`).
+    fn wrote(&mut self, writes: &[Write], results: &[Result<(), StoreError>], sent: Instant) {
+        for (w, r) in writes.iter().zip(results) {
+            if r.is_ok() && w.filled().is_some_and(|(_, f)| f.with_body) {
+                if let Some(key) = Self::key(w) {
+                    self.0.put(&key, 0, sent, 1);
+                }
+            }
+        }
+    }
+}
 
 enum Job {
     Write(Box<Write>, oneshot::Sender<Result<(), StoreError>>),
@@ -80,6 +128,7 @@ type Waiter = oneshot::Sender<Result<(), StoreError>>;
 async fn writer(pool: PgPool, mut rx: mpsc::Receiver<Job>, metrics: Arc<Metrics>) {
     // a job taken from the queue that did not fit the batch before it
     let mut next: Option<Job> = None;
+    let mut known = Known(Bounded::new(BODIES_KNOWN));
     loop {
         let first = match next.take() {
             Some(job) => job,
@@ -96,7 +145,8 @@ async fn writer(pool: PgPool, mut rx: mpsc::Receiver<Job>, metrics: Arc<Metrics>
         while let Some(j) = job.take() {
             match j {
                 Job::Flush(done) => flushed.push(done),
-                Job::Write(w, done) => {
+                Job::Write(mut w, done) => {
+                    known.mark(&mut w);
                     let size = w.bytes();
                     if !writes.is_empty() && bytes + size > MAX_BYTES {
                         next = Some(Job::Write(w, done));
@@ -113,10 +163,10 @@ async fn writer(pool: PgPool, mut rx: mpsc::Receiver<Job>, metrics: Arc<Metrics>
         }
         if !writes.is_empty() {
             Metrics::add(&metrics.record_writes, writes.len() as u64);
-            for (done, result) in waiters
-                .into_iter()
-                .zip(commit(&pool, writes, &metrics).await)
-            {
+            let sent = Instant::now();
+            let results = commit(&pool, &writes, &metrics).await;
+            known.wrote(&writes, &results, sent);
+            for (done, result) in waiters.into_iter().zip(results) {
                 let _ = done.send(result);
             }
         }
@@ -128,14 +178,10 @@ async fn writer(pool: PgPool, mut rx: mpsc::Receiver<Job>, metrics: Arc<Metrics>
 }
 
 /// Writes a batch; each write's own result.
-async fn commit(
-    pool: &PgPool,
-    writes: Vec<Write>,
-    metrics: &Metrics,
-) -> Vec<Result<(), StoreError>> {
+async fn commit(pool: &PgPool, writes: &[Write], metrics: &Metrics) -> Vec<Result<(), StoreError>> {
     let n = writes.len();
     Metrics::inc(&metrics.record_statements);
-    match tool_calls::write_all(pool, &writes).await {
+    match tool_calls::write_all(pool, writes).await {
         Ok(()) => (0..n).map(|_| Ok(())).collect(),
         Err(StoreError::Unavailable(e)) => {
             tracing::warn!(error = %e, rows = n, "could not write tool-call records");
@@ -149,12 +195,13 @@ async fn commit(
             out
         }
         Err(e) if n == 1 => vec![Err(e)],
-        // one row spoiled the batch: each write alone, so it fails its own call only
+        // one row spoiled the batch: each write alone, so it fails its own call only (each
+        // carries its body if the batch did: the batch wrote none)
         Err(_) => {
             let mut out = Vec::with_capacity(n);
             for w in writes {
                 Metrics::inc(&metrics.record_statements);
-                out.push(tool_calls::write_all(pool, std::slice::from_ref(&w)).await);
+                out.push(tool_calls::write_all(pool, std::slice::from_ref(w)).await);
             }
             out
         }

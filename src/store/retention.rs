@@ -6,6 +6,16 @@
 //! data and returns only counts. Each statement deletes at most `limit` rows, chosen by
 //! an index range scan, and re-checks the age on the row it deletes, so a row touched
 //! meanwhile (a thread used again) is kept.
+//!
+//! Stored bodies (`tool_call_bodies`, a cache hit's text referenced by its records) go
+//! once older than the records' age and referenced by no record. This cannot race a
+//! record writer: a writer that inserts a record referencing a body without writing the
+//! body itself wrote (upserted) that body less than an hour before, by Postgres' clock
+//! (`runtime::records::BODY_REWRITE`), so the body's `created_at` is younger than any
+//! record age (at least a day: `Settings` validation) and the age test fails — and a
+//! writer that upserts the body while it is being deleted either waits for the delete and
+//! inserts it afresh, or locks it first, and then the delete re-checks the refreshed
+//! `created_at` on the row it would delete and keeps it.
 
 use sqlx::PgConnection;
 
@@ -19,6 +29,8 @@ pub const LOCK_KEY: i64 = 0x6c67_7265_7465_6e74; // "lgretent"
 pub enum Table {
     /// Tool-call records, their stored outcome included, by `created_at`.
     ToolCalls,
+    /// Stored bodies no record references any more, by `created_at` (with the records' age).
+    ToolCallBodies,
     /// Workflow runs, by `created_at` (their start).
     WorkflowRuns,
     /// Threads idle since `last_used_at`; their tool calls and tool-load state go with
@@ -31,11 +43,12 @@ pub enum Table {
 }
 
 impl Table {
-    /// In pruning order: calls before the threads that hold them.
-    pub const ALL: [Table; 5] = [
+    /// In pruning order: calls before the threads that hold them, bodies after both.
+    pub const ALL: [Table; 6] = [
         Table::ToolCalls,
         Table::WorkflowRuns,
         Table::Threads,
+        Table::ToolCallBodies,
         Table::ConnectLinks,
         Table::TokenRevocations,
     ];
@@ -44,6 +57,7 @@ impl Table {
     pub fn name(self) -> &'static str {
         match self {
             Table::ToolCalls => "tool_calls",
+            Table::ToolCallBodies => "tool_call_bodies",
             Table::WorkflowRuns => "workflow_runs",
             Table::Threads => "threads",
             Table::ConnectLinks => "connect_links",
@@ -57,6 +71,13 @@ impl Table {
             Table::ToolCalls => {
                 "DELETE FROM tool_calls WHERE id IN (SELECT id FROM tool_calls \
                  WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
+                 AND created_at < now() - $1 * interval '1 second'"
+            }
+            Table::ToolCallBodies => {
+                "DELETE FROM tool_call_bodies WHERE (org_id, id) IN (SELECT b.org_id, b.id \
+                 FROM tool_call_bodies b WHERE b.created_at < now() - $1 * interval '1 second' \
+                 AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.org_id = b.org_id AND c.body_id = b.id) \
+                 LIMIT $2) \
                  AND created_at < now() - $1 * interval '1 second'"
             }
             Table::WorkflowRuns => {

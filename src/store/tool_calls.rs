@@ -4,6 +4,16 @@
 //! whose id nobody learns before it ends is written once, finished ([`Write`]). Writes are
 //! put together into one statement ([`write_all`]) by each replica's writer
 //! (`runtime::records`).
+//!
+//! A result filled from a presented template (a cache hit: the same text for every hit
+//! but for its `_resultId`) is recorded as a reference ([`Outcome::Filled`]): the text's
+//! parts are stored once per org in `tool_call_bodies` ([`Body`], keyed by their digest,
+//! so replicas converge on one row) and the record keeps the body's id and the id it was
+//! filled with. The one reader, [`get`], rebuilds the text in SQL —
+//! `array_to_string(parts, body_fill)` joins exactly as `engine::PresentedTemplate` fills
+//! (an empty part stays; no part is NULL) — so a record reads the same either way.
+use std::collections::HashSet;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -13,6 +23,7 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use super::{OrgId, StoreError};
+use crate::crypto::sha256_list;
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct ToolCallRecord {
@@ -44,23 +55,73 @@ pub struct NewCall {
     pub arguments: String,
 }
 
-/// How a call ended: the result's JSON text, or the problem document's.
+/// A result text stored once and referenced by many records: its parts, joined by each
+/// record's fill, are that record's result.
+#[derive(Debug, PartialEq)]
+pub struct Body {
+    /// Hex SHA-256 of the parts (as a list): the same text has the same id on every replica.
+    id: String,
+    parts: Arc<[String]>,
+}
+
+impl Body {
+    pub fn new(parts: Arc<[String]>) -> Self {
+        let id = hex::encode(sha256_list(parts.iter().map(String::as_bytes)));
+        Self { id, parts }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The bytes of its parts.
+    pub fn bytes(&self) -> usize {
+        self.parts.iter().map(String::len).sum()
+    }
+}
+
+/// A succeeded call's result as a reference to a [`Body`] and the id it is filled with.
+#[derive(Debug, Clone)]
+pub struct Filled {
+    pub body: Arc<Body>,
+    pub fill: String,
+    /// Whether this write also upserts the body (refreshing its `created_at`): set by the
+    /// writer, which knows which bodies it wrote lately (`runtime::records`).
+    pub with_body: bool,
+}
+
+/// How a call ended: the result's JSON text (or a reference to it), or the problem
+/// document's.
 #[derive(Debug, Clone)]
 pub enum Outcome {
     Succeeded(String),
+    Filled(Filled),
     Failed(String),
 }
 
+/// An outcome's columns: status, result, body id, body fill, error.
+type OutcomeColumns<'a> = (
+    &'static str,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<&'a str>,
+);
+
 impl Outcome {
-    fn columns(&self) -> (&'static str, Option<&str>, Option<&str>) {
+    fn columns(&self) -> OutcomeColumns<'_> {
         match self {
-            Outcome::Succeeded(r) => ("succeeded", Some(r), None),
-            Outcome::Failed(e) => ("failed", None, Some(e)),
+            Outcome::Succeeded(r) => ("succeeded", Some(r), None, None, None),
+            Outcome::Filled(f) => ("succeeded", None, Some(f.body.id()), Some(&f.fill), None),
+            Outcome::Failed(e) => ("failed", None, None, None, Some(e)),
         }
     }
     fn len(&self) -> usize {
         match self {
             Outcome::Succeeded(t) | Outcome::Failed(t) => t.len(),
+            Outcome::Filled(f) => {
+                f.fill.len() + f.body.id().len() + if f.with_body { f.body.bytes() } else { 0 }
+            }
         }
     }
 }
@@ -88,6 +149,39 @@ pub enum Write {
 }
 
 impl Write {
+    /// The reference its outcome makes, with the org it is in.
+    pub fn filled(&self) -> Option<(&OrgId, &Filled)> {
+        match self {
+            Write::Finish {
+                org,
+                outcome: Outcome::Filled(f),
+                ..
+            }
+            | Write::Once {
+                org,
+                outcome: Outcome::Filled(f),
+                ..
+            } => Some((org, f)),
+            _ => None,
+        }
+    }
+
+    pub fn filled_mut(&mut self) -> Option<(&OrgId, &mut Filled)> {
+        match self {
+            Write::Finish {
+                org,
+                outcome: Outcome::Filled(f),
+                ..
+            }
+            | Write::Once {
+                org,
+                outcome: Outcome::Filled(f),
+                ..
+            } => Some((org, f)),
+            _ => None,
+        }
+    }
+
     /// The bytes it sends (what bounds a batch).
     pub fn bytes(&self) -> usize {
         let call = |c: &NewCall| {
@@ -115,6 +209,8 @@ struct Columns<'a> {
     arguments: Vec<&'a str>,
     statuses: Vec<&'a str>,
     results: Vec<Option<&'a str>>,
+    body_ids: Vec<Option<&'a str>>,
+    fills: Vec<Option<&'a str>>,
     errors: Vec<Option<&'a str>>,
     created: Vec<Option<DateTime<Utc>>>,
     finished: Vec<Option<DateTime<Utc>>>,
@@ -127,7 +223,8 @@ impl<'a> Columns<'a> {
         c: &'a NewCall,
         end: Option<(&'a Outcome, DateTime<Utc>, DateTime<Utc>)>,
     ) {
-        let (status, result, error) = end.map_or(("running", None, None), |e| e.0.columns());
+        let (status, result, body_id, fill, error) =
+            end.map_or(("running", None, None, None, None), |e| e.0.columns());
         self.ids.push(&c.id);
         self.orgs.push(org.as_str());
         self.agents.push(&c.agent_id);
@@ -137,14 +234,51 @@ impl<'a> Columns<'a> {
         self.arguments.push(&c.arguments);
         self.statuses.push(status);
         self.results.push(result);
+        self.body_ids.push(body_id);
+        self.fills.push(fill);
         self.errors.push(error);
         self.created.push(end.map(|e| e.1));
         self.finished.push(end.map(|e| e.2));
     }
 }
 
-/// Every write in one statement (one round trip, one transaction): the new rows inserted
-/// and the running calls' ends updated, matched by org and id. All or nothing.
+/// The bodies a batch upserts, once each, their parts flattened (`owners[k]`: the index,
+/// from 1, of the body `parts[k]` belongs to; parts in order).
+#[derive(Default)]
+struct Bodies<'a> {
+    orgs: Vec<&'a str>,
+    ids: Vec<&'a str>,
+    parts: Vec<&'a str>,
+    owners: Vec<i32>,
+}
+
+impl<'a> Bodies<'a> {
+    fn of(writes: &'a [Write]) -> Self {
+        let mut b = Bodies::default();
+        let mut seen = HashSet::new();
+        for (org, f) in writes.iter().filter_map(Write::filled) {
+            if !f.with_body {
+                continue;
+            }
+            // one row may be upserted once per statement
+            if !seen.insert((org.as_str(), f.body.id())) {
+                continue;
+            }
+            b.orgs.push(org.as_str());
+            b.ids.push(f.body.id());
+            let owner = b.ids.len() as i32;
+            for part in f.body.parts.iter() {
+                b.parts.push(part);
+                b.owners.push(owner);
+            }
+        }
+        b
+    }
+}
+
+/// Every write in one statement (one round trip, one transaction): the bodies its
+/// references carry upserted (their `created_at` refreshed), the new rows inserted and the
+/// running calls' ends updated, matched by org and id. All or nothing.
 pub async fn write_all(pool: &PgPool, writes: &[Write]) -> Result<(), StoreError> {
     let mut new = Columns::default();
     let mut ends = Columns::default();
@@ -159,34 +293,49 @@ pub async fn write_all(pool: &PgPool, writes: &[Write]) -> Result<(), StoreError
                 finished_at,
             } => new.row(org, call, Some((outcome, *started_at, *finished_at))),
             Write::Finish { org, id, outcome } => {
-                let (status, result, error) = outcome.columns();
+                let (status, result, body_id, fill, error) = outcome.columns();
                 ends.orgs.push(org.as_str());
                 ends.ids.push(id);
                 ends.statuses.push(status);
                 ends.results.push(result);
+                ends.body_ids.push(body_id);
+                ends.fills.push(fill);
                 ends.errors.push(error);
             }
         }
     }
+    let bodies = Bodies::of(writes);
     sqlx::query(
-        "WITH new AS (\
+        "WITH bodies AS (\
+           INSERT INTO tool_call_bodies (org_id, id, parts) \
+           SELECT b.org_id, b.id, array_agg(p.part ORDER BY p.n) \
+           FROM UNNEST($18::text[], $19::text[]) WITH ORDINALITY AS b(org_id, id, i) \
+           JOIN UNNEST($20::text[], $21::int4[]) WITH ORDINALITY AS p(part, owner, n) ON p.owner = b.i \
+           GROUP BY b.i, b.org_id, b.id \
+           ON CONFLICT (org_id, id) DO UPDATE SET created_at = now() \
+           RETURNING 1), \
+         new AS (\
            INSERT INTO tool_calls (id, org_id, agent_id, thread_id, caller, name, arguments, status, \
-             result, error, created_at, finished_at) \
+             result, body_id, body_fill, error, created_at, finished_at) \
            SELECT n.id, n.org_id, n.agent_id, n.thread_id, n.caller, n.name, n.arguments::jsonb, \
-             n.status, n.result::json, n.error::jsonb, COALESCE(n.created_at, now()), n.finished_at \
+             n.status, n.result::json, n.body_id, n.body_fill, n.error::jsonb, \
+             COALESCE(n.created_at, now()), n.finished_at \
            FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
-             $7::text[], $8::text[], $9::text[], $10::text[], $11::timestamptz[], $12::timestamptz[]) \
-             AS n(id, org_id, agent_id, thread_id, caller, name, arguments, status, result, error, \
-             created_at, finished_at) \
+             $7::text[], $8::text[], $9::text[], $22::text[], $23::text[], $10::text[], \
+             $11::timestamptz[], $12::timestamptz[]) \
+             AS n(id, org_id, agent_id, thread_id, caller, name, arguments, status, result, body_id, \
+             body_fill, error, created_at, finished_at) \
            RETURNING 1), \
          ended AS (\
            UPDATE tool_calls t SET status = e.status, result = e.result::json, \
-             error = e.error::jsonb, finished_at = now() \
-           FROM UNNEST($13::text[], $14::text[], $15::text[], $16::text[], $17::text[]) \
-             AS e(org_id, id, status, result, error) \
+             body_id = e.body_id, body_fill = e.body_fill, error = e.error::jsonb, finished_at = now() \
+           FROM UNNEST($13::text[], $14::text[], $15::text[], $16::text[], $24::text[], \
+             $25::text[], $17::text[]) \
+             AS e(org_id, id, status, result, body_id, body_fill, error) \
            WHERE t.org_id = e.org_id AND t.id = e.id \
            RETURNING 1) \
-         SELECT (SELECT count(*) FROM new), (SELECT count(*) FROM ended)",
+         SELECT (SELECT count(*) FROM bodies), (SELECT count(*) FROM new), \
+           (SELECT count(*) FROM ended)",
     )
     .bind(&new.ids)
     .bind(&new.orgs)
@@ -205,6 +354,14 @@ pub async fn write_all(pool: &PgPool, writes: &[Write]) -> Result<(), StoreError
     .bind(&ends.statuses)
     .bind(&ends.results)
     .bind(&ends.errors)
+    .bind(&bodies.orgs)
+    .bind(&bodies.ids)
+    .bind(&bodies.parts)
+    .bind(&bodies.owners)
+    .bind(&new.body_ids)
+    .bind(&new.fills)
+    .bind(&ends.body_ids)
+    .bind(&ends.fills)
     .execute(pool)
     .await?;
     Ok(())
@@ -218,8 +375,11 @@ pub async fn get(
     id: &str,
 ) -> Result<ToolCallRecord, StoreError> {
     Ok(sqlx::query_as(
-        "SELECT id, agent_id, name, status, result, error, created_at, finished_at FROM tool_calls \
-         WHERE org_id = $1 AND caller = $2 AND id = $3",
+        "SELECT c.id, c.agent_id, c.name, c.status, \
+         COALESCE(c.result, array_to_string(b.parts, c.body_fill)::json) AS result, c.error, \
+         c.created_at, c.finished_at FROM tool_calls c \
+         LEFT JOIN tool_call_bodies b ON b.org_id = c.org_id AND b.id = c.body_id \
+         WHERE c.org_id = $1 AND c.caller = $2 AND c.id = $3",
     )
     .bind(org.as_str())
     .bind(caller)

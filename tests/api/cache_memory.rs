@@ -16,7 +16,7 @@ use crate::rig::Rig;
 
 /// An upstream of 300 rows whose every row carries the current `gen` (set by the test), so
 /// a result shows which walk it came from; counts its requests.
-struct Rows {
+pub(crate) struct Rows {
     base: String,
     gen: Arc<AtomicU64>,
     requests: Arc<AtomicU64>,
@@ -24,7 +24,7 @@ struct Rows {
 
 const ROWS: usize = 300;
 
-async fn rows_server() -> Rows {
+pub(crate) async fn rows_server() -> Rows {
     rows_server_with(40).await
 }
 
@@ -69,7 +69,7 @@ async fn rows_server_with(note: usize) -> Rows {
     }
 }
 
-async fn rig(app: &TestApp, up: &Rows) -> Rig {
+pub(crate) async fn rig(app: &TestApp, up: &Rows) -> Rig {
     let schema = json!({"type": "object", "properties": {"offset": {"type": "integer"},
         "limit": {"type": "integer", "minimum": 1, "maximum": 100}}});
     Rig::with_tools(
@@ -82,7 +82,7 @@ async fn rig(app: &TestApp, up: &Rows) -> Rig {
 }
 
 /// The bench's kind of hit: every page, filtered and projected.
-fn walk_args() -> Value {
+pub(crate) fn walk_args() -> Value {
     json!({"_all_pages": true, "_filter": [{"field": "status", "op": "eq", "value": "open"}],
            "_fields": ["id", "gen", "owner.email"]})
 }

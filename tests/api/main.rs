@@ -24,6 +24,7 @@ mod auth_hardening;
 mod auth_matrix;
 mod cache;
 mod cache_memory;
+mod call_bodies;
 mod call_records;
 mod configured_bounds;
 mod connections;
