@@ -1,10 +1,11 @@
 //! Issue 15: a cache hit's record references its presented text, stored once per org
 //! (`tool_call_bodies`), instead of carrying a copy. Reading the record gives back exactly
-//! the text the caller received, on any replica and through `/events`; N hits of one
-//! presentation store one body and N records; retention removes a body once no record
-//! references it and it is old, never one in use. The writer (`runtime::records`) carries
-//! a body with a record unless it wrote it lately, and a batch refused for one row still
-//! writes every other record's body.
+//! the text the caller received, on any replica, through `/events` and for a streamed hit
+//! (its `running` row finished with a reference); N hits of one presentation store one
+//! body and N records; retention removes a body once no record references it and it is
+//! old, never one in use. The writer (`runtime::records`) carries a body with a record
+//! unless it wrote it lately, and a batch refused for one row still writes every other
+//! record's body (`call_records::group_commit`).
 
 use std::time::Duration;
 
@@ -120,6 +121,28 @@ async fn a_hits_record_references_one_body_and_reads_back_exactly_what_was_answe
     let chunks = events(&two, &token, &hits[0].id).await;
     assert_eq!(types(&chunks)[3], "tool-output-available", "{chunks:?}");
     assert_eq!(chunks[3]["output"], hits[0].result);
+
+    // a streamed hit: its `running` row is finished with a reference to the same body
+    let (id, stream) = rig
+        .stream_call(&two, &token, "t", "list_rows", walk_args())
+        .await;
+    use futures_util::StreamExt;
+    let rest: Vec<_> = stream.collect().await;
+    let text: String = rest
+        .into_iter()
+        .map(|c| String::from_utf8_lossy(&c.unwrap()).into_owned())
+        .collect();
+    let output: Value = text
+        .split("\n\n")
+        .filter_map(|e| e.lines().find_map(|l| l.strip_prefix("data: ")))
+        .filter_map(|d| serde_json::from_str::<Value>(d).ok())
+        .find(|c| c["type"] == "tool-output-available")
+        .expect("the output chunk")["output"]
+        .clone();
+    assert_eq!(output["_cache"]["hit"], true);
+    let rec = one.get(&format!("/v1/tool-calls/{id}"), &token).await;
+    assert_eq!(rec.ok(200)["result"], output);
+    assert!(rebuilt(&pool, &id).await.is_some(), "a reference");
 
     // another `_fields` of the same entry is another presentation: a second body
     let mut other = walk_args();
