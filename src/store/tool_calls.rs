@@ -277,8 +277,10 @@ impl<'a> Bodies<'a> {
 }
 
 /// Every write in one statement (one round trip, one transaction): the bodies its
-/// references carry upserted (their `created_at` refreshed), the new rows inserted and the
-/// running calls' ends updated, matched by org and id. All or nothing.
+/// references carry upserted (their `created_at` refreshed; in key order, so two replicas'
+/// batches upserting the same bodies lock them in the same order and never deadlock), the
+/// new rows inserted and the running calls' ends updated, matched by org and id. All or
+/// nothing.
 pub async fn write_all(pool: &PgPool, writes: &[Write]) -> Result<(), StoreError> {
     let mut new = Columns::default();
     let mut ends = Columns::default();
@@ -311,7 +313,7 @@ pub async fn write_all(pool: &PgPool, writes: &[Write]) -> Result<(), StoreError
            SELECT b.org_id, b.id, array_agg(p.part ORDER BY p.n) \
            FROM UNNEST($18::text[], $19::text[]) WITH ORDINALITY AS b(org_id, id, i) \
            JOIN UNNEST($20::text[], $21::int4[]) WITH ORDINALITY AS p(part, owner, n) ON p.owner = b.i \
-           GROUP BY b.i, b.org_id, b.id \
+           GROUP BY b.i, b.org_id, b.id ORDER BY b.org_id, b.id \
            ON CONFLICT (org_id, id) DO UPDATE SET created_at = now() \
            RETURNING 1), \
          new AS (\
