@@ -49,6 +49,7 @@ mod pagination;
 mod parallel_walks;
 mod providers;
 mod quota_leases;
+mod record_write_cost;
 mod redis_per_call;
 mod redis_ttls;
 mod replicas;
