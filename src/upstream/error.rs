@@ -118,15 +118,31 @@ impl CallError {
 }
 
 /// Removes every form in which the credential could travel (raw, percent-encoded,
-/// form-encoded, JSON-escaped, HTML-safe JSON-escaped) from a text. A credential that is a whole `Authorization`
-/// value (`Basic …`, `Bearer …`) is also removed as its token alone and, for `Basic`, as
-/// the decoded `user:password` and the password.
+/// form-encoded, JSON-escaped, HTML-safe JSON-escaped, and JSON string content with any of
+/// its characters `\u`-escaped: [`super::escaped`]) from a text. A credential that is a
+/// whole `Authorization` value (`Basic …`, `Bearer …`) is also removed as its token alone
+/// and, for `Basic`, as the decoded `user:password` and the password.
 #[derive(Default)]
 pub(crate) struct Redactor {
     needles: Vec<String>,
+    /// The credential's parts as text (what an escaped copy decodes to).
+    parts: Vec<String>,
 }
 
 const REDACTED: &str = "[redacted]";
+
+/// `text` with each of the ordered, disjoint `ranges` replaced by [`REDACTED`].
+fn splice(text: &[u8], ranges: &[std::ops::Range<usize>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut at = 0;
+    for r in ranges {
+        out.extend_from_slice(&text[at..r.start]);
+        out.extend_from_slice(REDACTED.as_bytes());
+        at = r.end;
+    }
+    out.extend_from_slice(&text[at..]);
+    out
+}
 
 /// Too short a secret would redact ordinary text; such a part is not redacted (and
 /// not worth much).
@@ -164,7 +180,8 @@ impl Redactor {
     pub(crate) fn new(credential: Option<&SecretString>) -> Self {
         let mut needles: Vec<String> = Vec::new();
         let raw = credential.map(|s| s.expose_secret()).unwrap_or("");
-        for part in parts(raw) {
+        let parts = parts(raw);
+        for part in parts.clone() {
             let pct = super::encode::encode_component(&part);
             let form: String = url::form_urlencoded::byte_serialize(part.as_bytes()).collect();
             // as it appears inside a JSON string (`/` may be escaped too)
@@ -187,7 +204,7 @@ impl Redactor {
         }
         // Longest first, so a longer encoded form is not half-replaced by a shorter one.
         needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
-        Redactor { needles }
+        Redactor { needles, parts }
     }
 
     pub(crate) fn clean(&self, text: &str) -> String {
@@ -197,7 +214,12 @@ impl Redactor {
                 out = out.replace(needle.as_str(), REDACTED);
             }
         }
-        out
+        let found = super::escaped::find(out.as_bytes(), &self.parts);
+        if found.is_empty() {
+            return out;
+        }
+        // each range starts and ends on a character boundary
+        String::from_utf8_lossy(&splice(out.as_bytes(), &found)).into_owned()
     }
 
     /// A whole response body with every copy of the credential replaced (a successful
@@ -206,21 +228,18 @@ impl Redactor {
     pub(crate) fn clean_bytes(&self, body: Vec<u8>) -> Vec<u8> {
         let mut out = body;
         for needle in &self.needles {
-            let finder = memchr::memmem::Finder::new(needle.as_bytes());
-            if finder.find(&out).is_none() {
-                continue;
+            let hits: Vec<_> = memchr::memmem::find_iter(&out, needle.as_bytes())
+                .map(|hit| hit..hit + needle.len())
+                .collect();
+            if !hits.is_empty() {
+                out = splice(&out, &hits);
             }
-            let mut cleaned = Vec::with_capacity(out.len());
-            let mut at = 0;
-            for hit in finder.find_iter(&out) {
-                cleaned.extend_from_slice(&out[at..hit]);
-                cleaned.extend_from_slice(REDACTED.as_bytes());
-                at = hit + needle.len();
-            }
-            cleaned.extend_from_slice(&out[at..]);
-            out = cleaned;
         }
-        out
+        let found = super::escaped::find(&out, &self.parts);
+        if found.is_empty() {
+            return out;
+        }
+        splice(&out, &found)
     }
 
     /// A short, redacted excerpt of an error body. Redacted before it is cut, so a

@@ -78,6 +78,7 @@ mod caller;
 mod credential;
 mod encode;
 mod error;
+mod escaped;
 pub mod mcp;
 pub mod oauth;
 mod rate;

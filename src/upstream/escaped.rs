@@ -1,0 +1,198 @@
+//! A secret written as JSON string content with any of its characters escaped: `\uXXXX`
+//! (either case of hex digits, a surrogate pair for characters past U+FFFF) or a short
+//! escape (`\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`). A JSON encoder may escape any
+//! character this way, so an API can echo a credential in a form no fixed list of
+//! encodings foresees; [`super::error::Redactor`] finds those copies here.
+//!
+//! Which copies: every one holding a `\u` escape (the literal forms `Redactor` also looks
+//! for cover the rest, except a copy mixing `/` and `\/`, found here only near a `\u`).
+//! Cost: nothing unless the text holds a `\u`; then only start positions within reach of
+//! one are tried, each at most once, and only those starting with an escape or the
+//! secret's first byte.
+
+use std::ops::Range;
+
+/// The byte ranges of `hay` that hold one of `secrets` with at least one escaped
+/// character near a `\u`, in order and not overlapping.
+pub(super) fn find(hay: &[u8], secrets: &[String]) -> Vec<Range<usize>> {
+    let mut found = Vec::new();
+    let Some(longest) = secrets.iter().map(|s| s.chars().count()).max() else {
+        return found;
+    };
+    // the most bytes one character can take escaped: a surrogate pair, `\uD83D\uDE00`
+    let reach = longest * 12;
+    // a copy starts with its first character's first byte, or with an escape
+    let firsts: Vec<u8> = secrets.iter().filter_map(|s| s.bytes().next()).collect();
+    let mut cursor = 0;
+    for at in memchr::memmem::find_iter(hay, b"\\u") {
+        if at < cursor {
+            continue;
+        }
+        let mut i = cursor.max(at.saturating_sub(reach));
+        while i <= at {
+            if hay[i] != b'\\' && !firsts.contains(&hay[i]) {
+                i += 1;
+                continue;
+            }
+            let found_at = secrets.iter().find_map(|s| matches_at(hay, i, s));
+            match found_at.filter(|_| !inside_escape(hay, i)) {
+                Some(end) => {
+                    found.push(i..end);
+                    i = end;
+                }
+                None => i += 1,
+            }
+        }
+        cursor = cursor.max(i);
+    }
+    found
+}
+
+/// Where `secret` ends when it starts at `start` of `hay`, each character as itself or
+/// escaped.
+fn matches_at(hay: &[u8], start: usize, secret: &str) -> Option<usize> {
+    let mut at = start;
+    for c in secret.chars() {
+        let mut utf8 = [0u8; 4];
+        let literal = c.encode_utf8(&mut utf8).as_bytes();
+        if hay.get(at..at + literal.len()) == Some(literal) && c != '\\' {
+            at += literal.len();
+            continue;
+        }
+        let (decoded, used) = escape(hay.get(at..)?)?;
+        if decoded != c {
+            return None;
+        }
+        at += used;
+    }
+    Some(at)
+}
+
+/// Whether `at` is inside an escape rather than where a character starts: after an odd
+/// run of backslashes (`\\u0041` is a backslash, then `u0041`), or within the hex digits
+/// of a `\uXXXX`. A copy found there is not one, and cutting there would break the text.
+fn inside_escape(hay: &[u8], at: usize) -> bool {
+    let escape_starts = |p: usize| {
+        let run = hay[..p].iter().rev().take_while(|b| **b == b'\\').count();
+        run % 2 == 0
+    };
+    let odd = !escape_starts(at);
+    odd || (at.saturating_sub(5)..at)
+        .any(|p| hay[p..].starts_with(b"\\u") && escape_starts(p) && p + 6 > at)
+}
+
+/// The character a JSON escape at the start of `s` stands for, and its length.
+fn escape(s: &[u8]) -> Option<(char, usize)> {
+    if s.first() != Some(&b'\\') {
+        return None;
+    }
+    let short = match s.get(1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let unit = hex4(s.get(2..6)?)?;
+            if !(0xD800..0xDC00).contains(&unit) {
+                return Some((char::from_u32(unit)?, 6));
+            }
+            if s.get(6..8)? != b"\\u" {
+                return None;
+            }
+            let low = hex4(s.get(8..12)?)?;
+            if !(0xDC00..0xE000).contains(&low) {
+                return None;
+            }
+            let c = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
+            return Some((char::from_u32(c)?, 12));
+        }
+        _ => return None,
+    };
+    Some((short, 2))
+}
+
+fn hex4(digits: &[u8]) -> Option<u32> {
+    std::str::from_utf8(digits)
+        .ok()
+        .and_then(|d| u32::from_str_radix(d, 16).ok())
+        .filter(|_| digits.iter().all(u8::is_ascii_hexdigit))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::super::error::Redactor;
+    use secrecy::SecretString;
+
+    /// `secret` written as JSON string content with the characters `escaped` picks written
+    /// as `\uXXXX` (upper or lower case hex, surrogate pairs past U+FFFF).
+    fn encode(secret: &str, escaped: &[bool], upper: bool) -> String {
+        let mut out = String::new();
+        for (i, c) in secret.chars().enumerate() {
+            if escaped.get(i).copied().unwrap_or(false) {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    if upper {
+                        out.push_str(&format!("\\u{u:04X}"));
+                    } else {
+                        out.push_str(&format!("\\u{u:04x}"));
+                    }
+                }
+            } else {
+                let quoted = serde_json::to_string(&c.to_string()).unwrap();
+                out.push_str(&quoted[1..quoted.len() - 1]);
+            }
+        }
+        out
+    }
+
+    proptest! {
+        /// Whatever characters of the credential an API escapes, and whatever surrounds
+        /// it, the JSON text it answers holds no copy of it once redacted — neither as
+        /// text nor once parsed.
+        #[test]
+        fn a_credential_with_any_characters_escaped_is_redacted(
+            secret in "[ -~é€😀]{4,24}",
+            escaped in proptest::collection::vec(any::<bool>(), 24),
+            upper in any::<bool>(),
+            before in "[a-z \\\\u0-9]{0,12}",
+            after in "[a-z ]{0,12}",
+        ) {
+            let redactor = Redactor::new(Some(&SecretString::from(secret.clone())));
+            let body = format!(
+                "{{\"note\": \"{}{}{}\"}}",
+                before.replace('\\', "\\\\"),
+                encode(&secret, &escaped, upper),
+                after
+            );
+            let cleaned = String::from_utf8(redactor.clean_bytes(body.into_bytes())).unwrap();
+            let parsed: serde_json::Value = serde_json::from_str(&cleaned).unwrap();
+            let note = parsed["note"].as_str().unwrap();
+            prop_assert!(!note.contains(&secret), "{cleaned}");
+            prop_assert!(note.contains("[redacted]"), "{cleaned}");
+            let excerpt = redactor.excerpt(cleaned.as_bytes());
+            prop_assert!(!excerpt.contains(&secret));
+        }
+    }
+
+    #[test]
+    fn a_copy_is_not_read_across_an_escape_boundary() {
+        // an escaped backslash, then `u0041xyz` as text; `41` of the hex digits of `\u0041`
+        let hay = br#"\\u0041xyz \u0041\u0062c"#;
+        let found = super::find(hay, &["Axyz".into(), "41bc".into()]);
+        assert!(found.is_empty(), "{found:?}");
+    }
+
+    #[test]
+    fn every_escape_form_is_read() {
+        let hay = br#"x \u0053\u0033cr\/3\u0074 \ud83d\ude00 y"#;
+        let found = super::find(hay, &["S3cr/3t".into(), "\u{1F600}".into()]);
+        assert_eq!(found, vec![2..25, 26..38]);
+    }
+}
