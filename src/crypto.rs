@@ -122,6 +122,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_list_digest_tells_where_its_items_end() {
+        let d = |items: &[&str]| sha256_list(items.iter().map(|i| i.as_bytes()));
+        assert_eq!(d(&["ab", "c"]), d(&["ab", "c"]));
+        assert_ne!(d(&["ab", "c"]), d(&["a", "bc"]));
+        assert_ne!(d(&["abc"]), d(&["abc", ""]));
+        assert_ne!(d(&[""]), d(&[]));
+        assert_ne!(d(&["abc"]), sha256(b"abc"));
+    }
+
+    #[test]
     fn roundtrip_and_aad_binding() {
         let c = Cipher::new(&[7u8; 32]);
         let sealed = c.encrypt(b"sk_live_123", b"prv_a");
