@@ -357,6 +357,8 @@ impl Settings {
             self.retention_threads_idle_days,
             self.retention_links_days,
         ];
+        // at least a day: retention of stored bodies relies on the records' age being far
+        // longer than `runtime::records::BODY_REWRITE` (see `store::retention`)
         if days.contains(&0) || days.iter().any(|d| *d > 36_500) {
             bail!("retention_*_days must be between 1 and 36500");
         }

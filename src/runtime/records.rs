@@ -47,6 +47,10 @@ pub const QUEUE: usize = 4096;
 /// A body this writer wrote longer ago than this is written again with its next reference.
 /// Retention relies on it being far below its shortest age (1 day).
 pub const BODY_REWRITE: Duration = Duration::from_secs(3600);
+const _: () = assert!(
+    BODY_REWRITE.as_secs() < 24 * 3600,
+    "below the shortest record age"
+);
 /// Bodies this writer remembers having written, at most.
 pub const BODIES_KNOWN: usize = 4096;
 
