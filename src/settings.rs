@@ -131,7 +131,16 @@ pub struct Settings {
     /// Bytes of decoded cache entries and results presented from them that this replica
     /// keeps, so a hit neither moves nor parses the entry (0: off, every hit reads it whole).
     pub cache_memory_bytes: usize,
+
+    // --- agents kept per replica (issue 15), see `runtime::agent_memory` ---
+    /// The longest a replica uses an agent (and its thread) it remembers without reading
+    /// it again, whatever the org's config epoch says: the bound on how long a write made
+    /// outside the API (an operator's SQL) goes unseen (0: off, every call reads the agent).
+    pub agent_memory_seconds: u64,
 }
+
+/// `agent_memory_seconds`: at most this (memory is a cache, not a source of truth).
+const AGENT_MEMORY_MAX_SECONDS: u64 = 300;
 
 /// `cache_memory_bytes`, when not 0: 1 MiB to 64 GiB.
 const CACHE_MEMORY_MIN: usize = 1 << 20;
@@ -162,6 +171,7 @@ struct Defaults {
     cpu_jobs: u32,
     cpu_inline_bytes: usize,
     cache_memory_bytes: usize,
+    agent_memory_seconds: u64,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -188,6 +198,7 @@ const DEFAULTS: Defaults = Defaults {
     cpu_jobs: 4,
     cpu_inline_bytes: 64 * 1024,
     cache_memory_bytes: 64 * 1024 * 1024,
+    agent_memory_seconds: 5,
 };
 
 /// Every default: the service's, then the engine's bounds ([`crate::bounds`]).
@@ -377,6 +388,12 @@ impl Settings {
                 "LOOPGATE_CACHE_MEMORY_BYTES must be 0 (off) or between {CACHE_MEMORY_MIN} and {CACHE_MEMORY_MAX} (it is {memory})"
             );
         }
+        if self.agent_memory_seconds > AGENT_MEMORY_MAX_SECONDS {
+            bail!(
+                "LOOPGATE_AGENT_MEMORY_SECONDS must be between 0 (off) and {AGENT_MEMORY_MAX_SECONDS} (it is {})",
+                self.agent_memory_seconds
+            );
+        }
         Ok(())
     }
 }
@@ -428,6 +445,13 @@ mod tests {
             let e = s.validate().err().map(|e| e.to_string());
             assert_eq!(e.is_none(), ok, "{bytes}: {e:?}");
             assert!(e.is_none_or(|e| e.contains("LOOPGATE_CACHE_MEMORY_BYTES")));
+        }
+        for (seconds, ok) in [(0, true), (5, true), (300, true), (301, false)] {
+            let mut s = complete();
+            s.agent_memory_seconds = seconds;
+            let e = s.validate().err().map(|e| e.to_string());
+            assert_eq!(e.is_none(), ok, "{seconds}: {e:?}");
+            assert!(e.is_none_or(|e| e.contains("LOOPGATE_AGENT_MEMORY_SECONDS")));
         }
         for bad in [0, 1024, 1 << 30] {
             let mut s = complete();

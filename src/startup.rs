@@ -114,6 +114,9 @@ impl Application {
             drain: Drain::new(),
             compiled: Default::default(),
             refresh_gates: Default::default(),
+            agent_memory: crate::runtime::agent_memory::AgentMemory::new(
+                std::time::Duration::from_secs(settings.agent_memory_seconds),
+            ),
             cache_memory: crate::runtime::cache_memory::CacheMemory::new(
                 settings.cache_memory_bytes,
                 metrics.clone(),

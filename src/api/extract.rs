@@ -191,6 +191,17 @@ pub async fn identify_first(
     next.call(req).await
 }
 
+/// The org a request acted on, once its handler ran: the caller's (an org key or a
+/// runtime token), or for the admin the path's `{org_id}`; `None` for a request without
+/// a resolved bearer token, or the admin's on no org.
+pub fn acted_on(req: &HttpRequest) -> Option<OrgId> {
+    match req.extensions().get::<Presented>()? {
+        Presented::Key(k) => Some(k.org.clone()),
+        Presented::Runtime(r) => Some(r.org.clone()),
+        Presented::Admin => req.match_info().get("org_id").map(OrgId::trusted),
+    }
+}
+
 type Fut<T> = Pin<Box<dyn Future<Output = Result<T, ApiError>>>>;
 
 /// Platform admin (the configured admin token).

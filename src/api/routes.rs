@@ -4,11 +4,14 @@
 //! `#[utoipa::path]`, or documented but not routed, fails `openapi_doc`). Each path
 //! answers its other methods with `405` and `Allow`, and resolves a bearer token before
 //! the handler's extractors run (`extract::identify_first`), so 401/403 come before any
-//! body validation. `/docs` (the Swagger UI service) is the only route outside the table.
+//! body validation; after a successful write it bumps the org's config epoch
+//! (`config_epoch`), before the response goes out. `/docs` (the Swagger UI service) is
+//! the only route outside the table.
 
 use actix_web::middleware::from_fn;
 use actix_web::web;
 
+use super::config_epoch::bump_after_writes;
 use super::error::ApiError;
 use super::extract::identify_first;
 use super::{
@@ -28,6 +31,7 @@ macro_rules! route_table {
                     web::resource($path)
                         $(.route(web::$method().to($handler)))+
                         .default_service(web::to(|| method_not_allowed($path)))
+                        .wrap(from_fn(bump_after_writes))
                         .wrap(from_fn(identify_first)),
                 );
             )*
@@ -117,5 +121,13 @@ mod tests {
         );
         let steps = ROUTES.iter().position(|(_, p)| p.ends_with("/steps"));
         assert_eq!(steps, first_dynamic.map(|i| i + 1));
+    }
+
+    /// The routes that bump no config epoch are the runtime's, as routed.
+    #[test]
+    fn the_routes_without_an_epoch_bump_are_routed() {
+        for p in crate::api::config_epoch::RUNTIME_ROUTES {
+            assert!(ROUTES.iter().any(|(_, r)| r == p), "{p} is not routed");
+        }
     }
 }

@@ -246,7 +246,7 @@ pub async fn run_call(
     // tools before and after it are this agent's in the thread's state of that moment
     let loaded = rt.agent_in_thread(caller, agent_id, session).await;
     let before = match &loaded {
-        Ok((agent, thread)) => rt.peek_loaded(agent, thread).await.ok(),
+        Ok(l) => rt.peek_loaded(&l.agent, &l.thread).await.ok(),
         Err(_) => None,
     };
     let input = ToolCallInput {
@@ -256,8 +256,8 @@ pub async fn run_call(
     };
     // the call's id is never sent to an MCP client: it is recorded once, when it ends
     let started = match loaded {
-        Ok((agent, thread)) => {
-            rt.start_loaded(caller, agent, thread, input, Recording::Once)
+        Ok(loaded) => {
+            rt.start_loaded(caller, loaded, input, Recording::Once)
                 .await
         }
         Err(e) => Err(e),

@@ -70,6 +70,9 @@ pub struct CallStart {
     pub input: ToolCallInput,
     /// The agent and its compiled tools, loaded once for the whole call.
     pub agent: Arc<super::AgentView>,
+    /// The thread's G5 marks when they were read with the agent (the same point of the
+    /// call): used instead of reading them again.
+    pub marks: Option<results::Marks>,
     /// Keeps a draining replica up until the call has recorded its outcome.
     pub in_flight: Arc<InFlight>,
 }
@@ -167,9 +170,8 @@ impl Runtime {
         input: ToolCallInput,
         recording: Recording,
     ) -> Result<CallStart, RuntimeError> {
-        let (agent, thread) = self.agent_in_thread(caller, agent_id, thread_key).await?;
-        self.start_loaded(caller, agent, thread, input, recording)
-            .await
+        let loaded = self.agent_in_thread(caller, agent_id, thread_key).await?;
+        self.start_loaded(caller, loaded, input, recording).await
     }
 
     /// [`Runtime::start_call`] with the agent and thread already loaded for this request
@@ -177,11 +179,15 @@ impl Runtime {
     pub async fn start_loaded(
         &self,
         caller: &Caller,
-        agent: super::AgentView,
-        thread: ThreadKey,
+        loaded: super::thread::InThread,
         input: ToolCallInput,
         recording: Recording,
     ) -> Result<CallStart, RuntimeError> {
+        let super::thread::InThread {
+            agent,
+            thread,
+            marks,
+        } = loaded;
         let in_flight = Arc::new(self.drain.enter().ok_or(RuntimeError::Draining)?);
         let started_at = chrono::Utc::now();
         let id = new_id("call");
@@ -199,7 +205,8 @@ impl Runtime {
             thread,
             agent_id: agent.id.clone(),
             input,
-            agent: Arc::new(agent),
+            agent,
+            marks,
             in_flight,
         })
     }
@@ -335,7 +342,10 @@ impl Runtime {
                     &agent, name,
                 )));
             }
-            let marks = results::thread_marks(&self.kv, &start.thread).await?;
+            let marks = match &start.marks {
+                Some(m) => m.clone(),
+                None => results::thread_marks(&self.kv, &start.thread).await?,
+            };
             if marks.restricted {
                 let pending = marks.pending;
                 return Err(RuntimeError::RetrievalRequired(format!(

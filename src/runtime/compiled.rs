@@ -3,7 +3,8 @@
 //! under the version (`updated_at`) it was built from. A call reads the versions with the
 //! agent in one statement ([`crate::store::agent_load`]) and only a changed or unseen tool
 //! or provider is read again and recompiled — which works across replicas without any
-//! message between them: a write anywhere bumps the version every replica reads.
+//! message between them: a write anywhere bumps the version every replica reads (and,
+//! through the API, the org's config epoch that [`super::agent_memory`] is kept by).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

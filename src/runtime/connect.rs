@@ -202,6 +202,8 @@ impl Runtime {
             },
         )
         .await?;
+        // no API request carries this write: memory is told here (agent_memory)
+        super::agent_memory::bump(&self.kv, org).await;
         Ok(())
     }
 }

@@ -222,6 +222,7 @@ impl Runtime {
         let Some(new) = refreshed else {
             tracing::info!(toolkit, "connection refresh failed; marked broken");
             lock.broken().await?;
+            super::agent_memory::bump(&self.kv, org).await;
             return Err(connect_required(toolkit));
         };
         let sealed = self.cipher.encrypt(
@@ -233,6 +234,7 @@ impl Runtime {
             .and_then(|d| Duration::from_std(d).ok())
             .map(|d| Utc::now() + d);
         lock.refreshed(sealed, expires_at).await?;
+        super::agent_memory::bump(&self.kv, org).await;
         Ok(Credential::Connection(SecretString::from(new.access_token)))
     }
 }

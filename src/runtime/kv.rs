@@ -385,6 +385,41 @@ impl Kv {
             .collect())
     }
 
+    /// `shared` and `keys` in one round trip (`MGET`): `shared`'s value as every replica
+    /// sees it — `None` when that is unknown, Redis being configured but not answering
+    /// (this process's own map never stands in for it) — and the values of `keys` as
+    /// [`Kv::get_many`] reads them.
+    pub async fn get_shared_and_many(
+        &self,
+        shared: &str,
+        keys: &[&str],
+    ) -> Result<(Option<Option<String>>, Vec<Option<String>>), KvError> {
+        let mut cmd = redis::cmd("MGET");
+        cmd.arg(shared);
+        for key in keys {
+            cmd.arg(*key);
+        }
+        let answer = self
+            .redis::<Vec<Option<String>>>(Op::Cmd(&cmd))
+            .await
+            .filter(|v| v.len() == keys.len() + 1);
+        let m = self.local()?;
+        let (shared, found) = match answer {
+            Some(mut v) => {
+                let first = v.remove(0);
+                (Some(first), v)
+            }
+            None if self.redis.is_none() => (Some(m.live(shared).cloned()), vec![None; keys.len()]),
+            None => (None, vec![None; keys.len()]),
+        };
+        let values = found
+            .into_iter()
+            .zip(keys)
+            .map(|(v, key)| v.or_else(|| m.live(key).cloned()))
+            .collect();
+        Ok((shared, values))
+    }
+
     /// The first `len` bytes of a value (`GETRANGE`): a reply of `len` bytes however large
     /// the value is. `None` when the key does not exist. Bytes, not text: the cut may fall
     /// inside a character.
@@ -471,6 +506,52 @@ impl Kv {
         }
         m.set(key, value.to_string(), ttl);
         Ok(true)
+    }
+
+    /// [`Kv::set`] of a value every replica must read alike: `false` when Redis is
+    /// configured and did not take it (then nothing is written, not even here — the value
+    /// replicas read is Redis' own, [`Kv::get_shared_and_many`]).
+    pub async fn set_shared(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, KvError> {
+        if self.redis.is_none() {
+            self.local()?.set(key, value.to_string(), ttl);
+            return Ok(true);
+        }
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(key).arg(value).arg("PX").arg(ms(ttl));
+        Ok(self.redis::<()>(Op::Cmd(&cmd)).await.is_some())
+    }
+
+    /// Sets `key` to `value` unless it has a value, in one round trip; the value it has
+    /// then (this one, or the one written first), as every replica reads it: `None` when
+    /// Redis is configured and did not answer.
+    pub async fn init_shared(
+        &self,
+        key: &str,
+        value: &str,
+        ttl: Duration,
+    ) -> Result<Option<String>, KvError> {
+        if self.redis.is_none() {
+            let mut m = self.local()?;
+            if let Some(v) = m.live(key) {
+                return Ok(Some(v.clone()));
+            }
+            m.set(key, value.to_string(), ttl);
+            return Ok(Some(value.to_string()));
+        }
+        let mut pipe = redis::pipe();
+        pipe.cmd("SET")
+            .arg(key)
+            .arg(value)
+            .arg("NX")
+            .arg("PX")
+            .arg(ms(ttl))
+            .ignore()
+            .cmd("GET")
+            .arg(key);
+        Ok(self
+            .redis::<(Option<String>,)>(Op::Pipe(&pipe))
+            .await
+            .and_then(|(v,)| v))
     }
 
     /// Atomically increments a counter, setting its TTL; returns the new value.

@@ -4,6 +4,7 @@
 //! thread marks (`Kv`), upstream calls (rate limited, SSRF-guarded), progress.
 
 pub mod adapter;
+pub mod agent_memory;
 pub mod bound;
 pub mod cache;
 pub mod cache_memory;
@@ -94,6 +95,8 @@ pub struct Runtime {
     pub thread_touch: std::time::Duration,
     /// Dataset cache entries (and results presented from them) this replica has decoded.
     pub cache_memory: cache_memory::CacheMemory,
+    /// Agents and threads this replica remembers while the org's config is unchanged.
+    pub agent_memory: agent_memory::AgentMemory,
 }
 
 /// A tool as bound to an agent, with what the engine learned from its schema (shared with
@@ -138,9 +141,29 @@ impl AgentView {
 
 impl Runtime {
     /// Loads the agent for this caller: another org's agent is not found, and a token
-    /// limited to one agent cannot use another.
-    pub async fn agent(&self, caller: &Caller, agent_id: &str) -> Result<AgentView, RuntimeError> {
-        Ok(self.load_agent(caller, agent_id, None, None).await?.0)
+    /// limited to one agent cannot use another. Taken from this replica's memory while
+    /// the org's config epoch is unchanged ([`agent_memory`]).
+    pub async fn agent(
+        &self,
+        caller: &Caller,
+        agent_id: &str,
+    ) -> Result<Arc<AgentView>, RuntimeError> {
+        let org = caller.org();
+        let epoch = match self.agent_memory.on() && caller.allows_agent(agent_id) {
+            true => agent_memory::read_epoch(&self.kv, org).await.ok().flatten(),
+            false => None,
+        };
+        if let Some(view) = epoch
+            .as_ref()
+            .and_then(|e| self.agent_memory.agent(org, agent_id, e))
+        {
+            return Ok(view);
+        }
+        let view = Arc::new(self.load_agent(caller, agent_id, None, None).await?.0);
+        if let Some(epoch) = epoch {
+            self.agent_memory.keep_agent(org, epoch, &view);
+        }
+        Ok(view)
     }
 
     /// [`Runtime::agent`], with the `thread` and the connections of `connections_of`

@@ -154,6 +154,7 @@ pub async fn mark_read(kv: &Kv, t: &ThreadKey, id: &str) -> Result<(), KvError> 
 }
 
 /// What a thread's marks say, read in one round trip ([`thread_marks`]).
+#[derive(Debug, Clone)]
 pub struct Marks {
     /// G5: cut results still unread (expired ones no longer count).
     pub pending: Vec<String>,
@@ -168,16 +169,41 @@ pub struct Marks {
 /// the whole cost of the restriction check. An expired mark also lifts the restriction
 /// (one more command, only then).
 pub async fn thread_marks(kv: &Kv, t: &ThreadKey) -> Result<Marks, KvError> {
-    let (restricted_key, pending_key) = (t.key("restricted", ""), t.key("pending", ""));
-    let holds_key = t.key("holds", "");
-    let mut got = kv
-        .get_many(&[&restricted_key, &pending_key, &holds_key])
-        .await?
-        .into_iter();
+    let keys = mark_keys(t);
+    let got = kv.get_many(&[&keys[0], &keys[1], &keys[2]]).await?;
+    marks_of(kv, &keys, got).await
+}
+
+/// [`thread_marks`] with the value of `shared` read in the same round trip, as
+/// [`Kv::get_shared_and_many`] reads it (the org's config epoch,
+/// [`super::agent_memory`]).
+pub async fn thread_marks_with(
+    kv: &Kv,
+    t: &ThreadKey,
+    shared: &str,
+) -> Result<(Option<Option<String>>, Marks), KvError> {
+    let keys = mark_keys(t);
+    let (shared, got) = kv
+        .get_shared_and_many(shared, &[&keys[0], &keys[1], &keys[2]])
+        .await?;
+    Ok((shared, marks_of(kv, &keys, got).await?))
+}
+
+/// The keys of the marks: restricted, pending, holds.
+fn mark_keys(t: &ThreadKey) -> [String; 3] {
+    [
+        t.key("restricted", ""),
+        t.key("pending", ""),
+        t.key("holds", ""),
+    ]
+}
+
+async fn marks_of(kv: &Kv, keys: &[String; 3], got: Vec<Option<String>>) -> Result<Marks, KvError> {
+    let mut got = got.into_iter();
     let (restricted, pending, holds) = (got.next().flatten(), got.next().flatten(), got.next());
     let pending: Vec<String> = live_pending(pending).into_keys().collect();
     if restricted.is_some() && pending.is_empty() {
-        kv.del(&restricted_key).await?;
+        kv.del(&keys[0]).await?;
     }
     Ok(Marks {
         restricted: restricted.is_some() && !pending.is_empty(),

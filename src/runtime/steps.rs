@@ -81,7 +81,7 @@ impl Runtime {
         agent: &AgentView,
         thread: &ThreadKey,
     ) -> Result<StepView, RuntimeError> {
-        self.step_of(agent, thread, false).await
+        self.step_of(agent, thread, false, None).await
     }
 
     async fn step_view(
@@ -91,15 +91,18 @@ impl Runtime {
         thread_key: &str,
         commit: bool,
     ) -> Result<StepView, RuntimeError> {
-        let (agent, thread) = self.agent_in_thread(caller, agent_id, thread_key).await?;
-        self.step_of(&agent, &thread, commit).await
+        let loaded = self.agent_in_thread(caller, agent_id, thread_key).await?;
+        self.step_of(&loaded.agent, &loaded.thread, commit, loaded.marks)
+            .await
     }
 
+    /// `marks`: the thread's marks when they were read with the agent.
     async fn step_of(
         &self,
         agent: &AgentView,
         thread: &ThreadKey,
         commit: bool,
+        marks: Option<results::Marks>,
     ) -> Result<StepView, RuntimeError> {
         let step = match commit {
             true => results::next_step(&self.kv, thread).await?,
@@ -113,7 +116,10 @@ impl Runtime {
             system.push(agent.instructions.clone());
         }
         let retrieval = || engine::retrieval_tools().into_iter().map(view);
-        let marks = results::thread_marks(&self.kv, thread).await?;
+        let marks = match marks {
+            Some(m) => m,
+            None => results::thread_marks(&self.kv, thread).await?,
+        };
         if !marks.pending.is_empty() {
             if commit {
                 results::set_restricted(&self.kv, thread).await?;

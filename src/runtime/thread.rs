@@ -8,15 +8,20 @@
 //! it older than [`touch_interval`] — at most a tenth of the configured idle time, and at
 //! most a minute — by Postgres' clock, so every replica agrees on when that is.
 //!
-//! Nothing is remembered between calls: each call reads the row, so a thread deleted
-//! anywhere (retention, the agent's or org's deletion cascade, an operator) is simply not
-//! found by the next call on any replica, which creates a fresh one. Within one call, the
-//! thread it read was used less than `touch_interval` ago (or was just touched), so
-//! retention cannot prune it before the call has recorded its outcome: that needs the
-//! thread idle for the whole idle time, ten times the interval.
+//! A thread is remembered per replica ([`super::agent_memory`]) only while the statement
+//! (or the touch just written) says it is fresh, and only at the org's config epoch it
+//! was read at: a thread deleted through the API (the agent's or org's deletion cascade)
+//! bumps the epoch, so the next call on any replica reads the row again and, not finding
+//! it, creates a fresh one. Retention deletes a thread only once it was idle for its whole
+//! idle time, ten times the interval: no replica holds such a thread as fresh, and within
+//! one call the thread it uses was used less than `touch_interval` ago (or was just
+//! touched), so retention cannot prune it before the call has recorded its outcome.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use super::agent_memory;
+use super::results::{self, Marks};
 use super::{AgentView, Runtime, RuntimeError, ThreadKey};
 use crate::auth::Caller;
 use crate::store::agent_load::{SeenThread, ThreadLookup};
@@ -31,16 +36,74 @@ pub fn touch_interval(idle: Duration) -> Duration {
     MAX_TOUCH_INTERVAL.min(idle / 10)
 }
 
+/// An agent and the caller's thread of it, resolved for one request.
+pub struct InThread {
+    pub agent: Arc<AgentView>,
+    pub thread: ThreadKey,
+    /// The thread's G5 marks when they were read on the way (with the org's config
+    /// epoch, in one round trip): the call uses them instead of reading them again.
+    pub marks: Option<Marks>,
+}
+
 impl Runtime {
     /// The agent for this caller ([`Runtime::agent`]) and its thread `thread_key`, created
-    /// on first use: one statement when the thread exists and was used recently.
+    /// on first use: one statement when the thread exists and was used recently, none when
+    /// this replica remembers both at the org's current config epoch
+    /// ([`super::agent_memory`]).
     pub async fn agent_in_thread(
         &self,
         caller: &Caller,
         agent_id: &str,
         thread_key: &str,
-    ) -> Result<(AgentView, ThreadKey), RuntimeError> {
+    ) -> Result<InThread, RuntimeError> {
+        if !caller.allows_agent(agent_id) {
+            return Err(RuntimeError::Forbidden(
+                "this runtime token is limited to another agent".into(),
+            ));
+        }
+        let org = caller.org();
         let owner = caller.thread_owner();
+        let memory = &self.agent_memory;
+        // the org's config epoch, read before any statement; `None`: unknown (not kept)
+        let mut epoch = None;
+        let mut marks = None;
+        if memory.on() {
+            let remembered = memory.thread(org, agent_id, &owner, thread_key);
+            if let Some(thread_id) = remembered {
+                let thread = ThreadKey {
+                    org: org.clone(),
+                    thread_id,
+                };
+                let key = agent_memory::epoch_key(org);
+                if let Ok((seen, m)) = results::thread_marks_with(&self.kv, &thread, &key).await {
+                    let fresh = seen.as_ref().and_then(Option::as_ref).and_then(|e| {
+                        let same = memory.thread_at(
+                            org,
+                            agent_id,
+                            &owner,
+                            thread_key,
+                            &thread.thread_id,
+                            e,
+                        );
+                        memory.agent(org, agent_id, e).filter(|_| same)
+                    });
+                    if let Some(agent) = fresh {
+                        return Ok(InThread {
+                            agent,
+                            thread,
+                            marks: Some(m),
+                        });
+                    }
+                    epoch = agent_memory::settle(&self.kv, org, seen)
+                        .await
+                        .ok()
+                        .flatten();
+                    marks = Some((thread.thread_id, m));
+                }
+            } else {
+                epoch = agent_memory::read_epoch(&self.kv, org).await.ok().flatten();
+            }
+        }
         let lookup = ThreadLookup {
             caller: &owner,
             key: thread_key,
@@ -56,19 +119,35 @@ impl Runtime {
                 "thread_id must be 1 to 200 characters".into(),
             ));
         }
-        let thread_id = match seen {
-            Some(SeenThread { id, fresh: true }) => id,
+        let (thread_id, fresh_for) = match seen {
+            Some(SeenThread {
+                id,
+                fresh: true,
+                fresh_for,
+            }) => (id, fresh_for),
             // new, or not used for a while: (re)created and touched in one statement
-            _ => {
-                threads::get_or_create(&self.pool, caller.org(), &agent.id, &owner, thread_key)
-                    .await?
-            }
+            _ => (
+                threads::get_or_create(&self.pool, org, &agent.id, &owner, thread_key).await?,
+                self.thread_touch,
+            ),
         };
+        let agent = Arc::new(agent);
+        if let Some(epoch) = epoch {
+            memory.keep_agent(org, epoch.clone(), &agent);
+            let id = thread_id.clone();
+            memory.keep_thread(org, agent_id, &owner, thread_key, id, epoch, fresh_for);
+        }
+        // marks read for the thread remembered are this thread's when it is the same one
+        let marks = marks.filter(|(id, _)| *id == thread_id).map(|(_, m)| m);
         let thread = ThreadKey {
-            org: caller.org().clone(),
+            org: org.clone(),
             thread_id,
         };
-        Ok((agent, thread))
+        Ok(InThread {
+            agent,
+            thread,
+            marks,
+        })
     }
 }
 

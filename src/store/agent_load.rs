@@ -11,6 +11,8 @@
 //! connection of its toolkit (D4; still sealed, the row a call would otherwise read on its
 //! own in [`super::connections::secret`]), so an app tool call reads no connection of its
 //! own either; a refresh or a reconnect anywhere is in the next call's statement.
+//! A replica that remembers the agent at the org's current config epoch runs none of it
+//! ([`crate::runtime::agent_memory`]).
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -70,6 +72,8 @@ pub struct SeenThread {
     pub id: String,
     /// Used within [`ThreadLookup::fresh_within`] (by Postgres' clock).
     pub fresh: bool,
+    /// How much longer it stays fresh (zero when it is not).
+    pub fresh_for: std::time::Duration,
 }
 
 #[derive(sqlx::FromRow)]
@@ -80,7 +84,7 @@ struct Row {
     token_budget: Option<i32>,
     cache: CacheMode,
     thread_id: Option<String>,
-    thread_fresh: Option<bool>,
+    thread_fresh_secs: Option<f64>,
     tool_id: Option<String>,
     provider_id: Option<String>,
     loop_responses: Option<bool>,
@@ -98,7 +102,8 @@ struct Row {
 }
 
 const SQL: &str = "SELECT a.id, a.instructions, a.direct_tool_budget, a.token_budget, d.cache, \
-     th.id AS thread_id, th.last_used_at > now() - $5 * interval '1 second' AS thread_fresh, \
+     th.id AS thread_id, EXTRACT(EPOCH FROM th.last_used_at + $5 * interval '1 second' - now())::float8 \
+       AS thread_fresh_secs, \
      b.tool_id, b.provider_id, b.loop_responses, b.dataset_ttl_hours, b.discovery, \
      t.updated_at AS tool_version, p.updated_at AS provider_version, \
      p.credential_ciphertext AS org_credential, \
@@ -147,9 +152,13 @@ pub async fn load(
         token_budget: first.token_budget,
         cache: first.cache,
         bindings: Vec::with_capacity(rows.len()),
-        thread: first.thread_id.clone().map(|id| SeenThread {
-            id,
-            fresh: first.thread_fresh.unwrap_or(false),
+        thread: first.thread_id.clone().map(|id| {
+            let left = first.thread_fresh_secs.unwrap_or(0.0);
+            SeenThread {
+                id,
+                fresh: left > 0.0,
+                fresh_for: std::time::Duration::try_from_secs_f64(left).unwrap_or_default(),
+            }
         }),
     };
     for r in rows {

@@ -80,7 +80,7 @@ impl RunObserver for FeedObserver<'_> {
 pub struct RunStart {
     pub run: WorkflowRun,
     pub workflow: Workflow,
-    pub agent: AgentView,
+    pub agent: std::sync::Arc<AgentView>,
     /// Keeps a draining replica up until the run has recorded its outcome.
     pub in_flight: InFlight,
 }

@@ -3,7 +3,8 @@
 //! resumed with `_continue` (P10), a rate-limited provider and the org quotas, the event
 //! log of a streamed call — every key in a Redis of the test's own has a TTL, and no key
 //! outlives its longest reader: stored results and thread marks 15 min, a user's cached
-//! data 1 h, the org's 24 h; markers that outlive them (to say "expired") hold no data.
+//! data 1 h, the org's 24 h, its config epoch 1 h (longer than any replica's memory of an
+//! agent); markers that outlive them (to say "expired") hold no data.
 
 use std::time::Duration;
 
@@ -22,6 +23,9 @@ const HOUR: u64 = 3600;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Family {
     Quota,
+    /// The org's config epoch (`runtime::agent_memory`): read by memory entries of at most
+    /// `agent_memory_seconds` (≤ 300 s).
+    Config,
     OrgCache,
     UserCache,
     Events,
@@ -34,7 +38,7 @@ enum Family {
 impl Family {
     fn bound(self) -> Duration {
         Duration::from_secs(match self {
-            Family::Quota => HOUR,
+            Family::Quota | Family::Config => HOUR,
             Family::OrgCache => 24 * HOUR,
             Family::UserCache => HOUR,
             Family::Events | Family::ThreadData => 15 * MIN,
@@ -48,6 +52,7 @@ fn family(key: &str, org_creds: &str, user_creds: &str) -> Family {
     let parts: Vec<&str> = key.split(':').collect();
     match parts.as_slice() {
         ["lg", "quota", ..] => Family::Quota,
+        ["lg", _, "cfg"] => Family::Config,
         ["lg", org, "cache", _] if *org == org_creds => Family::OrgCache,
         ["lg", org, "cache", _] if *org == user_creds => Family::UserCache,
         ["lg", _, "events", _] => Family::Events,

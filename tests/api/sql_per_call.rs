@@ -1,19 +1,31 @@
 //! Issue 15: the agent and its compiled tools load once per call, so the SQL statements of
-//! a pass-through tool call do not grow with the number of tools bound to the agent.
-//! Counted (not timed) on the wire by `sql_count`.
+//! a pass-through tool call do not grow with the number of tools bound to the agent; and a
+//! replica that remembers the agent and thread (`runtime::agent_memory`) reads neither:
+//! a warm call's only statement is its record. Counted (not timed) on the wire by
+//! `sql_count`; memory is on for long enough (`agent_memory_seconds`) that a warm call
+//! finds it, or off to count the statement path.
 
 use serde_json::json;
+
+use loopgate::settings::Settings;
 
 use crate::helpers::{fresh_database, spawn_with, test_settings};
 use crate::rig::{tool_defs, Rig};
 use crate::sql_count;
 
+/// Test settings with the agent kept per replica for `seconds` (0: off).
+pub fn with_memory(url: String, seconds: u64) -> Settings {
+    let mut s = test_settings(url);
+    s.agent_memory_seconds = seconds;
+    s
+}
+
 /// Statements (their SQL) of one warm pass-through call (`get_contact`) on an agent with
 /// `tools` bound tools, the first call of its thread excluded (compiling, the thread's
-/// creation).
-async fn statements_per_call(tools: usize) -> Vec<String> {
+/// creation), with the agent kept per replica for `memory` seconds (0: off).
+async fn statements_per_call(tools: usize, memory: u64) -> Vec<String> {
     let counter = sql_count::start(&fresh_database().await).await;
-    let app = spawn_with(test_settings(counter.url.clone())).await;
+    let app = spawn_with(with_memory(counter.url.clone(), memory)).await;
     let up = crate::upstream_server::start().await;
     let mut defs = tool_defs();
     defs.retain(|d| d.0 == "get_contact");
@@ -38,8 +50,9 @@ async fn statements_per_call(tools: usize) -> Vec<String> {
 
 #[tokio::test]
 async fn statements_per_pass_through_call_do_not_grow_with_bound_tools() {
-    let sql = statements_per_call(2).await;
-    let (two, many) = (sql.len(), statements_per_call(33).await.len());
+    // the statement path: memory off
+    let sql = statements_per_call(2, 0).await;
+    let (two, many) = (sql.len(), statements_per_call(33, 0).await.len());
     eprintln!("SQL statements per pass-through call: 2 tools {two}, 33 tools {many}: {sql:#?}");
     assert!(two > 0, "the counter sees the app's statements");
     // the thread is read with the agent and not written while it is fresh
@@ -61,6 +74,20 @@ async fn statements_per_pass_through_call_do_not_grow_with_bound_tools() {
     // the agent (with its thread and the sealed credential), the call's record
     assert!(two <= 2, "{two} statements: {sql:#?}");
     assert_eq!(many, two, "2 tools: {two} statements, 33 tools: {many}");
+}
+
+/// Issue 15: with the agent and thread remembered (and the org's config unchanged), a warm
+/// call reads neither: its one statement is its record (2 with the agent read), whatever
+/// the number of tools.
+#[tokio::test]
+async fn a_warm_call_reads_no_agent_when_the_replica_remembers_it() {
+    for tools in [2, 33] {
+        let sql = statements_per_call(tools, 300).await;
+        eprintln!("SQL statements per warm call, {tools} tools: {sql:#?}");
+        assert!(!sql.iter().any(|s| s.contains("FROM agents a")), "{sql:#?}");
+        assert_eq!(sql.len(), 1, "{tools} tools: {sql:#?}");
+        assert!(sql[0].contains("INSERT INTO tool_calls"), "{sql:#?}");
+    }
 }
 
 /// A compiled tool is rebuilt when its tool changes: a PATCH of the input schema is seen by
@@ -143,11 +170,19 @@ async fn mcp_post(
 
 /// Issue 15, M2: an MCP `tools/call` loads the agent once per request — the step before
 /// the call, the call and the step after it share one load (with the thread, one
-/// statement) — so it costs no more statements than the same call over REST.
+/// statement) — so it costs no more statements than the same call over REST; with the
+/// agent remembered by the replica, none.
 #[tokio::test]
 async fn an_mcp_tools_call_loads_the_agent_once() {
+    mcp_call_loads(0, 1).await;
+    mcp_call_loads(300, 0).await;
+}
+
+/// The statements of a warm MCP `tools/call` with the agent kept `memory` seconds: `loads`
+/// agent statements, and the call's record.
+async fn mcp_call_loads(memory: u64, loads: usize) {
     let counter = sql_count::start(&fresh_database().await).await;
-    let app = spawn_with(test_settings(counter.url.clone())).await;
+    let app = spawn_with(with_memory(counter.url.clone(), memory)).await;
     let up = crate::upstream_server::start().await;
     let rig = Rig::new(&app, &up, false).await;
     let token = rig.token(&app, "u1", json!({})).await;
@@ -170,9 +205,9 @@ async fn an_mcp_tools_call_loads_the_agent_once() {
         answer["result"]["structuredContent"]["name"], "Contact 7",
         "{answer}"
     );
-    let loads = sql.iter().filter(|s| s.contains("FROM agents a")).count();
-    assert_eq!(loads, 1, "the agent is loaded once: {sql:#?}");
-    // the agent (with its thread and the sealed credential), the call's record
-    assert!(sql.len() <= 3, "{} statements: {sql:#?}", sql.len());
+    let read = sql.iter().filter(|s| s.contains("FROM agents a")).count();
+    assert_eq!(read, loads, "the agent is loaded {loads} times: {sql:#?}");
+    // the agent (with its thread and the sealed credential) unless remembered, the record
+    assert!(sql.len() <= 2 + loads, "{} statements: {sql:#?}", sql.len());
     assert_eq!(up.count("/contacts/7"), 2);
 }

@@ -29,10 +29,16 @@ pub struct Replicas {
 
 /// Two app instances on one database (through the statement counter) and one Redis.
 pub async fn replicas() -> Replicas {
+    replicas_with(test_settings(String::new()).agent_memory_seconds).await
+}
+
+/// [`replicas`] keeping agents in memory for `memory` seconds (`agent_memory_seconds`).
+pub async fn replicas_with(memory: u64) -> Replicas {
     let database = fresh_database().await;
     let counter = sql_count::start(&database).await;
-    let a = spawn_with(test_settings(counter.url.clone())).await;
-    let b = spawn_with(test_settings(counter.url.clone())).await;
+    let settings = || crate::sql_per_call::with_memory(counter.url.clone(), memory);
+    let a = spawn_with(settings()).await;
+    let b = spawn_with(settings()).await;
     let up = upstream_server::start().await;
     let rig = Rig::new(&a, &up, false).await;
     let token = rig.token(&a, "u1", json!({})).await;
@@ -168,7 +174,7 @@ async fn a_thread_not_used_for_a_while_is_touched_once_by_its_next_call() {
 
 #[tokio::test]
 async fn a_thread_pruned_by_retention_is_created_afresh_by_the_next_call_on_any_replica() {
-    let r = replicas().await;
+    let r = replicas_with(1).await;
     let old_call = r.call(&r.a, "th").await;
     r.call(&r.b, "th").await;
     let old = r.threads("th").await.remove(0);
@@ -188,6 +194,10 @@ async fn a_thread_pruned_by_retention_is_created_afresh_by_the_next_call_on_any_
         .unwrap();
     assert_eq!(pruned["threads"], 1, "{pruned:?}");
     assert!(r.threads("th").await.is_empty());
+    // the 40 idle days are a plain SQL write: a replica that remembers the thread sees it
+    // once agent_memory_seconds passed (a thread really idle that long is fresh in no
+    // replica's memory: runtime::agent_memory)
+    tokio::time::sleep(Duration::from_millis(1100)).await;
 
     // both replicas served this thread a moment ago; the next call on either works
     let call_b = r.call(&r.b, "th").await;
