@@ -1,9 +1,10 @@
 //! The one owner of the org's config epoch bump on the API
 //! ([`crate::runtime::agent_memory`]): after a request that may have written something
-//! (any method but GET, HEAD and OPTIONS) on any route but the agent runtime's own
-//! ([`RUNTIME_ROUTES`]: tool calls, steps, MCP — they change no configuration), the epoch
-//! of the org the request acted on is bumped before the response goes out, so every
-//! replica's next call reads what the request changed. Whatever the status: a handler
+//! (any method but GET, HEAD and OPTIONS) on any route but those that write nothing the
+//! agent statement reads ([`UNBUMPED_ROUTES`]: tool calls, steps, MCP, workflow runs,
+//! runtime tokens — the runtime's own, run or minted far more often than configuration
+//! changes), the epoch of the org the request acted on is bumped before the response goes
+//! out, so every replica's next call reads what the request changed. Whatever the status: a handler
 //! that wrote and then failed (a write followed by an error on the way out) must not leave
 //! replicas using what they remember, and a refused write costs only a bump and one
 //! reload per replica. The org is the caller's (an org key or runtime token), or for the
@@ -19,11 +20,19 @@ use actix_web::web;
 use super::extract::acted_on;
 use crate::state::AppState;
 
-/// The routes of the agent runtime (their path patterns): no bump.
-pub const RUNTIME_ROUTES: &[&str] = &[
+/// The routes (their path patterns) that write nothing the agent statement
+/// (`store::agent_load`) reads — agents, bindings, tools, providers, deployments,
+/// connections, threads — and so bump nothing: a tool call, step or MCP request writes its
+/// record and Redis state (a thread it creates is in no replica's memory; a connection it
+/// refreshes bumps on its own), a workflow run its run, minting or revoking a runtime
+/// token a revocation at most.
+pub const UNBUMPED_ROUTES: &[&str] = &[
     "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls",
     "/v1/agents/{agent_id}/threads/{thread_id}/steps",
     "/v1/agents/{agent_id}/mcp",
+    "/v1/workflows/{workflow_id}/runs",
+    "/v1/runtime-tokens",
+    "/v1/runtime-tokens/{token_id}",
 ];
 
 /// Middleware on every route (see the module header).
@@ -35,7 +44,7 @@ pub async fn bump_after_writes(
     if reads
         || req
             .match_pattern()
-            .is_some_and(|p| RUNTIME_ROUTES.contains(&p.as_str()))
+            .is_some_and(|p| UNBUMPED_ROUTES.contains(&p.as_str()))
     {
         return next.call(req).await;
     }

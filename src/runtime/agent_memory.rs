@@ -10,9 +10,9 @@
 //! replica that finds no value sets one, the first writer's winning). A counter (`INCR`)
 //! would restart at 1 after expiring, and every Redis key here carries a TTL. One owner
 //! bumps it: [`bump`]. The API bumps it after every request that is not a GET/HEAD/OPTIONS
-//! (whatever its status: a write may precede a failure), on every route except the agent
-//! runtime's own (tool calls, steps, MCP), for the org the request acted on, **before**
-//! its response goes out
+//! (whatever its status: a write may precede a failure), on every route except those that
+//! write nothing the agent statement reads (tool calls, steps, MCP, workflow runs, runtime
+//! tokens), for the org the request acted on, **before** its response goes out
 //! (`api::config_epoch`). The writers of what the agent statement
 //! ([`crate::store::agent_load`]) reads, by table (found by their SQL in `store`):
 //! - agents, agent_tools (`store::agents`), tools (`store::tools`: CRUD, OpenAPI import,

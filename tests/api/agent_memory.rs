@@ -287,7 +287,7 @@ async fn a_warm_call_reads_the_epoch_with_the_marks_in_one_round_trip() {
     .await
     .ok(200);
     assert_ne!(epoch(&mut conn).await, bumped);
-    // reads and the runtime's own routes bump nothing
+    // reads, the runtime's own routes and minting a runtime token bump nothing
     let now = epoch(&mut conn).await;
     app.get(
         &format!("/v1/tools/{}", rig.tools["get_contact"]),
@@ -297,5 +297,9 @@ async fn a_warm_call_reads_the_epoch_with_the_marks_in_one_round_trip() {
     .ok(200);
     call().await.ok(200);
     rig.steps(&app, &token, "th").await;
+    let minted = rig.token(&app, "u2", json!({})).await;
+    rig.call(&app, &minted, "th", "get_contact", json!({"id": 7}))
+        .await
+        .ok(200);
     assert_eq!(epoch(&mut conn).await, now);
 }
