@@ -191,7 +191,7 @@ impl WalkSlots {
             // an old one stays listed: its own timer gives it back
             let mut list = lock(&slots.spares);
             let young = list.iter().rposition(|s| s.leased.elapsed() < REUSE_WITHIN);
-            young.and(None::<usize>).map(|i| list.swap_remove(i))
+            young.map(|i| list.swap_remove(i))
         };
         if let Some(Spare { member, leased }) = reused {
             slot.shared = Some(Held {
