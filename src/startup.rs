@@ -115,7 +115,7 @@ impl Application {
             compiled: Default::default(),
             refresh_gates: Default::default(),
             agent_memory: crate::runtime::agent_memory::AgentMemory::new(
-                std::time::Duration::from_secs(settings.agent_memory_seconds),
+                crate::runtime::agent_memory::max_age(&settings),
             ),
             cache_memory: crate::runtime::cache_memory::CacheMemory::new(
                 settings.cache_memory_bytes,

@@ -44,6 +44,9 @@
 //! statement path. The epoch is read in the same round trip (`MGET`) as the thread's G5
 //! marks, which the call then uses instead of reading them again.
 //!
+//! Without Redis the epoch is this process's own: memory is then on only for a single
+//! replica (`replicas` = 1), since nothing would tell another process of a change.
+//!
 //! Agents with connected-app bindings (D4) are never kept: their statement reads the
 //! caller's own connection rows, so they always take the statement path.
 //!
@@ -121,6 +124,15 @@ pub async fn settle(
             let fresh = crate::crypto::random_token(16);
             kv.init_shared(&epoch_key(org), &fresh, EPOCH_TTL).await
         }
+    }
+}
+
+/// How long memory entries are used (`agent_memory_seconds`): zero (off) when replicas
+/// share no Redis to read one epoch from.
+pub fn max_age(settings: &crate::settings::Settings) -> Duration {
+    match settings.redis_url.is_none() && settings.replicas > 1 {
+        true => Duration::ZERO,
+        false => Duration::from_secs(settings.agent_memory_seconds),
     }
 }
 
@@ -347,6 +359,19 @@ mod tests {
             None,
             "past its time"
         );
+    }
+
+    #[test]
+    fn memory_is_off_for_several_replicas_without_redis() {
+        let mut s = crate::settings::Settings::load().unwrap();
+        s.agent_memory_seconds = 5;
+        s.redis_url = None;
+        s.replicas = 1;
+        assert_eq!(max_age(&s), Duration::from_secs(5));
+        s.replicas = 3;
+        assert_eq!(max_age(&s), Duration::ZERO);
+        s.redis_url = Some("redis://127.0.0.1:1".to_string().into());
+        assert_eq!(max_age(&s), Duration::from_secs(5));
     }
 
     #[test]
