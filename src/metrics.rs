@@ -61,6 +61,8 @@ fn escape(v: &str) -> String {
 pub struct CacheMemoryCounters {
     pub entry_hits: AtomicU64,
     pub entry_misses: AtomicU64,
+    /// Entries served before Redis confirmed their version, found replaced (or gone).
+    pub entry_stale: AtomicU64,
     pub presented_hits: AtomicU64,
     pub presented_misses: AtomicU64,
     pub evicted: AtomicU64,
@@ -74,6 +76,7 @@ impl CacheMemoryCounters {
         for (kind, outcome, c) in [
             ("entry", "hit", &self.entry_hits),
             ("entry", "miss", &self.entry_misses),
+            ("entry", "stale", &self.entry_stale),
             ("presented", "hit", &self.presented_hits),
             ("presented", "miss", &self.presented_misses),
             ("any", "evicted", &self.evicted),

@@ -64,6 +64,8 @@ impl Runtime {
             },
             experiment: opts.experiment,
             ttl: opts.cache_ttl,
+            // a step stores no result whose writes could carry the version's confirmation
+            confirm_later: false,
         };
         let fetched = self.fetch(caller, bound, &plan, cache, progress).await?;
         Ok(BoundRun {

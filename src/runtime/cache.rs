@@ -169,11 +169,18 @@ const VERSION_HEAD: usize = 24;
 /// the entry's first line (never the entry): `None` when there is none (expired, dropped,
 /// never written, or of an older layout).
 pub async fn current_version(kv: &Kv, key: &str) -> Result<Option<i64>, KvError> {
-    Ok(kv
-        .get_head(key, VERSION_HEAD)
-        .await?
-        .as_deref()
-        .and_then(version_of))
+    Ok(version_in(kv.get_head(key, VERSION_HEAD).await?.as_deref()))
+}
+
+/// What to read of the entry under `key` to learn its current version in a round trip
+/// made for something else ([`Kv::set_many_reading`]): read it with [`version_in`].
+pub fn version_probe(key: &str) -> (&str, usize) {
+    (key, VERSION_HEAD)
+}
+
+/// The version of the entry whose first bytes are `head` (as [`current_version`]).
+pub fn version_in(head: Option<&[u8]>) -> Option<i64> {
+    head.and_then(version_of)
 }
 
 /// The version line at the start of an entry's text.

@@ -5,13 +5,18 @@
 //! entry, and its record does not copy the text.
 //!
 //! Never stale across replicas: every hit still asks Redis which version of the entry is
-//! current (`cache::current_version`, one `GETRANGE` of its first line), and this memory
-//! answers only for exactly that version. A `_refresh` or a replacement made on any
-//! replica, and an entry that expired or was dropped in Redis, are seen on the very next
-//! hit. The reader's TTL (C3) is checked on the entry's `cached_at` as for an entry read
-//! from Redis, and things are kept under the cache key itself (org, credential scope,
-//! tool, credential fingerprint: C2) plus the version, so the memory adds no way to reach
-//! another scope's rows. A version is the entry's `cached_at` in milliseconds: two walks
+//! current (one `GETRANGE` of its first line), and is answered only from exactly that
+//! version. A tool call's hit asks it in the round trip that stores its result
+//! (`results::put`: the `GETRANGE` pipelined with the `SET`s, the result pointing at the
+//! version this memory holds, [`CacheMemory::latest_entry`]); when Redis names another
+//! version, what was stored under the new `_resultId` — which nobody has been given — is
+//! deleted unread and the call is served again, Redis asked first
+//! (`cache::current_version`), as a workflow step's hit always is. A `_refresh` or a
+//! replacement made on any replica, and an entry that expired or was dropped in Redis,
+//! are seen on the very next hit. The reader's TTL (C3) is checked on the entry's
+//! `cached_at` as for an entry read from Redis, and things are kept under the cache key
+//! itself (org, credential scope, tool, credential fingerprint: C2) plus the version, so
+//! the memory adds no way to reach another scope's rows. A version is the entry's `cached_at` in milliseconds: two walks
 //! of one key cached within the same millisecond (on two replicas) would share one, and
 //! a replica could serve the other's rows — complete walks of the same data, by the same
 //! credential, made at the same instant.
@@ -19,7 +24,8 @@
 //! Bounded in bytes (`cache_memory_bytes`; 0 turns it off): each thing kept is weighed
 //! (an entry: its text and row index; a presentation: its text) and the least recently
 //! used go first; one larger than the whole budget is not kept.
-//! `loopgate_cache_memory_total{kind,outcome}`, `loopgate_cache_memory_bytes` and
+//! `loopgate_cache_memory_total{kind,outcome}` (`outcome="stale"`: a hit served again
+//! because Redis named another version), `loopgate_cache_memory_bytes` and
 //! `loopgate_cache_memory_entries` show it at work.
 
 use std::collections::{BTreeMap, HashMap};
@@ -88,11 +94,22 @@ impl<V: Clone> Bounded<V> {
             self.remove(key);
             return None;
         }
+        Some(self.touch(key)?.1)
+    }
+
+    /// The value kept under `key`, whatever its version, with that version.
+    pub fn latest(&mut self, key: &str) -> Option<(i64, V)> {
+        self.touch(key)
+    }
+
+    /// Marks `key` used now.
+    fn touch(&mut self, key: &str) -> Option<(i64, V)> {
+        let slot = self.map.get_mut(key)?;
         self.order.remove(&slot.used);
         self.tick += 1;
         slot.used = self.tick;
         self.order.insert(self.tick, key.to_owned());
-        Some(slot.value.clone())
+        Some((slot.version, slot.value.clone()))
     }
 
     /// Keeps `value` (weighing `bytes`) under `key` and `version`, in place of what was
@@ -203,6 +220,26 @@ impl CacheMemory {
         }
     }
 
+    /// The decoded entry of cache key `key` this replica holds, whatever its version: a
+    /// hit served from it before Redis names the current version must have it confirmed
+    /// before it is answered (`results::put`), and is counted [`CacheMemory::stale`] when
+    /// it is not.
+    pub fn latest_entry(&self, key: &str) -> Option<Arc<Decoded>> {
+        if !self.enabled {
+            return None;
+        }
+        let Some((_, Kept::Entry(d))) = self.lock().latest(key) else {
+            return None;
+        };
+        Metrics::inc(&self.metrics.cache_memory.entry_hits);
+        Some(d)
+    }
+
+    /// An entry [`CacheMemory::latest_entry`] gave was not the current version in Redis.
+    pub fn stale(&self) {
+        Metrics::inc(&self.metrics.cache_memory.entry_stale);
+    }
+
     pub fn keep_entry(&self, key: &str, decoded: Arc<Decoded>) {
         let bytes = decoded.bytes;
         self.put(key, decoded.version(), Kept::Entry(decoded), bytes);
@@ -300,5 +337,8 @@ mod tests {
         );
         assert_eq!(m.get("k", 5), None, "and it is gone");
         assert_eq!(m.usage(), (0, 0));
+        m.put("k", 7, "v7", 10);
+        assert_eq!(m.latest("k"), Some((7, "v7")), "whatever its version");
+        assert_eq!(m.latest("other"), None);
     }
 }

@@ -92,6 +92,8 @@ struct Kept<'a> {
     stored: Option<engine::StoredJson>,
     /// C4: how the cache served or kept the walk.
     cache: Option<engine::CacheLabel>,
+    /// `held` is a version of the entry Redis has not confirmed yet (`Fetched::unconfirmed`).
+    unconfirmed: bool,
 }
 
 /// Which credential a call uses.
@@ -441,51 +443,67 @@ impl Runtime {
                 errors_before: c.errors.clone(),
             });
         }
-        let cache = CacheUse {
+        let mut cache = CacheUse {
             // a resumed walk is a part of a set: never read from or written to the cache
             mode: if cont.is_some() { CacheMode::Off } else { mode },
             experiment: start.input.experiment,
             ttl: None,
+            confirm_later: cont.is_none(),
         };
-        let fetched = self.fetch(caller, bound, &plan, cache, progress).await?;
-        // C4: a hit is presented like a walk (another `_fields`/`_filter` still applies) and labelled
-        let label = match (fetched.hit, fetched.too_large) {
-            (Some((at, expires)), _) => Some(engine::CacheLabel::hit(at, expires)),
-            (None, true) => Some(engine::CacheLabel::TooLarge {
-                max_bytes: cache::MAX_ENTRY_BYTES,
-            }),
-            (None, false) => None,
-        };
-        let (outcome, held, stored) = match prior {
-            Some(before) => {
-                let size = before.len() + super::fetch::outcome_bytes(&fetched.outcome);
-                let next = fetched.outcome;
-                let grown = self
-                    .cpu
-                    .run(caller.org(), size, move || {
-                        engine::resume::grow(before, Arc::unwrap_or_clone(next))
-                    })
-                    .await;
-                (Arc::new(grown), None, None)
+        loop {
+            let fetched = self.fetch(caller, bound, &plan, cache, progress).await?;
+            // C4: a hit is presented like a walk (another `_fields`/`_filter` still applies) and labelled
+            let label = match (fetched.hit, fetched.too_large) {
+                (Some((at, expires)), _) => Some(engine::CacheLabel::hit(at, expires)),
+                (None, true) => Some(engine::CacheLabel::TooLarge {
+                    max_bytes: cache::MAX_ENTRY_BYTES,
+                }),
+                (None, false) => None,
+            };
+            let unconfirmed = fetched.unconfirmed;
+            let (outcome, held, stored) = match prior.take() {
+                Some(before) => {
+                    let size = before.len() + super::fetch::outcome_bytes(&fetched.outcome);
+                    let next = fetched.outcome;
+                    let grown = self
+                        .cpu
+                        .run(caller.org(), size, move || {
+                            engine::resume::grow(before, Arc::unwrap_or_clone(next))
+                        })
+                        .await;
+                    (Arc::new(grown), None, None)
+                }
+                None => (fetched.outcome, fetched.held, fetched.stored),
+            };
+            let kept = Kept {
+                result_id: cont.map(|c| c.result_id.clone()),
+                tool_id: &bound.tool.id,
+                arguments: &args,
+                held,
+                stored,
+                cache: label,
+                unconfirmed,
+            };
+            if let Some(presented) = self.keep(caller, start, &plan, outcome, kept).await? {
+                if unconfirmed {
+                    Metrics::inc(&self.metrics.cache_hits);
+                }
+                return Ok(presented);
             }
-            None => (fetched.outcome, fetched.held, fetched.stored),
-        };
-        let kept = Kept {
-            result_id: cont.map(|c| c.result_id.clone()),
-            tool_id: &bound.tool.id,
-            arguments: &args,
-            held,
-            stored,
-            cache: label,
-        };
-        self.keep(caller, start, &plan, outcome, kept).await
+            // the version this replica's memory held is not current any more: served as
+            // today, Redis asked first
+            self.cache_memory.stale();
+            cache.confirm_later = false;
+        }
     }
 
     /// Presents an outcome — the final result text, labels included — and keeps its full
     /// payload under its `_resultId` (G3): a fresh one, or the one a resumed walk grows
     /// (P10), as its own text or as a pointer to the cache entry holding it. A walk that
     /// can be resumed leaves a `_continue`. A hit's result filled from (or first making) a
-    /// template carries the template's body, so its record references the text.
+    /// template carries the template's body, so its record references the text. `None`
+    /// when the entry version a hit was served from unconfirmed ([`Kept::unconfirmed`]) is
+    /// not the current one: nothing is kept and nothing may be answered.
     async fn keep(
         &self,
         caller: &Caller,
@@ -493,7 +511,7 @@ impl Runtime {
         plan: &engine::CallPlan,
         outcome: Arc<engine::Outcome>,
         kept: Kept<'_>,
-    ) -> Result<ResultJson, RuntimeError> {
+    ) -> Result<Option<ResultJson>, RuntimeError> {
         let result_id = kept
             .result_id
             .unwrap_or_else(|| format!("res_{}", random_token(32)));
@@ -521,8 +539,10 @@ impl Runtime {
             };
             labels.continue_token = Some(resume::save(&self.kv, &start.thread, &c).await?);
         }
+        let unconfirmed = kept.held.as_ref().filter(|_| kept.unconfirmed);
         let held = kept
             .held
+            .as_ref()
             .filter(|h| h.outlives(self.clock.now(), results::RESULT_TTL));
         let (prebuilt, needs_text) = (kept.stored, held.is_none());
         let limits = self.limits_for(&start.agent).into_owned();
@@ -582,32 +602,39 @@ impl Runtime {
                 done
             }
         };
-        if presented.truncated {
-            Metrics::inc(&self.metrics.guard_cuts);
-        }
         if presented.stored {
-            let body = match &held {
+            let body = match held {
                 Some(h) => results::Body::Cached(h),
-                None => {
-                    let text = stored.as_deref().map_or("", String::as_str);
-                    Metrics::add(&self.metrics.stored_result_bytes, text.len() as u64);
-                    results::Body::Text(text)
-                }
+                None => results::Body::Text(stored.as_deref().map_or("", String::as_str)),
             };
-            results::put(
+            let put = results::put(
                 &self.kv,
                 &start.thread,
                 &result_id,
                 body,
                 &provenance,
                 presented.truncated,
-            )
-            .await?;
+                unconfirmed,
+            );
+            if !put.await? {
+                return Ok(None);
+            }
+            if held.is_none() {
+                let bytes = stored.as_deref().map_or(0, |s| s.len());
+                Metrics::add(&self.metrics.stored_result_bytes, bytes as u64);
+            }
+        } else if let Some(h) = unconfirmed {
+            if cache::current_version(&self.kv, &h.key).await? != Some(h.version()) {
+                return Ok(None);
+            }
         }
-        Ok(match body {
+        if presented.truncated {
+            Metrics::inc(&self.metrics.guard_cuts);
+        }
+        Ok(Some(match body {
             Some(body) => ResultJson::filled(presented.json, body, result_id),
             None => ResultJson::from_engine(presented.json),
-        })
+        }))
     }
 
     /// The credential for this call: the token's own for the provider, else the org's,

@@ -26,6 +26,10 @@ pub struct CacheUse {
     pub experiment: bool,
     /// Replaces the binding's TTL (a workflow step's `cache.ttl_minutes`).
     pub ttl: Option<Duration>,
+    /// A hit may be served from this replica's memory before Redis names the current
+    /// version: the caller asks it in the round trip that stores the result
+    /// ([`Fetched::unconfirmed`]), and fetches again without this when it is not.
+    pub confirm_later: bool,
 }
 
 /// What a run of a bound tool produced.
@@ -41,6 +45,9 @@ pub struct Fetched {
     /// The outcome's stored text when the walk already wrote it (for the cache), so it
     /// is built once; the outcome's rows read from it.
     pub stored: Option<engine::StoredJson>,
+    /// A hit from this replica's memory whose version (`held`'s) Redis has not confirmed
+    /// yet ([`CacheUse::confirm_later`]): not counted as a hit until it is.
+    pub unconfirmed: bool,
 }
 
 impl Runtime {
@@ -79,9 +86,18 @@ impl Runtime {
             too_large: false,
             held: Some(d.held(key)),
             stored: None,
+            unconfirmed: false,
         };
         let lookup = key.as_deref().filter(|_| !plan.refresh);
         // a hit takes no lock: only calls that would walk wait for one another
+        if let (Some(k), CacheMode::On, true) = (lookup, mode, cache.confirm_later) {
+            if let Some(d) = self.cache_memory.latest_entry(k).filter(|d| fresh(d)) {
+                return Ok(Fetched {
+                    unconfirmed: true,
+                    ..hit(d, k)
+                });
+            }
+        }
         if let Some(k) = lookup {
             if let Some(d) = self.cached(caller.org(), k).await?.filter(|d| fresh(d)) {
                 if mode == CacheMode::On {
@@ -274,6 +290,7 @@ impl Runtime {
             too_large,
             held,
             stored: stored_text,
+            unconfirmed: false,
         })
     }
 }

@@ -84,6 +84,12 @@ impl Memory {
             .map(|(_, v)| v)
     }
 
+    /// The first `len` bytes of a live value.
+    fn head(&self, key: &str, len: usize) -> Option<Vec<u8>> {
+        self.live(key)
+            .map(|v| v.as_bytes()[..len.min(v.len())].to_vec())
+    }
+
     fn set(&mut self, key: &str, value: String, ttl: Duration) {
         self.writes += 1;
         if self.writes.is_multiple_of(256) {
@@ -335,7 +341,24 @@ impl Kv {
 
     /// Several [`Kv::set`]s in one round trip.
     pub async fn set_many(&self, items: &[(&str, &str, Duration)]) -> Result<(), KvError> {
+        self.set_many_reading(None, items).await.map(drop)
+    }
+
+    /// [`Kv::set_many`] with, in the same round trip (one pipeline, `GETRANGE` first), the
+    /// first `len` bytes of `head`'s key as [`Kv::get_head`] reads them (`None` when it
+    /// does not exist).
+    pub async fn set_many_reading(
+        &self,
+        head: Option<(&str, usize)>,
+        items: &[(&str, &str, Duration)],
+    ) -> Result<Option<Vec<u8>>, KvError> {
         let mut pipe = redis::pipe();
+        if let Some((key, len)) = head {
+            pipe.cmd("GETRANGE")
+                .arg(key)
+                .arg(0)
+                .arg(len.saturating_sub(1));
+        }
         for (key, value, ttl) in items {
             pipe.cmd("SET")
                 .arg(*key)
@@ -344,16 +367,25 @@ impl Kv {
                 .arg(ms(*ttl))
                 .ignore();
         }
-        let stored = self.redis::<()>(Op::Pipe(&pipe)).await.is_some();
+        let answer = match head {
+            Some(_) => self.redis::<(Vec<u8>,)>(Op::Pipe(&pipe)).await.map(|h| h.0),
+            None => self.redis::<()>(Op::Pipe(&pipe)).await.map(|()| Vec::new()),
+        };
         let mut m = self.local()?;
         for (key, value, ttl) in items {
-            if stored {
+            if answer.is_some() {
                 m.entries.remove(*key);
             } else {
                 m.set(key, value.to_string(), *ttl);
             }
         }
-        Ok(())
+        // an empty reply: no such key in Redis (no value this store writes is empty)
+        Ok(
+            head.and_then(|(key, len)| match answer.filter(|h| !h.is_empty()) {
+                Some(h) => Some(h),
+                None => m.head(key, len),
+            }),
+        )
     }
 
     pub async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
@@ -432,10 +464,7 @@ impl Kv {
                 return Ok(Some(v));
             }
         }
-        Ok(self.local()?.live(key).map(|v| {
-            let b = v.as_bytes();
-            b[..len.min(b.len())].to_vec()
-        }))
+        Ok(self.local()?.head(key, len))
     }
 
     /// [`Kv::get`] of a value that may be large (a stored result): a large one is read in

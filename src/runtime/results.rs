@@ -78,6 +78,14 @@ pub enum Body<'a> {
 }
 
 /// Keeps a result aside; a `truncated` one marks the thread until it is read.
+///
+/// `unconfirmed`: the cache entry version the result was served from when Redis has not
+/// said yet that it is the current one (a hit from this replica's memory): it is asked in
+/// the same round trip as the writes. `false` when it is not current (a `_refresh`, a
+/// replacement or an expiry elsewhere): then nothing written stays under `id` — nobody
+/// was given it yet, and what was written is never read — and no G5 mark is set (only
+/// `holds`, the hint that retrieval tools are worth offering, which the result served in
+/// its place sets again).
 pub async fn put(
     kv: &Kv,
     t: &ThreadKey,
@@ -85,7 +93,8 @@ pub async fn put(
     body: Body<'_>,
     provenance: &Provenance,
     truncated: bool,
-) -> Result<(), KvError> {
+    unconfirmed: Option<&Held>,
+) -> Result<bool, KvError> {
     let prov = serde_json::to_string(provenance).unwrap_or_default();
     let pointer;
     let body = match body {
@@ -109,13 +118,22 @@ pub async fn put(
     .into_iter()
     .chain(small)
     .collect();
-    kv.set_many(&items).await?;
+    let probe = unconfirmed.map(|h| cache::version_probe(&h.key));
+    let head = kv.set_many_reading(probe, &items).await?;
+    if let Some(held) = unconfirmed {
+        if cache::version_in(head.as_deref()) != Some(held.version()) {
+            for key in [&res_key, &prov_key, &seen_key] {
+                kv.del(key).await?;
+            }
+            return Ok(false);
+        }
+    }
     if truncated {
         let mut map = pending_map(kv, t).await?;
         map.insert(id.to_string(), now_ms() + RESULT_TTL.as_millis() as i64);
         save_pending(kv, t, &map).await?;
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The stored payload (JSON text), or why it cannot be read.

@@ -178,6 +178,66 @@ async fn c4_a_hit_from_memory_serves_the_rows_a_refresh_on_another_replica_wrote
     );
 }
 
+const ENTRY_STALE: &str = r#"loopgate_cache_memory_total{kind="entry",outcome="stale"}"#;
+
+/// Issue 15: a hit from memory stores its result pointing at the version memory holds, and
+/// asks Redis which version is current in that same round trip. When a `_refresh` on
+/// another replica replaced it, that pointer (to a version nobody was served) is gone
+/// before the call answers — no result of the thread stays under an id no call returned —
+/// and the call answers the refreshed rows, with a `_resultId` that reads them.
+#[tokio::test]
+async fn c4_a_result_pointing_at_a_replaced_version_is_never_readable() {
+    let db = fresh_database().await;
+    let one = spawn_with(test_settings(db.clone())).await;
+    let two = spawn_with(test_settings(db)).await;
+    let up = rows_server().await;
+    let rig = rig(&one, &up).await;
+    let token = rig.token(&one, "u1", json!({})).await;
+    let mut returned = vec![call(&one, &rig, &token, walk_args()).await];
+    let hit = call(&one, &rig, &token, walk_args()).await;
+    assert_eq!((&hit["_cache"]["hit"], gens(&hit)), (&json!(true), vec![1]));
+    returned.push(hit);
+    up.gen.store(2, Ordering::SeqCst);
+    let mut refresh = walk_args();
+    refresh["_refresh"] = json!(true);
+    returned.push(call(&two, &rig, &token, refresh).await);
+    assert_eq!(metric(&metrics(&one).await, ENTRY_STALE), 0);
+
+    // one's memory holds version 1; Redis holds version 2
+    let hit = call(&one, &rig, &token, walk_args()).await;
+    assert_eq!((&hit["_cache"]["hit"], gens(&hit)), (&json!(true), vec![2]));
+    assert_eq!(
+        metric(&metrics(&one).await, ENTRY_STALE),
+        1,
+        "served unconfirmed, found replaced"
+    );
+    assert_eq!(
+        first_row(&two, &rig, &token, &hit).await,
+        (json!(ROWS), json!(2))
+    );
+    returned.push(hit);
+    let ids: Vec<&str> = returned
+        .iter()
+        .map(|r| r["_resultId"].as_str().unwrap())
+        .collect();
+    let client = redis::Client::open(std::env::var("REDIS_URL").unwrap()).unwrap();
+    let mut redis = client.get_multiplexed_async_connection().await.unwrap();
+    let keys: Vec<String> = crate::helpers::scan_keys(&mut redis).await;
+    let mut stored = 0;
+    for key in keys
+        .iter()
+        .filter(|k| k.starts_with(&format!("lg:{}:", rig.t.org)))
+    {
+        for kind in [":res:", ":prov:", ":seen:"] {
+            if let Some((_, id)) = key.split_once(kind) {
+                assert!(ids.contains(&id), "{key} is no result a call returned");
+                stored += 1;
+            }
+        }
+    }
+    assert_eq!(stored, 3 * ids.len(), "{keys:?}");
+}
+
 /// `queryToolResult` of `result`'s `_resultId`: the stored total and the first row's `gen`.
 async fn first_row(app: &TestApp, rig: &Rig, token: &str, result: &Value) -> (Value, Value) {
     let rid = result["_resultId"].as_str().unwrap();
@@ -305,9 +365,10 @@ async fn a_hit_from_memory_moves_a_few_bytes_from_redis_not_the_entry() {
         }
         let traffic = quietest.unwrap();
         eprintln!(
-            "cache_memory_bytes={memory}: one hit, {} Redis commands {:?}, {} bytes sent, {} bytes received",
+            "cache_memory_bytes={memory}: one hit, {} Redis commands {:?} in {} round trips, {} bytes sent, {} bytes received",
             traffic.commands.len(),
             traffic.commands,
+            traffic.round_trips,
             traffic.sent,
             traffic.received
         );
@@ -317,8 +378,16 @@ async fn a_hit_from_memory_moves_a_few_bytes_from_redis_not_the_entry() {
     assert!(whole.commands.contains(&"GET".to_string()));
     assert!(!whole.commands.contains(&"GETRANGE".to_string()));
     assert!(kept.commands.contains(&"GETRANGE".to_string()));
+    // the hit's own commands (a loaded machine renews the rate lease, an `EVAL`, in every
+    // call)
+    let own = |t: &redis_count::Traffic| t.commands.iter().filter(|c| *c != "EVAL").count();
+    assert!(own(kept) <= own(whole), "{kept:?} {whole:?}");
+    // the version is asked in the round trip that stores the result (one pipeline): 2
+    // round trips instead of 3
+    assert_eq!(kept.trip_of("GETRANGE"), kept.trip_of("SET"), "{kept:?}");
+    assert_ne!(whole.trip_of("GET"), whole.trip_of("SET"), "{whole:?}");
     assert!(
-        kept.commands.len() <= whole.commands.len(),
+        kept.trips_without("EVAL") < whole.trips_without("EVAL"),
         "{kept:?} {whole:?}"
     );
     // the entry (300 rows of ~110 bytes) is not moved

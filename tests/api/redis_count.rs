@@ -1,8 +1,9 @@
 //! Counts what the app asks of Redis: a small proxy between the app and the test Redis that
 //! reads the commands on the wire (RESP arrays of bulk strings, pipelined or not) and counts
-//! the bytes each way, so a test sees one app's Redis traffic alone, whatever else runs.
+//! the bytes each way and the round trips, so a test sees one app's Redis traffic alone,
+//! whatever else runs.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -12,9 +13,11 @@ use crate::wire_proxy::{self, Relay};
 
 #[derive(Default)]
 struct Seen {
-    commands: Mutex<Vec<String>>,
+    /// Each command, and the round trip it was sent in.
+    commands: Mutex<Vec<(String, u64)>>,
     sent: AtomicU64,
     received: AtomicU64,
+    round_trips: AtomicU64,
 }
 
 pub struct RedisCounter {
@@ -32,14 +35,43 @@ pub struct Traffic {
     pub sent: u64,
     /// Bytes Redis sent back.
     pub received: u64,
+    /// Times the app sent on a connection after Redis had answered there (or first): for
+    /// one call's commands, which each wait for the one before, its round trips (a
+    /// pipeline is one).
+    pub round_trips: u64,
+    /// The round trip (numbered across connections) each of `commands` was sent in.
+    pub trips: Vec<u64>,
+}
+
+impl Traffic {
+    /// How many round trips carried a command other than `except` (a background command,
+    /// such as a rate lease's `EVAL`, takes its own or shares one with the call's).
+    pub fn trips_without(&self, except: &str) -> usize {
+        let mut trips: Vec<u64> = (self.commands.iter().zip(&self.trips))
+            .filter(|(c, _)| *c != except)
+            .map(|(_, t)| *t)
+            .collect();
+        trips.sort_unstable();
+        trips.dedup();
+        trips.len()
+    }
+
+    /// The round trip `command` (its first) was sent in.
+    pub fn trip_of(&self, command: &str) -> Option<u64> {
+        let i = self.commands.iter().position(|c| c == command)?;
+        Some(self.trips[i])
+    }
 }
 
 impl RedisCounter {
     pub fn snapshot(&self) -> Traffic {
+        let (commands, trips) = self.seen.commands.lock().unwrap().iter().cloned().unzip();
         Traffic {
-            commands: self.seen.commands.lock().unwrap().clone(),
+            commands,
+            trips,
             sent: self.seen.sent.load(Ordering::SeqCst),
             received: self.seen.received.load(Ordering::SeqCst),
+            round_trips: self.seen.round_trips.load(Ordering::SeqCst),
         }
     }
 
@@ -48,8 +80,10 @@ impl RedisCounter {
         let now = self.snapshot();
         Traffic {
             commands: now.commands[before.commands.len()..].to_vec(),
+            trips: now.trips[before.trips.len()..].to_vec(),
             sent: now.sent - before.sent,
             received: now.received - before.received,
+            round_trips: now.round_trips - before.round_trips,
         }
     }
 }
@@ -58,7 +92,11 @@ impl RedisCounter {
 pub async fn start() -> RedisCounter {
     let redis = std::env::var("REDIS_URL").expect("this test needs the Redis scripts/test starts");
     let seen = Arc::new(Seen::default());
-    let url = wire_proxy::start(&redis, 6379, Commands(seen.clone())).await;
+    let relay = Commands {
+        seen: seen.clone(),
+        answered: Arc::default(),
+    };
+    let url = wire_proxy::start(&redis, 6379, relay).await;
     RedisCounter {
         url: url.to_string(),
         seen,
@@ -66,26 +104,41 @@ pub async fn start() -> RedisCounter {
 }
 
 #[derive(Clone)]
-struct Commands(Arc<Seen>);
+struct Commands {
+    seen: Arc<Seen>,
+    /// This connection's replies since the app last sent on it.
+    answered: Arc<AtomicBool>,
+}
 
 impl Relay for Commands {
+    fn connection(&self) -> Self {
+        Commands {
+            seen: self.seen.clone(),
+            answered: Arc::new(AtomicBool::new(true)),
+        }
+    }
+
     fn client(
         &self,
         mut from_client: OwnedReadHalf,
         mut to_server: OwnedWriteHalf,
     ) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let seen = self.0.clone();
+        let (seen, answered) = (self.seen.clone(), self.answered.clone());
         async move {
             let mut buf = vec![0u8; 64 * 1024];
             let mut pending = Vec::new();
+            let mut trip = 0;
             while let Ok(n) = from_client.read(&mut buf).await {
                 if n == 0 {
                     break;
                 }
                 seen.sent.fetch_add(n as u64, Ordering::SeqCst);
+                if answered.swap(false, Ordering::SeqCst) {
+                    trip = seen.round_trips.fetch_add(1, Ordering::SeqCst) + 1;
+                }
                 pending.extend_from_slice(&buf[..n]);
                 while let Some((name, used)) = command(&pending) {
-                    seen.commands.lock().unwrap().push(name);
+                    seen.commands.lock().unwrap().push((name, trip));
                     pending.drain(..used);
                 }
                 if to_server.write_all(&buf[..n]).await.is_err() {
@@ -96,7 +149,8 @@ impl Relay for Commands {
     }
 
     fn replied(&self, bytes: u64) {
-        self.0.received.fetch_add(bytes, Ordering::SeqCst);
+        self.seen.received.fetch_add(bytes, Ordering::SeqCst);
+        self.answered.store(true, Ordering::SeqCst);
     }
 }
 

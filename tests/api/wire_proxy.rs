@@ -18,8 +18,15 @@ pub trait Relay: Clone + Send + Sync + 'static {
         to_server: OwnedWriteHalf,
     ) -> impl Future<Output = ()> + Send + 'static;
 
-    /// `bytes` of the service's reply were copied back to the client.
+    /// `bytes` of the service's reply are about to be copied back to the client (counted
+    /// before the client can act on them).
     fn replied(&self, _bytes: u64) {}
+
+    /// The relay of one new connection: a copy holding that connection's own state, if
+    /// it keeps any.
+    fn connection(&self) -> Self {
+        self.clone()
+    }
 }
 
 /// A proxy in front of the service at `service_url` (its port, or `default_port`): the URL
@@ -39,7 +46,7 @@ pub async fn start(service_url: &str, default_port: u16, relay: impl Relay) -> u
             let Ok(server) = TcpStream::connect(&target).await else {
                 continue;
             };
-            tokio::spawn(connection(client, server, relay.clone()));
+            tokio::spawn(connection(client, server, relay.connection()));
         }
     });
     url
@@ -53,10 +60,13 @@ async fn connection(client: TcpStream, server: TcpStream, relay: impl Relay) {
     tokio::spawn(async move {
         let mut buf = vec![0u8; 64 * 1024];
         while let Ok(n) = from_server.read(&mut buf).await {
-            if n == 0 || to_client.write_all(&buf[..n]).await.is_err() {
+            if n == 0 {
                 break;
             }
             back.replied(n as u64);
+            if to_client.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
         }
     });
     relay.client(from_client, to_server).await;
