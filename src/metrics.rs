@@ -126,6 +126,10 @@ pub struct Metrics {
     pub quota_fallbacks: AtomicU64,
     /// Result-store operations served in process because Redis was unreachable.
     pub kv_fallbacks: AtomicU64,
+    /// Agents taken from this replica's memory, and agent statements run
+    /// (`runtime::agent_memory`).
+    pub agent_memory_hits: AtomicU64,
+    pub agent_loads: AtomicU64,
     rate_waits: AtomicU64,
     rate_wait_us: AtomicU64,
     /// `outcome`, `kind`.
@@ -251,7 +255,7 @@ impl Metrics {
             );
         }
         let secs = |us: u64| us as f64 / 1e6;
-        let counters: [(&str, &str, f64); 15] = [
+        let counters: [(&str, &str, f64); 17] = [
             ("loopgate_http_duration_seconds_sum", "Total time spent answering HTTP requests.", secs(g(&self.http_duration_us_sum))),
             ("loopgate_upstream_requests_total", "Requests sent to upstream APIs.", g(&self.upstream_requests) as f64),
             ("loopgate_upstream_failures_total", "Upstream requests that failed.", g(&self.upstream_failures) as f64),
@@ -267,6 +271,8 @@ impl Metrics {
             ("loopgate_rate_limit_wait_seconds_total", "Time upstream requests waited for shared rate-limit permits.", secs(g(&self.rate_wait_us))),
             ("loopgate_quota_fallbacks_total", "Quota decisions made per process because Redis was unreachable (limits divided by the replica count).", g(&self.quota_fallbacks) as f64),
             ("loopgate_result_store_fallbacks_total", "Stored-result, thread-mark and dataset-cache operations kept in process because Redis was unreachable.", g(&self.kv_fallbacks) as f64),
+            ("loopgate_agent_memory_hits_total", "Tool calls, steps and workflow runs that took their agent (and thread) from this replica's memory, reading no agent statement.", g(&self.agent_memory_hits) as f64),
+            ("loopgate_agent_loads_total", "Agent statements run (an agent not remembered, or remembered at an older config epoch or past agent_memory_seconds).", g(&self.agent_loads) as f64),
         ];
         for (name, help, v) in counters {
             let _ = writeln!(out, "# HELP {name} {help}");

@@ -157,6 +157,7 @@ impl Runtime {
             .as_ref()
             .and_then(|e| self.agent_memory.agent(org, agent_id, e))
         {
+            Metrics::inc(&self.metrics.agent_memory_hits);
             return Ok(view);
         }
         let view = Arc::new(self.load_agent(caller, agent_id, None, None).await?.0);
@@ -181,6 +182,7 @@ impl Runtime {
             ));
         }
         let org = caller.org();
+        Metrics::inc(&self.metrics.agent_loads);
         let agent = store::agent_load::load(&self.pool, org, agent_id, thread, connections_of)
             .await
             .map_err(|e| match e {

@@ -88,6 +88,7 @@ impl Runtime {
                         memory.agent(org, agent_id, e).filter(|_| same)
                     });
                     if let Some(agent) = fresh {
+                        crate::metrics::Metrics::inc(&self.metrics.agent_memory_hits);
                         return Ok(InThread {
                             agent,
                             thread,

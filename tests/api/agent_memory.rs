@@ -277,6 +277,14 @@ async fn a_warm_call_reads_the_epoch_with_the_marks_in_one_round_trip() {
     assert_eq!(mget[0].len(), 5, "the epoch and three marks: {sent:?}");
     let named = sent.iter().filter(|c| c.contains(&epoch_key)).count();
     assert_eq!(named, 1, "{sent:?}");
+    let m = app.call(reqwest::Method::GET, "/metrics", None, None).await;
+    let hits = crate::cache::metric(&m.text, "loopgate_agent_memory_hits_total");
+    assert!(hits >= 1, "{}", m.text);
+    // the first call (the thread's creation) read the agent; the warm one did not
+    assert_eq!(
+        crate::cache::metric(&m.text, "loopgate_agent_loads_total"),
+        1
+    );
 
     // a write through the API: the epoch is bumped by the time it answers
     app.patch(
