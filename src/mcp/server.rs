@@ -246,7 +246,10 @@ pub async fn run_call(
     // tools before and after it are this agent's in the thread's state of that moment
     let loaded = rt.agent_in_thread(caller, agent_id, session).await;
     let before = match &loaded {
-        Ok(l) => rt.peek_loaded(&l.agent, &l.thread).await.ok(),
+        Ok(l) => rt
+            .peek_loaded(&l.agent, &l.thread, l.marks.clone())
+            .await
+            .ok(),
         Err(_) => None,
     };
     let input = ToolCallInput {
@@ -274,7 +277,7 @@ pub async fn run_call(
                 }
                 None => rt.execute(caller, &start, &crate::engine::NoProgress).await,
             };
-            let after = rt.peek_loaded(&start.agent, &start.thread).await.ok();
+            let after = rt.peek_loaded(&start.agent, &start.thread, None).await.ok();
             (outcome, after)
         }
         Err(e) => (Err(e), None),

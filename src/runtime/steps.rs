@@ -75,13 +75,15 @@ impl Runtime {
 
     /// [`Runtime::peek_steps`] for an agent and thread already loaded: the MCP server
     /// compares it before and after a call (M2) with the agent that call loaded once. The
-    /// thread's state (results, restriction, loaded tools) is read afresh each time.
+    /// thread's state (results, restriction, loaded tools) is read afresh each time, but
+    /// for `marks` read with the agent at the same point (the step before the call).
     pub async fn peek_loaded(
         &self,
         agent: &AgentView,
         thread: &ThreadKey,
+        marks: Option<results::Marks>,
     ) -> Result<StepView, RuntimeError> {
-        self.step_of(agent, thread, false, None).await
+        self.step_of(agent, thread, false, marks).await
     }
 
     async fn step_view(
