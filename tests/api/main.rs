@@ -16,6 +16,7 @@ mod upstream_server;
 mod wire_proxy;
 
 mod admin;
+mod agent_load_cost;
 mod agent_memory;
 mod agents;
 mod aggregates;
