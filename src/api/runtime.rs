@@ -1,7 +1,12 @@
 //! Agent runtimes: the next step's tools, tool calls (JSON or a streamed
 //! UI-message stream), and reading a call's outcome back.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use actix_web::body::{BodySize, MessageBody};
 use actix_web::http::header;
+use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Serialize;
 use serde_json::Value;
@@ -64,19 +69,35 @@ pub struct ToolCallResponse {
     pub result: Value,
 }
 
-/// A [`ToolCallResponse`] body with the result's text put in as the engine wrote it.
-fn tool_call_body(id: &str, name: &str, result: &ResultJson) -> String {
-    let (id, name) = (Value::from(id).to_string(), Value::from(name).to_string());
-    let result = result.as_str();
-    let mut body = String::with_capacity(id.len() + name.len() + result.len() + 32);
-    body.push_str("{\"id\":");
-    body.push_str(&id);
-    body.push_str(",\"name\":");
-    body.push_str(&name);
-    body.push_str(",\"result\":");
-    body.push_str(result);
-    body.push('}');
-    body
+/// A [`ToolCallResponse`] body with the result's text put in as the engine wrote it: sent
+/// as three pieces — the head, the result's own text (moved, not copied: a hit's is tens
+/// of KB), the closing brace — with its length known.
+fn tool_call_body(id: &str, name: &str, result: ResultJson) -> ToolCallBody {
+    let (id, name) = (Value::from(id), Value::from(name));
+    let head = format!("{{\"id\":{id},\"name\":{name},\"result\":");
+    ToolCallBody(vec![
+        Bytes::from_static(b"}"),
+        Bytes::from(result.into_string()),
+        Bytes::from(head),
+    ])
+}
+
+/// What [`tool_call_body`] makes: its pieces, last first.
+struct ToolCallBody(Vec<Bytes>);
+
+impl MessageBody for ToolCallBody {
+    type Error = std::convert::Infallible;
+
+    fn size(&self) -> BodySize {
+        BodySize::Sized(self.0.iter().map(|b| b.len() as u64).sum())
+    }
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        Poll::Ready(self.get_mut().0.pop().map(Ok))
+    }
 }
 
 /// The tools, system messages and restriction of the thread's next model step.
@@ -151,7 +172,7 @@ pub async fn tool_call(
     })??;
     Ok(HttpResponse::Ok()
         .content_type("application/json")
-        .body(tool_call_body(&id, &name, &result)))
+        .body(tool_call_body(&id, &name, result)))
 }
 
 /// Read a tool call's outcome (same caller), e.g. after a disconnect mid-walk.
@@ -176,12 +197,16 @@ pub async fn get_tool_call(
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_body_is_a_tool_call_response() {
+    #[actix_web::test]
+    async fn the_body_is_a_tool_call_response() {
         let result =
             ResultJson::from(serde_json::json!({"items": [{"a": "\u{e9}\""}], "_note": "n"}));
-        let body = tool_call_body("call_\"x", "list", &result);
-        let parsed: Value = serde_json::from_str(&body).unwrap_or_default();
+        let body = tool_call_body("call_\"x", "list", result.clone());
+        let size = body.size();
+        let body = actix_web::body::to_bytes(body).await.unwrap();
+        assert_eq!(size, BodySize::Sized(body.len() as u64));
+        let body = std::str::from_utf8(&body).unwrap();
+        let parsed: Value = serde_json::from_str(body).unwrap_or_default();
         let expected = ToolCallResponse {
             id: "call_\"x".into(),
             name: "list".into(),

@@ -37,6 +37,11 @@ impl ResultJson {
         &self.json
     }
 
+    /// The text itself, moved out (once it is recorded).
+    pub fn into_string(self) -> String {
+        self.json
+    }
+
     /// How the call's record keeps it: a reference to its body, or its text.
     pub fn recorded(&self) -> Outcome {
         match &self.body {
