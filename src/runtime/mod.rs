@@ -139,6 +139,17 @@ impl AgentView {
     }
 }
 
+/// A token limited to one agent cannot use another (checked before memory or the store is
+/// asked).
+fn may_use(caller: &Caller, agent_id: &str) -> Result<(), RuntimeError> {
+    match caller.allows_agent(agent_id) {
+        true => Ok(()),
+        false => Err(RuntimeError::Forbidden(
+            "this runtime token is limited to another agent".into(),
+        )),
+    }
+}
+
 impl Runtime {
     /// Loads the agent for this caller: another org's agent is not found, and a token
     /// limited to one agent cannot use another. Taken from this replica's memory while
@@ -148,8 +159,9 @@ impl Runtime {
         caller: &Caller,
         agent_id: &str,
     ) -> Result<Arc<AgentView>, RuntimeError> {
+        may_use(caller, agent_id)?;
         let org = caller.org();
-        let epoch = match self.agent_memory.on() && caller.allows_agent(agent_id) {
+        let epoch = match self.agent_memory.on() {
             true => agent_memory::read_epoch(&self.kv, org).await.ok().flatten(),
             false => None,
         };
@@ -176,11 +188,7 @@ impl Runtime {
         thread: Option<ThreadLookup<'_>>,
         connections_of: Option<&str>,
     ) -> Result<(AgentView, Option<SeenThread>), RuntimeError> {
-        if !caller.allows_agent(agent_id) {
-            return Err(RuntimeError::Forbidden(
-                "this runtime token is limited to another agent".into(),
-            ));
-        }
+        may_use(caller, agent_id)?;
         let org = caller.org();
         Metrics::inc(&self.metrics.agent_loads);
         let agent = store::agent_load::load(&self.pool, org, agent_id, thread, connections_of)

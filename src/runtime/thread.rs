@@ -56,11 +56,7 @@ impl Runtime {
         agent_id: &str,
         thread_key: &str,
     ) -> Result<InThread, RuntimeError> {
-        if !caller.allows_agent(agent_id) {
-            return Err(RuntimeError::Forbidden(
-                "this runtime token is limited to another agent".into(),
-            ));
-        }
+        super::may_use(caller, agent_id)?;
         let org = caller.org();
         let owner = caller.thread_owner();
         let memory = &self.agent_memory;
