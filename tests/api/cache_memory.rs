@@ -110,6 +110,18 @@ async fn metrics(app: &TestApp) -> String {
         .text
 }
 
+/// Two replicas of one service (one database, the test Redis), the rows upstream, its rig
+/// and a token of user `u1`.
+async fn two_replicas() -> (TestApp, TestApp, Rows, Rig, String) {
+    let db = fresh_database().await;
+    let one = spawn_with(test_settings(db.clone())).await;
+    let two = spawn_with(test_settings(db)).await;
+    let up = rows_server().await;
+    let rig = rig(&one, &up).await;
+    let token = rig.token(&one, "u1", json!({})).await;
+    (one, two, up, rig, token)
+}
+
 const ENTRY_HITS: &str = r#"loopgate_cache_memory_total{kind="entry",outcome="hit"}"#;
 const PRESENTED_HITS: &str = r#"loopgate_cache_memory_total{kind="presented",outcome="hit"}"#;
 
@@ -118,12 +130,7 @@ const PRESENTED_HITS: &str = r#"loopgate_cache_memory_total{kind="presented",out
 /// hit serves the refreshed rows, not what it kept.
 #[tokio::test]
 async fn c4_a_hit_from_memory_serves_the_rows_a_refresh_on_another_replica_wrote() {
-    let db = fresh_database().await;
-    let one = spawn_with(test_settings(db.clone())).await;
-    let two = spawn_with(test_settings(db)).await;
-    let up = rows_server().await;
-    let rig = rig(&one, &up).await;
-    let token = rig.token(&one, "u1", json!({})).await;
+    let (one, two, up, rig, token) = two_replicas().await;
     let first = call(&one, &rig, &token, walk_args()).await;
     assert!(first.get("_cache").is_none());
     let walked = up.requests.load(Ordering::SeqCst);
@@ -187,12 +194,7 @@ const ENTRY_STALE: &str = r#"loopgate_cache_memory_total{kind="entry",outcome="s
 /// and the call answers the refreshed rows, with a `_resultId` that reads them.
 #[tokio::test]
 async fn c4_a_result_pointing_at_a_replaced_version_is_never_readable() {
-    let db = fresh_database().await;
-    let one = spawn_with(test_settings(db.clone())).await;
-    let two = spawn_with(test_settings(db)).await;
-    let up = rows_server().await;
-    let rig = rig(&one, &up).await;
-    let token = rig.token(&one, "u1", json!({})).await;
+    let (one, two, up, rig, token) = two_replicas().await;
     let mut returned = vec![call(&one, &rig, &token, walk_args()).await];
     let hit = call(&one, &rig, &token, walk_args()).await;
     assert_eq!((&hit["_cache"]["hit"], gens(&hit)), (&json!(true), vec![1]));
