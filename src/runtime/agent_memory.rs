@@ -35,9 +35,11 @@
 //! [`AgentMemory`] keeps, per (org, agent), the [`AgentView`] (compiled tools as
 //! [`super::compiled`] built them, sealed org credentials) with the epoch read **before**
 //! its statement ran — so a bump while it loaded leaves it stale at once — and the time
-//! it was loaded; and per (org, agent, caller, thread key) the thread's id, the epoch
-//! read before it was read, and until when it is fresh (the statement's age of
-//! `last_used_at` by Postgres' clock, or the touch just written, minus [`MARGIN`]). A
+//! its statement was sent; and per (org, agent, caller, thread key) the thread's id, the
+//! epoch read before it was read, and until when it is fresh (the statement's age of
+//! `last_used_at` by Postgres' clock, or the touch just written, minus [`MARGIN`],
+//! counted from before the statement was sent — so a call slow between its statement and
+//! keeping what it read never stretches it). A
 //! call uses them only while the epoch it reads is the same and the agent entry is
 //! younger than `agent_memory_seconds` (the max age: the safety net for writes made
 //! outside the API, an operator's SQL; 0 turns memory off). Redis not answering means the
@@ -234,9 +236,10 @@ impl AgentMemory {
             .is_some_and(|t| t.id == id && t.epoch == *epoch && t.fresh_until > Instant::now())
     }
 
-    /// Keeps `view`, loaded by a statement that ran after `epoch` was read, unless it has
-    /// connected-app bindings (their connections are the caller's own).
-    pub fn keep_agent(&self, org: &OrgId, epoch: Epoch, view: &Arc<AgentView>) {
+    /// Keeps `view`, loaded by a statement that ran after `epoch` was read and after
+    /// `read_at` (its age counts from then, not from when the call got round to keeping
+    /// it), unless it has connected-app bindings (their connections are the caller's own).
+    pub fn keep_agent(&self, org: &OrgId, epoch: Epoch, view: &Arc<AgentView>, read_at: Instant) {
         if !self.on() || view.tools.iter().any(|t| t.tool.kind == ToolKind::App) {
             return;
         }
@@ -255,14 +258,16 @@ impl AgentMemory {
             (org.as_str().to_owned(), view.id.clone()),
             Agent {
                 epoch,
-                loaded: now,
+                loaded: read_at,
                 view: view.clone(),
             },
         );
     }
 
     /// Keeps thread `id`, read (or touched) by a statement that ran after `epoch` was read
-    /// and fresh for `fresh_for` from then on (less [`MARGIN`]).
+    /// and after `read_at`, and fresh for `fresh_for` from that statement on (less
+    /// [`MARGIN`]): counted from `read_at`, so however long the call took between the
+    /// statement and this, memory never claims the thread fresh past what Postgres said.
     #[allow(clippy::too_many_arguments)]
     pub fn keep_thread(
         &self,
@@ -273,6 +278,7 @@ impl AgentMemory {
         id: String,
         epoch: Epoch,
         fresh_for: Duration,
+        read_at: Instant,
     ) {
         let Some(fresh) = fresh_for.checked_sub(MARGIN).filter(|d| !d.is_zero()) else {
             return;
@@ -292,7 +298,7 @@ impl AgentMemory {
             ThreadRef::new(org, agent, caller, key),
             Thread {
                 epoch,
-                fresh_until: now + fresh,
+                fresh_until: read_at + fresh,
                 id,
             },
         );
@@ -319,7 +325,7 @@ mod tests {
         let org = OrgId::trusted("org_a");
         let memory = AgentMemory::new(Duration::from_secs(60));
         let at = |e: &str| e.to_string();
-        memory.keep_agent(&org, at("3"), &view("agt_1"));
+        memory.keep_agent(&org, at("3"), &view("agt_1"), Instant::now());
         assert!(memory.agent(&org, "agt_1", &at("3")).is_some());
         assert!(memory.agent(&org, "agt_1", &at("4")).is_none());
         assert!(memory.agent(&org, "agt_1", &String::new()).is_none());
@@ -327,11 +333,11 @@ mod tests {
             .agent(&OrgId::trusted("org_b"), "agt_1", &at("3"))
             .is_none());
         let old = AgentMemory::new(Duration::from_nanos(1));
-        old.keep_agent(&org, at("3"), &view("agt_1"));
+        old.keep_agent(&org, at("3"), &view("agt_1"), Instant::now());
         std::thread::sleep(Duration::from_millis(2));
         assert!(old.agent(&org, "agt_1", &at("3")).is_none());
         let off = AgentMemory::new(Duration::ZERO);
-        off.keep_agent(&org, at("3"), &view("agt_1"));
+        off.keep_agent(&org, at("3"), &view("agt_1"), Instant::now());
         assert!(off.agent(&org, "agt_1", &at("3")).is_none());
     }
 
@@ -342,10 +348,29 @@ mod tests {
         let org = OrgId::trusted("org_a");
         let memory = AgentMemory::new(Duration::from_secs(60));
         let e = "1".to_string();
-        memory.keep_thread(&org, "agt", "u1", "th", "thr_1".into(), e.clone(), MARGIN);
+        let now = Instant::now();
+        memory.keep_thread(
+            &org,
+            "agt",
+            "u1",
+            "th",
+            "thr_1".into(),
+            e.clone(),
+            MARGIN,
+            now,
+        );
         assert_eq!(memory.thread(&org, "agt", "u1", "th"), None, "no time left");
         let fresh = MARGIN + Duration::from_millis(30);
-        memory.keep_thread(&org, "agt", "u1", "th", "thr_1".into(), e.clone(), fresh);
+        memory.keep_thread(
+            &org,
+            "agt",
+            "u1",
+            "th",
+            "thr_1".into(),
+            e.clone(),
+            fresh,
+            now,
+        );
         assert_eq!(
             memory.thread(&org, "agt", "u1", "th").as_deref(),
             Some("thr_1")
@@ -359,6 +384,35 @@ mod tests {
             None,
             "past its time"
         );
+    }
+
+    /// What a statement said is counted from before it was sent, not from when the call
+    /// kept it: a call slow in between (compiling, a pool wait) must not stretch a
+    /// thread's freshness past `last_used_at` + the touch interval, nor an agent's age.
+    #[test]
+    fn freshness_and_age_count_from_the_statement_not_from_keeping() {
+        let org = OrgId::trusted("org_a");
+        let memory = AgentMemory::new(Duration::from_secs(2));
+        let e = "1".to_string();
+        let Some(read_at) = Instant::now().checked_sub(Duration::from_secs(3)) else {
+            return;
+        };
+        // the statement said 3.5 s left (less the 1 s margin): 3 s of it are gone already
+        let fresh = MARGIN + Duration::from_millis(2500);
+        memory.keep_thread(
+            &org,
+            "agt",
+            "u1",
+            "th",
+            "thr_1".into(),
+            e.clone(),
+            fresh,
+            read_at,
+        );
+        assert_eq!(memory.thread(&org, "agt", "u1", "th"), None);
+        // loaded 3 s ago, older than the 2 s max age
+        memory.keep_agent(&org, e.clone(), &view("agt_1"), read_at);
+        assert!(memory.agent(&org, "agt_1", &e).is_none());
     }
 
     #[test]
@@ -379,7 +433,7 @@ mod tests {
         let org = OrgId::trusted("org_a");
         let memory = AgentMemory::new(Duration::from_secs(60));
         for i in 0..MAX_AGENTS + 5 {
-            memory.keep_agent(&org, "1".into(), &view(&format!("agt_{i}")));
+            memory.keep_agent(&org, "1".into(), &view(&format!("agt_{i}")), Instant::now());
         }
         assert!(memory.entries().agents.len() <= MAX_AGENTS);
         assert!(memory

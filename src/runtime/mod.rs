@@ -172,9 +172,10 @@ impl Runtime {
             Metrics::inc(&self.metrics.agent_memory_hits);
             return Ok(view);
         }
+        let read_at = std::time::Instant::now();
         let view = Arc::new(self.load_agent(caller, agent_id, None, None).await?.0);
         if let Some(epoch) = epoch {
-            self.agent_memory.keep_agent(org, epoch, &view);
+            self.agent_memory.keep_agent(org, epoch, &view, read_at);
         }
         Ok(view)
     }

@@ -108,6 +108,8 @@ impl Runtime {
         };
         // a tool call's connections (D4) come with it: no query of their own
         let user = super::connections::connection_user(caller);
+        // what the statement says is counted from here (agent_memory: never past it)
+        let read_at = std::time::Instant::now();
         let (agent, seen) = self
             .load_agent(caller, agent_id, Some(lookup), Some(&user))
             .await?;
@@ -130,9 +132,10 @@ impl Runtime {
         };
         let agent = Arc::new(agent);
         if let Some(epoch) = epoch {
-            memory.keep_agent(org, epoch.clone(), &agent);
+            memory.keep_agent(org, epoch.clone(), &agent, read_at);
             let id = thread_id.clone();
-            memory.keep_thread(org, agent_id, &owner, thread_key, id, epoch, fresh_for);
+            let (key, fresh) = (thread_key, fresh_for);
+            memory.keep_thread(org, agent_id, &owner, key, id, epoch, fresh, read_at);
         }
         // marks read for the thread remembered are this thread's when it is the same one
         let marks = marks.filter(|(id, _)| *id == thread_id).map(|(_, m)| m);
