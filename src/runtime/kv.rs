@@ -14,6 +14,11 @@
 //! answers again it is used again; a key missing there is still looked up in the map
 //! (until it expires), and writing or deleting a key in Redis drops the map's copy, so
 //! nothing written during the outage is lost or served stale.
+//!
+//! The one exception: a value every replica must read alike (the org's config epoch,
+//! `runtime::agent_memory`) is never taken from or written to the map while Redis is
+//! configured — [`Kv::get_shared_and_many`], [`Kv::set_shared`], [`Kv::init_shared`]
+//! report "unknown" instead, and the caller does without it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
