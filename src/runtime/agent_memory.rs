@@ -360,17 +360,14 @@ mod tests {
             now,
         );
         assert_eq!(memory.thread(&org, "agt", "u1", "th"), None, "no time left");
-        let fresh = MARGIN + Duration::from_millis(30);
-        memory.keep_thread(
-            &org,
-            "agt",
-            "u1",
-            "th",
-            "thr_1".into(),
-            e.clone(),
-            fresh,
-            now,
-        );
+        // fresh for a minute more: long enough that no stall of a loaded machine between
+        // keeping and asking decides the outcome
+        let fresh = MARGIN + Duration::from_secs(60);
+        let keep = |fresh: Duration, read_at: Instant| {
+            let id = "thr_1".to_string();
+            memory.keep_thread(&org, "agt", "u1", "th", id, e.clone(), fresh, read_at);
+        };
+        keep(fresh, now);
         assert_eq!(
             memory.thread(&org, "agt", "u1", "th").as_deref(),
             Some("thr_1")
@@ -378,12 +375,17 @@ mod tests {
         assert!(memory.thread_at(&org, "agt", "u1", "th", "thr_1", &e));
         assert!(!memory.thread_at(&org, "agt", "u1", "th", "thr_1", &"2".into()));
         assert_eq!(memory.thread(&org, "agt", "u2", "th"), None);
-        std::thread::sleep(Duration::from_millis(40));
+        // past its time: read 10 s ago and fresh for 5 s then (no sleeping on the clock)
+        let Some(past) = now.checked_sub(Duration::from_secs(10)) else {
+            return;
+        };
+        keep(MARGIN + Duration::from_secs(5), past);
         assert_eq!(
             memory.thread(&org, "agt", "u1", "th"),
             None,
             "past its time"
         );
+        assert!(!memory.thread_at(&org, "agt", "u1", "th", "thr_1", &e));
     }
 
     /// What a statement said is counted from before it was sent, not from when the call
