@@ -341,6 +341,12 @@ mod tests {
         assert!(off.agent(&org, "agt_1", &at("3")).is_none());
     }
 
+    /// Keeps thread `thr_1` of (org_a, agt, u1, th) at `epoch`.
+    fn keep_thread_1(memory: &AgentMemory, epoch: &Epoch, fresh: Duration, read_at: Instant) {
+        let (org, id) = (OrgId::trusted("org_a"), "thr_1".to_string());
+        memory.keep_thread(&org, "agt", "u1", "th", id, epoch.clone(), fresh, read_at);
+    }
+
     /// Memory never claims a thread fresh beyond what the statement said (less the margin):
     /// the touch rule and retention's argument rest on it.
     #[test]
@@ -349,25 +355,11 @@ mod tests {
         let memory = AgentMemory::new(Duration::from_secs(60));
         let e = "1".to_string();
         let now = Instant::now();
-        memory.keep_thread(
-            &org,
-            "agt",
-            "u1",
-            "th",
-            "thr_1".into(),
-            e.clone(),
-            MARGIN,
-            now,
-        );
+        keep_thread_1(&memory, &e, MARGIN, now);
         assert_eq!(memory.thread(&org, "agt", "u1", "th"), None, "no time left");
         // fresh for a minute more: long enough that no stall of a loaded machine between
         // keeping and asking decides the outcome
-        let fresh = MARGIN + Duration::from_secs(60);
-        let keep = |fresh: Duration, read_at: Instant| {
-            let id = "thr_1".to_string();
-            memory.keep_thread(&org, "agt", "u1", "th", id, e.clone(), fresh, read_at);
-        };
-        keep(fresh, now);
+        keep_thread_1(&memory, &e, MARGIN + Duration::from_secs(60), now);
         assert_eq!(
             memory.thread(&org, "agt", "u1", "th").as_deref(),
             Some("thr_1")
@@ -379,7 +371,7 @@ mod tests {
         let Some(past) = now.checked_sub(Duration::from_secs(10)) else {
             return;
         };
-        keep(MARGIN + Duration::from_secs(5), past);
+        keep_thread_1(&memory, &e, MARGIN + Duration::from_secs(5), past);
         assert_eq!(
             memory.thread(&org, "agt", "u1", "th"),
             None,
@@ -400,17 +392,7 @@ mod tests {
             return;
         };
         // the statement said 3.5 s left (less the 1 s margin): 3 s of it are gone already
-        let fresh = MARGIN + Duration::from_millis(2500);
-        memory.keep_thread(
-            &org,
-            "agt",
-            "u1",
-            "th",
-            "thr_1".into(),
-            e.clone(),
-            fresh,
-            read_at,
-        );
+        keep_thread_1(&memory, &e, MARGIN + Duration::from_millis(2500), read_at);
         assert_eq!(memory.thread(&org, "agt", "u1", "th"), None);
         // loaded 3 s ago, older than the 2 s max age
         memory.keep_agent(&org, e.clone(), &view("agt_1"), read_at);

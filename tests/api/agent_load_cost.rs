@@ -43,27 +43,7 @@ async fn agent_with(app: &TestApp, base: &str, tools: usize) -> Rig {
 async fn agent_load_cost() {
     let app = spawn_app().await;
     let up = upstream_server::start().await;
-    // one connection, so one backend process does all the work
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&app.database_url)
-        .await
-        .unwrap();
-    let backend: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-    // user + system CPU of the backend, in clock ticks (1/100 s)
-    let cpu = || {
-        let stat = std::fs::read_to_string(format!("/proc/{backend}/stat")).unwrap();
-        let fields: Vec<&str> = stat
-            .rsplit_once(')')
-            .unwrap()
-            .1
-            .split_whitespace()
-            .collect();
-        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-    };
+    let (pool, cpu) = crate::record_write_cost::one_backend(&app.database_url).await;
     const N: u32 = 1000;
     for tools in [2, 33] {
         let rig = agent_with(&app, &up.base, tools).await;

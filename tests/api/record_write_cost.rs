@@ -5,6 +5,32 @@ use serde_json::{json, Value};
 
 use crate::upstream_server::{self, CONTACTS};
 
+/// A pool of one connection to `database`, so one Postgres backend process does all the
+/// work, and that backend's user + system CPU so far (from `/proc`, in clock ticks of
+/// 1/100 s: the machine's other load does not count). For the cost measurements.
+pub(crate) async fn one_backend(database: &str) -> (sqlx::PgPool, impl Fn() -> u64 + Copy) {
+    let pool = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect(database)
+        .await
+        .unwrap();
+    let backend: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+    let cpu = move || {
+        let stat = std::fs::read_to_string(format!("/proc/{backend}/stat")).unwrap();
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .unwrap()
+            .1
+            .split_whitespace()
+            .collect();
+        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+    };
+    (pool, cpu)
+}
+
 /// Issue 15: what Postgres spends writing a record's result, by the result column's type
 /// and compression: the CPU time of the Postgres backend process (from `/proc`, so the
 /// load on the machine does not count) per row of `INSERT … SELECT FROM UNNEST` (the
@@ -15,27 +41,7 @@ use crate::upstream_server::{self, CONTACTS};
 #[ignore]
 async fn record_write_cost() {
     let database = crate::helpers::fresh_database().await;
-    // one connection, so one backend process does all the work
-    let pool = sqlx::postgres::PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&database)
-        .await
-        .unwrap();
-    let backend: i32 = sqlx::query_scalar("SELECT pg_backend_pid()")
-        .fetch_one(&pool)
-        .await
-        .unwrap();
-    // user + system CPU of the backend, in clock ticks (1/100 s)
-    let cpu = || {
-        let stat = std::fs::read_to_string(format!("/proc/{backend}/stat")).unwrap();
-        let fields: Vec<&str> = stat
-            .rsplit_once(')')
-            .unwrap()
-            .1
-            .split_whitespace()
-            .collect();
-        fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-    };
+    let (pool, cpu) = one_backend(&database).await;
     // a looping result as the bench's cache hit returns it: 334 projected rows
     let rows: Vec<Value> = (0..334)
         .map(|i| {
