@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use secrecy::SecretString;
 
-use super::call::Credential;
+use super::credential_choice::Credential;
 use super::drain::Drain;
 use super::{BoundTool, Runtime};
 use crate::engine::doc::Page;

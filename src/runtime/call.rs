@@ -1,30 +1,31 @@
-//! One tool call in a thread: retrieval tools read stored results (G4, G6); any other
-//! tool is checked against the restriction (G5), parsed by the engine (L3), run against
-//! its upstream with the right credential, presented (R2, F, G1) and its full result
-//! stored under a `_resultId` (G3).
+//! One tool call in a thread, from its acceptance to its record: retrieval tools read
+//! stored results ([`super::retrieval`], G4, G6); any other tool is checked against the
+//! restriction (G5), parsed by the engine (L3), run against its upstream ([`super::fetch`],
+//! with the credential [`super::credential_choice`] picks), presented and its full result
+//! stored under a `_resultId` ([`super::keep`]: R2, F, G1, G3). A `_continue` is redeemed
+//! here and the resumed walk grown (P10).
 
-use secrecy::SecretString;
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 use std::sync::Arc;
 
-use super::cache_memory::CacheMemory;
 use super::drain::InFlight;
 use super::feed::{Feed, Tee};
 use super::fetch::CacheUse;
+use super::keep::Kept;
+use super::retrieval::{FETCH_TOOL, QUERY_TOOL};
 use super::{
     cache, discovery, events, results, resume, stream, BoundTool, ResultJson, Runtime,
     RuntimeError, ThreadKey,
 };
 use crate::auth::Caller;
-use crate::crypto::{new_id, random_token};
+use crate::crypto::new_id;
 use crate::discovery::meta::{CONNECT_TOOLKIT, LIST_CONNECTIONS, LOAD_TOOL, SEARCH_TOOLS};
 use crate::engine::{self, ProgressSink};
 use crate::metrics::Metrics;
 use crate::store::deployments::CacheMode;
-use crate::store::providers::{self, CredentialBinding};
 use crate::store::tool_calls;
 use crate::store::tools::ToolKind;
 
@@ -75,72 +76,6 @@ pub struct CallStart {
     pub marks: Option<results::Marks>,
     /// Keeps a draining replica up until the call has recorded its outcome.
     pub in_flight: Arc<InFlight>,
-}
-
-pub const QUERY_TOOL: &str = "queryToolResult";
-pub const FETCH_TOOL: &str = "fetchToolResult";
-
-/// Where [`Runtime::keep`] stores a result, and what a `_continue` of it is bound to.
-struct Kept<'a> {
-    /// The result a resumed walk grows; `None`: a fresh `_resultId`.
-    result_id: Option<String>,
-    tool_id: &'a str,
-    arguments: &'a Value,
-    /// The cache entry that already holds the outcome: the result points at it.
-    held: Option<cache::Held>,
-    /// The outcome's stored text, when it was already written.
-    stored: Option<engine::StoredJson>,
-    /// C4: how the cache served or kept the walk.
-    cache: Option<engine::CacheLabel>,
-    /// `held` is a version of the entry Redis has not confirmed yet (`Fetched::unconfirmed`).
-    unconfirmed: bool,
-}
-
-/// Which credential a call uses.
-pub enum Credential {
-    /// The runtime token's own secret for this provider.
-    User(SecretString),
-    /// The org-level secret, if one is stored.
-    Org(Option<SecretString>),
-    /// The calling user's connection of a connected-app toolkit (D4).
-    Connection(SecretString),
-}
-
-impl Credential {
-    pub fn secret(&self) -> Option<&SecretString> {
-        match self {
-            Credential::User(s) | Credential::Connection(s) => Some(s),
-            Credential::Org(s) => s.as_ref(),
-        }
-    }
-}
-
-/// C2, C3: whose data this is, and how long a walk of it stays fresh for this binding.
-pub(crate) fn cache_scope(
-    caller: &Caller,
-    credential: &Credential,
-    ttl_hours: Option<i32>,
-) -> (cache::Scope, std::time::Duration) {
-    let (scope, default_ttl) = match (caller, credential) {
-        (Caller::Runtime(r), Credential::User(_)) => (
-            match &r.cache_scope {
-                Some(s) => cache::Scope::Shared(s.clone()),
-                None => cache::Scope::User(r.user_id.clone()),
-            },
-            cache::USER_TTL,
-        ),
-        // D4: a connection is the user's own, whatever the token's cache_scope
-        (_, Credential::Connection(_)) => (
-            cache::Scope::User(super::connections::connection_user(caller)),
-            cache::USER_TTL,
-        ),
-        _ => (cache::Scope::Org, cache::ORG_TTL),
-    };
-    let ttl = ttl_hours
-        .filter(|h| *h > 0)
-        .map(|h| std::time::Duration::from_secs(h as u64 * 3600))
-        .unwrap_or(default_ttl);
-    (scope, ttl)
 }
 
 /// The record of a call: who made it, in which thread, with what.
@@ -495,244 +430,5 @@ impl Runtime {
             self.cache_memory.stale();
             cache.confirm_later = false;
         }
-    }
-
-    /// Presents an outcome — the final result text, labels included — and keeps its full
-    /// payload under its `_resultId` (G3): a fresh one, or the one a resumed walk grows
-    /// (P10), as its own text or as a pointer to the cache entry holding it. A walk that
-    /// can be resumed leaves a `_continue`. A hit's result filled from (or first making) a
-    /// template carries the template's body, so its record references the text. `None`
-    /// when the entry version a hit was served from unconfirmed ([`Kept::unconfirmed`]) is
-    /// not the current one: nothing is kept and nothing may be answered.
-    async fn keep(
-        &self,
-        caller: &Caller,
-        start: &CallStart,
-        plan: &engine::CallPlan,
-        outcome: Arc<engine::Outcome>,
-        kept: Kept<'_>,
-    ) -> Result<Option<ResultJson>, RuntimeError> {
-        let result_id = kept
-            .result_id
-            .unwrap_or_else(|| format!("res_{}", random_token(32)));
-        let mut labels = engine::Labels {
-            cache: kept.cache,
-            // Redis unreachable: the cache was per process and the _resultId lives here only
-            degraded: self
-                .kv
-                .degraded()
-                .then(|| super::kv::DEGRADED_NOTE.to_owned()),
-            continue_token: None,
-        };
-        // P10: an envelope is always stored, so its `_continue` can be saved before it is written
-        if let (true, Some(point)) = (outcome.envelope, &outcome.resume) {
-            let c = resume::Continuation {
-                result_id: result_id.clone(),
-                tool_id: kept.tool_id.to_owned(),
-                identity: plan.cache_identity(),
-                arguments: resume::walk_arguments(kept.arguments),
-                point: point.clone(),
-                rows: outcome.items.len(),
-                errors: outcome.for_each_errors.clone(),
-                expires_at: self.clock.now()
-                    + chrono::Duration::from_std(results::RESULT_TTL).unwrap_or_default(),
-            };
-            labels.continue_token = Some(resume::save(&self.kv, &start.thread, &c).await?);
-        }
-        let unconfirmed = kept.held.as_ref().filter(|_| kept.unconfirmed);
-        let held = kept
-            .held
-            .as_ref()
-            .filter(|h| h.outlives(self.clock.now(), results::RESULT_TTL));
-        let (prebuilt, needs_text) = (kept.stored, held.is_none());
-        let limits = self.limits_for(&start.agent).into_owned();
-        // a hit presented before from the same entry version, the same way, is the same text
-        // but for its `_resultId` (engine::PresentedTemplate): spliced, not presented afresh
-        let presenting = match (&labels.cache, &held) {
-            (Some(engine::CacheLabel::Hit { .. }), Some(h)) if self.cache_memory.enabled() => {
-                let key = CacheMemory::presenting_key(h, plan, &labels, &limits);
-                Some((key, h.version()))
-            }
-            _ => None,
-        };
-        // the hit's record references the presentation's body instead of copying its text
-        let mut body = None;
-        let memo = presenting
-            .as_ref()
-            .and_then(|(key, version)| self.cache_memory.presented(key, *version))
-            .and_then(|p| {
-                let filled = p.template.fill(&result_id)?;
-                body = Some(p.body.clone());
-                Some(filled)
-            });
-        let (presented, stored, provenance) = match memo {
-            Some(presented) => (presented, None, outcome.provenance()),
-            None => {
-                // presenting (`_filter`, `_fields`, the guard) and writing the stored set are
-                // proportional to the rows: off the async workers when large
-                let size = super::fetch::outcome_bytes(&outcome);
-                let (plan_copy, rid) = (plan.clone(), result_id.clone());
-                let done = self
-                    .cpu
-                    .run(caller.org(), size, move || {
-                        let presented =
-                            engine::present_json(&outcome, &plan_copy, &rid, &limits, &labels);
-                        let mut outcome = outcome;
-                        // the rows move into the stored text (or already did): never held
-                        // twice — unless they are shared with the replica's cache memory
-                        let stored = (presented.stored && needs_text).then(|| {
-                            prebuilt.unwrap_or_else(|| match Arc::get_mut(&mut outcome) {
-                                Some(o) => o.store(),
-                                None => Arc::new(outcome.to_stored_json()),
-                            })
-                        });
-                        (presented, stored, outcome.provenance())
-                    })
-                    .await;
-                if let Some((key, version)) = &presenting {
-                    if let Some(t) = engine::PresentedTemplate::new(&done.0, &result_id) {
-                        body = Some(
-                            self.cache_memory
-                                .keep_presented(key, *version, t)
-                                .body
-                                .clone(),
-                        );
-                    }
-                }
-                done
-            }
-        };
-        if presented.stored {
-            let body = match held {
-                Some(h) => results::Body::Cached(h),
-                None => results::Body::Text(stored.as_deref().map_or("", String::as_str)),
-            };
-            let put = results::put(
-                &self.kv,
-                &start.thread,
-                &result_id,
-                body,
-                &provenance,
-                presented.truncated,
-                unconfirmed,
-            );
-            if !put.await? {
-                return Ok(None);
-            }
-            if held.is_none() {
-                let bytes = stored.as_deref().map_or(0, |s| s.len());
-                Metrics::add(&self.metrics.stored_result_bytes, bytes as u64);
-            }
-        } else if let Some(h) = unconfirmed {
-            if cache::current_version(&self.kv, &h.key).await? != Some(h.version()) {
-                return Ok(None);
-            }
-        }
-        if presented.truncated {
-            Metrics::inc(&self.metrics.guard_cuts);
-        }
-        Ok(Some(match body {
-            Some(body) => ResultJson::filled(presented.json, body, result_id),
-            None => ResultJson::from_engine(presented.json),
-        }))
-    }
-
-    /// The credential for this call: the token's own for the provider, else the org's,
-    /// unless the provider requires users' own credentials.
-    pub(crate) async fn credential(
-        &self,
-        caller: &Caller,
-        bound: &BoundTool,
-    ) -> Result<Credential, RuntimeError> {
-        if bound.tool.kind == ToolKind::App {
-            return self.connection_credential(caller, bound).await;
-        }
-        if let Caller::Runtime(r) = caller {
-            if let Some(user) = r.credentials.get(&bound.provider.id) {
-                let now = bound.provider.credential_binding();
-                if !CredentialBinding::allows(user.binding.as_ref(), now.as_ref()) {
-                    return Err(RuntimeError::CredentialRequired(format!(
-                        "provider '{}' has moved to another origin or auth placement since this runtime \
-                         token was minted, so the user's credential in it is not sent there: mint a new \
-                         token with the user's credential for provider {}",
-                        bound.provider.name, bound.provider.id
-                    )));
-                }
-                return Ok(Credential::User(user.secret.clone()));
-            }
-        }
-        if bound.provider.user_credentials_required {
-            return Err(RuntimeError::CredentialRequired(format!(
-                "provider '{}' needs the user's own credential, and this call carries none: the application \
-                 must mint a runtime token with credentials for provider {}",
-                bound.provider.name, bound.provider.id
-            )));
-        }
-        // read with the agent (this call's statement), opened only now
-        let org = match &bound.org_credential {
-            Some(sealed) => Some(self.open_org_credential(&sealed.0, &bound.provider.id)?),
-            None => None,
-        };
-        Ok(Credential::Org(org))
-    }
-
-    /// The provider's org-level credential, decrypted, if one is stored.
-    pub async fn org_credential(
-        &self,
-        org: &crate::store::OrgId,
-        provider_id: &str,
-    ) -> Result<Option<SecretString>, RuntimeError> {
-        let Some(sealed) = providers::credential_ciphertext(&self.pool, org, provider_id).await?
-        else {
-            return Ok(None);
-        };
-        Ok(Some(self.open_org_credential(&sealed, provider_id)?))
-    }
-
-    /// A provider's org-level credential, sealed to its provider id.
-    fn open_org_credential(
-        &self,
-        sealed: &[u8],
-        provider_id: &str,
-    ) -> Result<SecretString, RuntimeError> {
-        self.unseal(sealed, provider_id.as_bytes())
-    }
-
-    async fn retrieve(
-        &self,
-        thread: &ThreadKey,
-        name: &str,
-        args: &Value,
-        agent: &super::AgentView,
-    ) -> Result<Value, RuntimeError> {
-        let id = args
-            .get("resultId")
-            .and_then(Value::as_str)
-            .ok_or_else(|| {
-                RuntimeError::Engine(engine::EngineError::InvalidArguments {
-                    detail: format!("{name} needs `resultId`: the _resultId of an earlier result in this conversation"),
-                })
-            })?
-            .to_string();
-        let stored = results::load(&self.kv, thread, &id).await?;
-        let provenance = match name {
-            QUERY_TOOL => results::provenance(&self.kv, thread, &id).await?,
-            _ => None,
-        };
-        // filtering and aggregating thousands of rows is CPU work: off the async workers
-        let limits = self.limits_for(agent).into_owned();
-        let (args, name) = (args.clone(), name.to_owned());
-        let value = self
-            .cpu
-            .run(&thread.org, stored.len(), move || {
-                if name == QUERY_TOOL {
-                    engine::query_result_json(stored, provenance.as_ref(), &args, &limits)
-                } else {
-                    engine::fetch_result(&stored, &args, &limits)
-                }
-            })
-            .await?;
-        results::mark_read(&self.kv, thread, &id).await?;
-        Ok(value)
     }
 }

@@ -13,7 +13,7 @@ use chrono::{Duration, Utc};
 use secrecy::{ExposeSecret, SecretString};
 use serde_json::{json, Value};
 
-use super::call::Credential;
+use super::credential_choice::Credential;
 use super::discovery::toolkit_of;
 use super::{AgentView, BoundTool, Runtime, RuntimeError};
 use crate::auth::Caller;

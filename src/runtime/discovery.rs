@@ -254,7 +254,7 @@ pub fn unknown_tool_detail(agent: &AgentView, name: &str) -> String {
         if agent.tools.len() > 30 {
             names.push("…");
         }
-        names.extend([super::call::QUERY_TOOL, super::call::FETCH_TOOL]);
+        names.extend([super::retrieval::QUERY_TOOL, super::retrieval::FETCH_TOOL]);
         format!(
             "available tools: {} (or {SEARCH_TOOLS} to find one)",
             names.join(", ")

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use secrecy::ExposeSecret;
 
 use super::adapter::{HttpUpstream, SystemClock};
-use super::call::{cache_scope, Credential};
+use super::credential_choice::{cache_scope, Credential};
 use super::{cache, BoundTool, Runtime, RuntimeError};
 use crate::auth::Caller;
 use crate::engine::{self, CallPlan, Outcome, ProgressSink};
