@@ -4,9 +4,10 @@
 //! `#[utoipa::path]`, or documented but not routed, fails `openapi_doc`). Each path
 //! answers its other methods with `405` and `Allow`, and resolves a bearer token before
 //! the handler's extractors run (`extract::identify_first`), so 401/403 come before any
-//! body validation; after a successful write it bumps the org's config epoch
-//! (`config_epoch`), before the response goes out. `/docs` (the Swagger UI service) is
-//! the only route outside the table.
+//! body validation; after any request that may write (not GET/HEAD/OPTIONS), whatever its
+//! status, it bumps the org's config epoch before the response goes out, but on the
+//! routes that write nothing the agent statement reads (`config_epoch`, which owns that
+//! rule). `/docs` (the Swagger UI service) is the only route outside the table.
 
 use actix_web::middleware::from_fn;
 use actix_web::web;
