@@ -3,7 +3,11 @@
 //! (G3): as its own text or as a pointer to the dataset cache entry holding it, with a
 //! `_continue` saved when the walk can be resumed (P10). A hit presented before from the
 //! same entry version is spliced from the replica's template (`cache_memory`) instead of
-//! presented afresh.
+//! presented afresh, and its result carries that template's body, so its record
+//! references the text instead of copying it (`store::tool_calls::Filled`). A hit served
+//! from the replica's memory before Redis named the entry's current version has it
+//! confirmed in the round trip that stores its result (`results::put`), and is not
+//! answered when Redis names another one.
 
 use std::sync::Arc;
 
