@@ -76,6 +76,12 @@ impl Application {
             .with_context(|| format!("could not bind {}", settings.bind))?;
         let port = listener.local_addr()?.port();
         let metrics = Arc::new(Metrics::default());
+        let records = crate::runtime::records::Records::connect(
+            secrets.database_url.expose_secret(),
+            metrics.clone(),
+        )
+        .await
+        .context("could not connect to Postgres (check DATABASE_URL)")?;
         let quota = crate::quota::Shared::new(redis.clone(), settings.replicas, metrics.clone());
         let limits = settings.engine_limits();
         let runtime = Runtime {
@@ -127,7 +133,7 @@ impl Application {
                 settings.cpu_inline_bytes,
                 metrics.clone(),
             ),
-            records: crate::runtime::records::Records::spawn(pool.clone(), metrics.clone()),
+            records,
             thread_touch: crate::runtime::thread::touch_interval(
                 crate::retention::Policy::from_settings(&settings).threads_idle,
             ),

@@ -26,6 +26,14 @@
 //!   fails the whole batch at once.
 //! - A write whose caller went away is still written. [`Records::flush`] waits until
 //!   everything queued before it is written (shutdown, after the drain).
+//! - The writer has connections of its own ([`Records::connect`], at most
+//!   [`WRITER_CONNECTIONS`]) on which Postgres plans its statement once, generically
+//!   (`plan_cache_mode = force_generic_plan`): the statement's shape never changes, but
+//!   under the default mode Postgres kept choosing a custom plan for each batch (its
+//!   arrays' lengths change the estimates), so it planned a multi-CTE statement again on
+//!   every batch — measured under `scripts/bench-load`'s cache hits, Postgres' share of the
+//!   machine's CPU went from ~33% to ~26% with generic plans. Other queries keep the
+//!   default mode on the main pool, where a parameter's value may well change the best plan.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -98,7 +106,33 @@ pub struct Records {
     tx: mpsc::Sender<Job>,
 }
 
+/// Connections the writer keeps: one statement is in flight at a time.
+pub const WRITER_CONNECTIONS: u32 = 1;
+
 impl Records {
+    /// Connects the writer's own pool to `url` (its statement planned generically, see the
+    /// module header) and starts the writer on it.
+    pub async fn connect(url: &str, metrics: Arc<Metrics>) -> Result<Self, sqlx::Error> {
+        Ok(Self::spawn(Self::pool(url).await?, metrics))
+    }
+
+    /// The writer's own pool (see the module header).
+    pub async fn pool(url: &str) -> Result<PgPool, sqlx::Error> {
+        use sqlx::Executor as _;
+        sqlx::postgres::PgPoolOptions::new()
+            .max_connections(WRITER_CONNECTIONS)
+            .acquire_timeout(Duration::from_secs(5))
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    conn.execute("SET plan_cache_mode = force_generic_plan")
+                        .await
+                        .map(drop)
+                })
+            })
+            .connect(url)
+            .await
+    }
+
     /// Starts the writer on `pool` (inside a Tokio runtime); `metrics` counts writes and
     /// statements (their ratio is the batch size).
     pub fn spawn(pool: PgPool, metrics: Arc<Metrics>) -> Self {

@@ -605,4 +605,57 @@ mod group_commit {
         let (w, ()) = tokio::join!(pending, records.flush());
         w.unwrap();
     }
+
+    /// The writer's own connection plans its statement generically (records.rs header:
+    /// a custom plan per batch size cost more than the write), and batches of any size
+    /// written through it land whole.
+    #[tokio::test]
+    async fn the_writer_plans_generically_on_its_own_connection_and_writes_every_batch_size() {
+        let app = crate::helpers::spawn_app().await;
+        let orgs = two_orgs(&app).await;
+        let writer_pool = Records::pool(&app.database_url).await.unwrap();
+        let mode: String = sqlx::query_scalar("SHOW plan_cache_mode")
+            .fetch_one(&writer_pool)
+            .await
+            .unwrap();
+        assert_eq!(mode, "force_generic_plan");
+        let pool = sqlx::PgPool::connect(&app.database_url).await.unwrap();
+        let default_mode: String = sqlx::query_scalar("SHOW plan_cache_mode")
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+        assert_eq!(
+            default_mode, "auto",
+            "other connections keep Postgres' default"
+        );
+        let records = Records::spawn(writer_pool, Default::default());
+        let a = &orgs[0];
+        let mut n = 0;
+        // past the five executions after which Postgres settles on a plan, in sizes that
+        // change the statement's arrays each time
+        for size in [1usize, 3, 17, 2, 9, 1, 30, 4] {
+            let writes = (0..size).map(|_| {
+                n += 1;
+                once(
+                    &a.0,
+                    call(&format!("call_g{n}"), &a.1, &a.2),
+                    format!("{n}"),
+                )
+            });
+            let writes: Vec<_> = writes.collect();
+            for r in
+                futures_util::future::join_all(writes.into_iter().map(|w| records.write(w))).await
+            {
+                r.unwrap();
+            }
+        }
+        let (count, sum): (i64, i64) = sqlx::query_as(
+            "SELECT count(*), sum((result::text)::bigint)::bigint FROM tool_calls WHERE id LIKE 'call_g%'",
+        )
+        .fetch_one(&pool)
+        .await
+        .unwrap();
+        assert_eq!(count, n as i64);
+        assert_eq!(sum, (n * (n + 1) / 2) as i64);
+    }
 }
