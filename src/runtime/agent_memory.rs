@@ -27,9 +27,12 @@
 //!   a touch changes no id), deleted by the cascades above and by retention, without a
 //!   bump: see "Threads" below.
 //!
-//! A bump Redis does not take is logged (`could not bump the org's config epoch`) and the
-//! request still answers: replicas may then use what they remember for up to the max
-//! age below, the bound on any staleness.
+//! A bump is sent to Redis even right after a failure (`Kv::set_shared` does not wait
+//! out the `Kv`'s pause after one: a single slow command would otherwise leave every
+//! write on this replica unannounced for two seconds). A bump Redis does not take is
+//! logged (`could not bump the org's config epoch`) and the request still answers:
+//! replicas may then use what they remember for up to the max age below, the bound on
+//! any staleness.
 //!
 //! # What a replica remembers
 //! [`AgentMemory`] keeps, per (org, agent), the [`AgentView`] (compiled tools as

@@ -19,7 +19,8 @@
 //! The one exception: a value every replica must read alike (the org's config epoch,
 //! `runtime::agent_memory`) is never taken from or written to the map while Redis is
 //! configured — [`Kv::get_shared_and_many`], [`Kv::set_shared`], [`Kv::init_shared`]
-//! report "unknown" instead, and the caller does without it.
+//! report "unknown" instead, and the caller does without it; and writing it
+//! ([`Kv::set_shared`]) asks Redis even within [`RETRY_AFTER_FAILURE`] of a failure.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -180,8 +181,19 @@ impl Kv {
     /// Runs `op` on Redis within the budget: `None` when there is no Redis, it failed
     /// just now, or it does not answer (then the caller uses the in-process map).
     async fn redis<T: redis::FromRedisValue>(&self, op: Op<'_>) -> Option<T> {
+        self.redis_asking(op, false).await
+    }
+
+    /// [`Kv::redis`]; with `even_after_failure`, Redis is asked within
+    /// [`RETRY_AFTER_FAILURE`] of a failure too (for a write nothing can stand in for).
+    async fn redis_asking<T: redis::FromRedisValue>(
+        &self,
+        op: Op<'_>,
+        even_after_failure: bool,
+    ) -> Option<T> {
         let pool = self.redis.as_ref()?;
-        if now_ms() < self.health.skip_until_ms.load(Ordering::Relaxed) {
+        let skipping = now_ms() < self.health.skip_until_ms.load(Ordering::Relaxed);
+        if skipping && !even_after_failure {
             if let Some(m) = &self.health.metrics {
                 Metrics::inc(&m.kv_fallbacks);
             }
@@ -380,7 +392,10 @@ impl Kv {
 
     /// [`Kv::set`] of a value every replica must read alike: `false` when Redis is
     /// configured and did not take it (then nothing is written, not even here — the value
-    /// replicas read is Redis' own, [`Kv::get_shared_and_many`]).
+    /// replicas read is Redis' own, [`Kv::get_shared_and_many`]). Redis is asked even
+    /// within [`RETRY_AFTER_FAILURE`] of a failure: one slow command must not leave other
+    /// replicas unaware of a write for that long (the org's config epoch bump,
+    /// `runtime::agent_memory`).
     pub async fn set_shared(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, KvError> {
         if self.redis.is_none() {
             self.local()?.set(key, value.to_string(), ttl);
@@ -388,7 +403,7 @@ impl Kv {
         }
         let mut cmd = redis::cmd("SET");
         cmd.arg(key).arg(value).arg("PX").arg(ms(ttl));
-        Ok(self.redis::<()>(Op::Cmd(&cmd)).await.is_some())
+        Ok(self.redis_asking::<()>(Op::Cmd(&cmd), true).await.is_some())
     }
 
     /// Sets `key` to `value` unless it has a value, in one round trip; the value it has
@@ -448,4 +463,48 @@ impl Kv {
 enum Op<'a> {
     Cmd(&'a redis::Cmd),
     Pipe(&'a redis::Pipeline),
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// A value every replica must read alike (the org's config epoch) is written even
+    /// while this process leaves Redis alone after a failure: one slow command on the
+    /// replica that took a write must not keep the others from learning of it.
+    #[tokio::test]
+    async fn a_shared_value_is_written_even_right_after_a_failure() {
+        let Some(url) = std::env::var("REDIS_URL").ok() else {
+            return;
+        };
+        let mut conn = connect(&url).unwrap();
+        let kv = Kv::new(Some(conn.clone()), None);
+        let key = format!("lg:test_{}:cfg", crate::crypto::random_token(12));
+        // as after a command that did not answer within the budget
+        kv.answered(false);
+        assert!(kv.degraded());
+        let ttl = Duration::from_secs(60);
+        assert!(kv.set_shared(&key, "e1", ttl).await.unwrap());
+        let got: Option<String> = redis::cmd("GET")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(got.as_deref(), Some("e1"));
+        // other operations still leave it alone meanwhile (the map stands in)
+        kv.answered(false);
+        kv.set(&key, "local", ttl).await.unwrap();
+        let got: Option<String> = redis::cmd("GET")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert_eq!(got.as_deref(), Some("e1"));
+        let _: () = redis::cmd("DEL")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+    }
 }
