@@ -222,8 +222,8 @@ impl CacheMemory {
 
     /// The decoded entry of cache key `key` this replica holds, whatever its version: a
     /// hit served from it before Redis names the current version must have it confirmed
-    /// before it is answered (`results::put`), and is counted [`CacheMemory::stale`] when
-    /// it is not.
+    /// before it is answered (`results::put`), and is counted a hit
+    /// ([`CacheMemory::confirmed`]) when it is, [`CacheMemory::stale`] when it is not.
     pub fn latest_entry(&self, key: &str) -> Option<Arc<Decoded>> {
         if !self.enabled {
             return None;
@@ -231,8 +231,12 @@ impl CacheMemory {
         let Some((_, Kept::Entry(d))) = self.lock().latest(key) else {
             return None;
         };
-        Metrics::inc(&self.metrics.cache_memory.entry_hits);
         Some(d)
+    }
+
+    /// An entry [`CacheMemory::latest_entry`] gave was the current version in Redis.
+    pub fn confirmed(&self) {
+        Metrics::inc(&self.metrics.cache_memory.entry_hits);
     }
 
     /// An entry [`CacheMemory::latest_entry`] gave was not the current version in Redis.

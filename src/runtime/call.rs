@@ -422,6 +422,7 @@ impl Runtime {
             if let Some(presented) = self.keep(caller, start, &plan, outcome, kept).await? {
                 if unconfirmed {
                     Metrics::inc(&self.metrics.cache_hits);
+                    self.cache_memory.confirmed();
                 }
                 return Ok(presented);
             }

@@ -204,6 +204,7 @@ async fn c4_a_result_pointing_at_a_replaced_version_is_never_readable() {
     refresh["_refresh"] = json!(true);
     returned.push(call(&two, &rig, &token, refresh).await);
     assert_eq!(metric(&metrics(&one).await, ENTRY_STALE), 0);
+    let hits = metric(&metrics(&one).await, ENTRY_HITS);
 
     // one's memory holds version 1; Redis holds version 2
     let hit = call(&one, &rig, &token, walk_args()).await;
@@ -213,6 +214,16 @@ async fn c4_a_result_pointing_at_a_replaced_version_is_never_readable() {
         1,
         "served unconfirmed, found replaced"
     );
+    assert_eq!(
+        metric(&metrics(&one).await, ENTRY_HITS),
+        hits,
+        "a replaced entry is no hit of the memory"
+    );
+    // now one's memory holds version 2: a hit from it, confirmed, counts
+    let again = call(&one, &rig, &token, walk_args()).await;
+    assert_eq!(gens(&again), vec![2]);
+    assert_eq!(metric(&metrics(&one).await, ENTRY_HITS), hits + 1);
+    returned.push(again);
     assert_eq!(
         first_row(&two, &rig, &token, &hit).await,
         (json!(ROWS), json!(2))
