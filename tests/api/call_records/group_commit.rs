@@ -276,7 +276,7 @@ async fn a_bad_row_fails_its_own_write_only_and_a_finish_never_crosses_orgs() {
         .await
         .unwrap();
     let mut writes: Vec<Write> = (0..6)
-        .map(|i| once(&a.0, call(&format!("call_a{i}"), &a.1, &a.2), "1".into()))
+        .map(|i| once(&a.0, call(&format!("call-a{i}"), &a.1, &a.2), "1".into()))
         .collect();
     // a thread that does not exist (pruned meanwhile, say): this write alone fails
     writes.insert(
@@ -295,7 +295,7 @@ async fn a_bad_row_fails_its_own_write_only_and_a_finish_never_crosses_orgs() {
         assert_eq!(r.is_err(), i == 3, "write {i}: {r:?}");
     }
     let ids: Vec<String> = sqlx::query_scalar(
-        "SELECT id FROM tool_calls WHERE org_id = $1 AND id LIKE 'call_a%' ORDER BY id",
+        "SELECT id FROM tool_calls WHERE org_id = $1 AND id LIKE 'call-a%' ORDER BY id",
     )
     .bind(a.0.as_str())
     .fetch_all(&pool)
@@ -303,7 +303,7 @@ async fn a_bad_row_fails_its_own_write_only_and_a_finish_never_crosses_orgs() {
     .unwrap();
     assert_eq!(
         ids,
-        (0..6).map(|i| format!("call_a{i}")).collect::<Vec<_>>()
+        (0..6).map(|i| format!("call-a{i}")).collect::<Vec<_>>()
     );
     let status: String =
         sqlx::query_scalar("SELECT status FROM tool_calls WHERE id = 'call_b_running'")
@@ -341,6 +341,7 @@ async fn the_writer_plans_generically_on_its_own_connection_and_writes_every_bat
     );
     let records = Records::spawn(writer_pool, Default::default());
     let a = &orgs[0];
+    // ids no real call has: a real one is `call_` and a random token, which may start with any letter
     let mut n = 0;
     // past the five executions after which Postgres settles on a plan, in sizes that
     // change the statement's arrays each time
@@ -349,7 +350,7 @@ async fn the_writer_plans_generically_on_its_own_connection_and_writes_every_bat
             n += 1;
             once(
                 &a.0,
-                call(&format!("call_g{n}"), &a.1, &a.2),
+                call(&format!("call-g{n}"), &a.1, &a.2),
                 format!("{n}"),
             )
         });
@@ -360,7 +361,7 @@ async fn the_writer_plans_generically_on_its_own_connection_and_writes_every_bat
         }
     }
     let (count, sum): (i64, i64) = sqlx::query_as(
-        "SELECT count(*), sum((result::text)::bigint)::bigint FROM tool_calls WHERE id LIKE 'call_g%'",
+        "SELECT count(*), sum((result::text)::bigint)::bigint FROM tool_calls WHERE id LIKE 'call-g%'",
     )
     .fetch_one(&pool)
     .await
