@@ -470,6 +470,11 @@ enum Op<'a> {
 mod tests {
     use super::*;
 
+    /// `key` as Redis itself holds it.
+    async fn get(conn: &mut Redis, key: &str) -> Option<String> {
+        redis::cmd("GET").arg(key).query_async(conn).await.unwrap()
+    }
+
     /// A value every replica must read alike (the org's config epoch) is written even
     /// while this process leaves Redis alone after a failure: one slow command on the
     /// replica that took a write must not keep the others from learning of it.
@@ -486,21 +491,11 @@ mod tests {
         assert!(kv.degraded());
         let ttl = Duration::from_secs(60);
         assert!(kv.set_shared(&key, "e1", ttl).await.unwrap());
-        let got: Option<String> = redis::cmd("GET")
-            .arg(&key)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        assert_eq!(got.as_deref(), Some("e1"));
+        assert_eq!(get(&mut conn, &key).await.as_deref(), Some("e1"));
         // other operations still leave it alone meanwhile (the map stands in)
         kv.answered(false);
         kv.set(&key, "local", ttl).await.unwrap();
-        let got: Option<String> = redis::cmd("GET")
-            .arg(&key)
-            .query_async(&mut conn)
-            .await
-            .unwrap();
-        assert_eq!(got.as_deref(), Some("e1"));
+        assert_eq!(get(&mut conn, &key).await.as_deref(), Some("e1"));
         let _: () = redis::cmd("DEL")
             .arg(&key)
             .query_async(&mut conn)

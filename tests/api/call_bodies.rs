@@ -51,6 +51,16 @@ async fn count(pool: &PgPool, sql: &str, org: &str) -> i64 {
         .expect(sql)
 }
 
+/// The org's stored bodies.
+async fn bodies(pool: &PgPool, org: &str) -> i64 {
+    count(
+        pool,
+        "SELECT count(*) FROM tool_call_bodies WHERE org_id = $1",
+        org,
+    )
+    .await
+}
+
 /// The record's result text as Postgres rebuilds it from its body (`None`: stored inline).
 async fn rebuilt(pool: &PgPool, call_id: &str) -> Option<String> {
     sqlx::query_scalar(
@@ -97,12 +107,7 @@ async fn a_hits_record_references_one_body_and_reads_back_exactly_what_was_answe
         }
     }
     assert_eq!(
-        count(
-            &pool,
-            "SELECT count(*) FROM tool_call_bodies WHERE org_id = $1",
-            org
-        )
-        .await,
+        bodies(&pool, org).await,
         1,
         "5 hits of one presentation, on two replicas: one body"
     );
@@ -153,15 +158,7 @@ async fn a_hits_record_references_one_body_and_reads_back_exactly_what_was_answe
         assert!(hit.result["items"][0].get("gen").is_none());
         assert_eq!(rebuilt(&pool, &hit.id).await.as_deref(), Some(&*hit.raw));
     }
-    assert_eq!(
-        count(
-            &pool,
-            "SELECT count(*) FROM tool_call_bodies WHERE org_id = $1",
-            org
-        )
-        .await,
-        2
-    );
+    assert_eq!(bodies(&pool, org).await, 2);
 }
 
 /// A body's text is `array_to_string(parts, fill)`: empty parts (the id at either end, or

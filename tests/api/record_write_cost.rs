@@ -72,30 +72,25 @@ async fn record_write_cost() {
              FROM UNNEST($1::text[], $2::text[]) AS n(id, result)"
         );
         for (size, text) in [(large.len(), &large), (small.len(), &small)] {
-            let mut best = (u64::MAX, u64::MAX);
-            for _ in 0..3 {
-                let run = |batch: usize| {
-                    let (pool, insert, text) = (&pool, &insert, text);
-                    async move {
-                        let before = cpu();
-                        for _ in 0..n / batch {
-                            let ids: Vec<String> = (0..batch)
-                                .map(|_| loopgate::crypto::random_token(20))
-                                .collect();
-                            sqlx::query(sqlx::AssertSqlSafe(insert.clone()))
-                                .bind(&ids)
-                                .bind(vec![text.as_str(); batch])
-                                .execute(pool)
-                                .await
-                                .unwrap();
-                        }
-                        cpu() - before
+            let best = best_of_three(|batch: usize| {
+                let (pool, insert, text) = (&pool, &insert, text);
+                async move {
+                    let before = cpu();
+                    for _ in 0..n / batch {
+                        let ids: Vec<String> = (0..batch)
+                            .map(|_| loopgate::crypto::random_token(20))
+                            .collect();
+                        sqlx::query(sqlx::AssertSqlSafe(insert.clone()))
+                            .bind(&ids)
+                            .bind(vec![text.as_str(); batch])
+                            .execute(pool)
+                            .await
+                            .unwrap();
                     }
-                };
-                let one = run(1).await;
-                let batched = run(32).await;
-                best = (best.0.min(one), best.1.min(batched));
-            }
+                    cpu() - before
+                }
+            })
+            .await;
             // ticks are 10 ms: per row in ms
             let per = |ticks: u64| ticks as f64 * 10.0 / n as f64;
             eprintln!(
@@ -121,40 +116,35 @@ async fn record_write_cost() {
     let body_id = hex::encode(loopgate::crypto::sha256(large.as_bytes()));
     // small rows: 4x as many, for the 10 ms ticks to resolve them
     let n = 4 * n;
-    let mut best = (u64::MAX, u64::MAX);
-    for _ in 0..3 {
-        let run = |batch: usize| {
-            let (pool, body_id) = (&pool, &body_id);
-            async move {
-                let before = cpu();
-                for _ in 0..n / batch {
-                    let ids: Vec<String> = (0..batch)
-                        .map(|_| loopgate::crypto::random_token(20))
-                        .collect();
-                    let fills: Vec<String> = (0..batch)
-                        .map(|_| format!("res_{}", loopgate::crypto::random_token(32)))
-                        .collect();
-                    sqlx::query(
-                        "INSERT INTO r_ref (id, result, body_id, body_fill) \
+    let best = best_of_three(|batch: usize| {
+        let (pool, body_id) = (&pool, &body_id);
+        async move {
+            let before = cpu();
+            for _ in 0..n / batch {
+                let ids: Vec<String> = (0..batch)
+                    .map(|_| loopgate::crypto::random_token(20))
+                    .collect();
+                let fills: Vec<String> = (0..batch)
+                    .map(|_| format!("res_{}", loopgate::crypto::random_token(32)))
+                    .collect();
+                sqlx::query(
+                    "INSERT INTO r_ref (id, result, body_id, body_fill) \
                          SELECT n.id, n.result::json, n.body_id, n.body_fill \
                          FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[]) \
                          AS n(id, result, body_id, body_fill)",
-                    )
-                    .bind(&ids)
-                    .bind(vec![None::<&str>; batch])
-                    .bind(vec![body_id.as_str(); batch])
-                    .bind(&fills)
-                    .execute(pool)
-                    .await
-                    .unwrap();
-                }
-                cpu() - before
+                )
+                .bind(&ids)
+                .bind(vec![None::<&str>; batch])
+                .bind(vec![body_id.as_str(); batch])
+                .bind(&fills)
+                .execute(pool)
+                .await
+                .unwrap();
             }
-        };
-        let one = run(1).await;
-        let batched = run(32).await;
-        best = (best.0.min(one), best.1.min(batched));
-    }
+            cpu() - before
+        }
+    })
+    .await;
     let per = |ticks: u64| ticks as f64 * 10.0 / n as f64;
     eprintln!(
         "a hit's reference (body {} bytes stored once): Postgres CPU {:.3} ms per row one at a time, {:.3} ms per row 32 at once",
@@ -162,4 +152,20 @@ async fn record_write_cost() {
         per(best.0),
         per(best.1),
     );
+}
+
+/// The fewest CPU ticks `run(batch)` took over three rounds, one row per statement and 32
+/// per statement (rounds alternate the two, so both see the same machine).
+async fn best_of_three<F, Fut>(run: F) -> (u64, u64)
+where
+    F: Fn(usize) -> Fut,
+    Fut: std::future::Future<Output = u64>,
+{
+    let mut best = (u64::MAX, u64::MAX);
+    for _ in 0..3 {
+        let one = run(1).await;
+        let batched = run(32).await;
+        best = (best.0.min(one), best.1.min(batched));
+    }
+    best
 }
