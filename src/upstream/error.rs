@@ -208,18 +208,8 @@ impl Redactor {
     }
 
     pub(crate) fn clean(&self, text: &str) -> String {
-        let mut out = text.to_string();
-        for needle in &self.needles {
-            if out.contains(needle.as_str()) {
-                out = out.replace(needle.as_str(), REDACTED);
-            }
-        }
-        let found = super::escaped::find(out.as_bytes(), &self.parts);
-        if found.is_empty() {
-            return out;
-        }
         // each range starts and ends on a character boundary
-        String::from_utf8_lossy(&splice(out.as_bytes(), &found)).into_owned()
+        String::from_utf8_lossy(&self.clean_bytes(text.as_bytes().to_vec())).into_owned()
     }
 
     /// A whole response body with every copy of the credential replaced (a successful
@@ -228,9 +218,15 @@ impl Redactor {
     pub(crate) fn clean_bytes(&self, body: Vec<u8>) -> Vec<u8> {
         let mut out = body;
         for needle in &self.needles {
-            let hits: Vec<_> = memchr::memmem::find_iter(&out, needle.as_bytes())
-                .map(|hit| hit..hit + needle.len())
-                .collect();
+            let mut hits: Vec<std::ops::Range<usize>> = Vec::new();
+            for hit in memchr::memmem::find_iter(&out, needle.as_bytes()) {
+                // a copy read from inside an escape takes the whole escape with it
+                let whole = super::escaped::widen(&out, hit..hit + needle.len());
+                match hits.last_mut() {
+                    Some(last) if whole.start < last.end => last.end = last.end.max(whole.end),
+                    _ => hits.push(whole),
+                }
+            }
             if !hits.is_empty() {
                 out = splice(&out, &hits);
             }

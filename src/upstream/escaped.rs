@@ -72,13 +72,56 @@ fn matches_at(hay: &[u8], start: usize, secret: &str) -> Option<usize> {
 /// run of backslashes (`\\u0041` is a backslash, then `u0041`), or within the hex digits
 /// of a `\uXXXX`. A copy found there is not one, and cutting there would break the text.
 fn inside_escape(hay: &[u8], at: usize) -> bool {
-    let escape_starts = |p: usize| {
-        let run = hay[..p].iter().rev().take_while(|b| **b == b'\\').count();
-        run % 2 == 0
+    escape_around(hay, at).is_some_and(|p| p < at)
+}
+
+/// Whether a backslash at `p` would start an escape (an even run of backslashes before).
+fn escape_starts(hay: &[u8], p: usize) -> bool {
+    let run = hay[..p].iter().rev().take_while(|b| **b == b'\\').count();
+    run % 2 == 0
+}
+
+/// Where the escape holding `at` starts, if `at` is within one (or starts one): the
+/// escaping backslash right before it, or the `\` of a `\uXXXX` whose hex digits hold it.
+fn escape_around(hay: &[u8], at: usize) -> Option<usize> {
+    if at > 0 && !escape_starts(hay, at) {
+        return Some(at - 1);
+    }
+    (at.saturating_sub(5)..=at.min(hay.len()))
+        .find(|&p| hay[p..].starts_with(b"\\u") && escape_starts(hay, p) && p + 6 > at)
+}
+
+/// `range` of `hay` widened to whole characters of JSON string content: a copy found in
+/// its literal form may start or end inside an escape (`\u0030a 0` holds `0a 0` from
+/// the `0` of its hex digits), and cutting there would leave the text unreadable. So it
+/// starts at that escape's backslash and ends after that escape, a surrogate pair's two
+/// halves counting as one.
+pub(super) fn widen(hay: &[u8], range: Range<usize>) -> Range<usize> {
+    let start = char_start(hay, range.start);
+    let last = char_start(hay, range.end);
+    let end = match escape(&hay[last..]) {
+        Some((_, len)) if last < range.end => range.end.max(last + len),
+        _ => range.end,
     };
-    let odd = !escape_starts(at);
-    odd || (at.saturating_sub(5)..at)
-        .any(|p| hay[p..].starts_with(b"\\u") && escape_starts(p) && p + 6 > at)
+    start..end
+}
+
+/// Where the character holding `at` starts: `at`, the start of the escape around it, or
+/// the high half of a surrogate pair whose low half is there.
+fn char_start(hay: &[u8], at: usize) -> usize {
+    let start = escape_around(hay, at).unwrap_or(at);
+    let unit = |p: usize| {
+        hay.get(p..p + 6)
+            .filter(|u| u.starts_with(b"\\u") && escape_starts(hay, p))
+            .and_then(|u| hex4(&u[2..]))
+    };
+    let low = unit(start).is_some_and(|u| (0xDC00..0xE000).contains(&u));
+    let high = start >= 6 && unit(start - 6).is_some_and(|u| (0xD800..0xDC00).contains(&u));
+    if low && high {
+        start - 6
+    } else {
+        start
+    }
 }
 
 /// The character a JSON escape at the start of `s` stands for, and its length.
@@ -154,22 +197,24 @@ mod tests {
 
     proptest! {
         /// Whatever characters of the credential an API escapes, and whatever surrounds
-        /// it, the JSON text it answers holds no copy of it once redacted — neither as
-        /// text nor once parsed.
+        /// it (escaped too), the JSON text it answers holds no copy of it once redacted —
+        /// neither as text nor once parsed — and stays JSON.
         #[test]
         fn a_credential_with_any_characters_escaped_is_redacted(
             secret in "[ -~é€😀]{4,24}",
             escaped in proptest::collection::vec(any::<bool>(), 24),
             upper in any::<bool>(),
-            before in "[a-z \\\\u0-9]{0,12}",
-            after in "[a-z ]{0,12}",
+            before in "[a-z \\\\u0-9é😀]{0,12}",
+            before_escaped in proptest::collection::vec(any::<bool>(), 12),
+            after in "[a-z \\\\u0-9é😀]{0,12}",
+            after_escaped in proptest::collection::vec(any::<bool>(), 12),
         ) {
             let redactor = Redactor::new(Some(&SecretString::from(secret.clone())));
             let body = format!(
                 "{{\"note\": \"{}{}{}\"}}",
-                before.replace('\\', "\\\\"),
+                encode(&before, &before_escaped, upper),
                 encode(&secret, &escaped, upper),
-                after
+                encode(&after, &after_escaped, !upper),
             );
             let cleaned = String::from_utf8(redactor.clean_bytes(body.into_bytes())).unwrap();
             let parsed: serde_json::Value = serde_json::from_str(&cleaned).unwrap();
@@ -179,6 +224,30 @@ mod tests {
             let excerpt = redactor.excerpt(cleaned.as_bytes());
             prop_assert!(!excerpt.contains(&secret));
         }
+    }
+
+    /// The JSON text `note` redacted for `secret`, and that text parsed.
+    fn redact(secret: &str, note: &str) -> (String, String) {
+        let redactor = Redactor::new(Some(&SecretString::from(secret.to_string())));
+        let body = format!("{{\"note\":\"{note}\"}}");
+        let cleaned = String::from_utf8(redactor.clean_bytes(body.into_bytes())).unwrap();
+        let parsed: serde_json::Value = serde_json::from_str(&cleaned).unwrap();
+        (cleaned, parsed["note"].as_str().unwrap().to_string())
+    }
+
+    #[test]
+    fn a_literal_copy_starting_inside_an_escape_takes_the_whole_escape() {
+        // `\u0030a 0` reads `0a 0`; its literal form also sits in it from the last hex digit
+        let (cleaned, note) = redact("0a 0", r"x\u0030a 0y");
+        assert_eq!(note, "x[redacted]y", "{cleaned}");
+        // after an escaping backslash: `\nabc` is a newline then `abc`
+        let (_, note) = redact("nabc", r"\nabc");
+        assert_eq!(note, "[redacted]");
+        // ending inside one, and across a surrogate pair's halves
+        let (_, note) = redact("abc\\u00", r"abc\u0041");
+        assert_eq!(note, "[redacted]");
+        let (_, note) = redact("DE00xyz", r"\uD83D\uDE00xyz!");
+        assert_eq!(note, "[redacted]!");
     }
 
     #[test]
