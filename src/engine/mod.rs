@@ -88,6 +88,8 @@ pub mod walk;
 #[cfg(test)]
 mod testkit;
 #[cfg(test)]
+mod tests_bounds;
+#[cfg(test)]
 mod tests_cursor;
 #[cfg(test)]
 mod tests_dialects;
