@@ -366,10 +366,20 @@ impl Kv {
     }
 
     pub async fn del(&self, key: &str) -> Result<(), KvError> {
+        self.del_many(&[key]).await
+    }
+
+    /// [`Kv::del`] of several keys in one command (`DEL k1 k2 …`), one round trip.
+    pub async fn del_many(&self, keys: &[&str]) -> Result<(), KvError> {
         let mut cmd = redis::cmd("DEL");
-        cmd.arg(key);
+        for key in keys {
+            cmd.arg(*key);
+        }
         let _ = self.redis::<()>(Op::Cmd(&cmd)).await;
-        self.local()?.entries.remove(key);
+        let mut m = self.local()?;
+        for key in keys {
+            m.entries.remove(*key);
+        }
         Ok(())
     }
 
@@ -473,6 +483,31 @@ mod tests {
     /// `key` as Redis itself holds it.
     async fn get(conn: &mut Redis, key: &str) -> Option<String> {
         redis::cmd("GET").arg(key).query_async(conn).await.unwrap()
+    }
+
+    /// Several keys go in one `DEL` (a stale hit's result, `runtime::results::put`): none
+    /// of them is left, in Redis or in this process's map (a key written while Redis was
+    /// not answering).
+    #[tokio::test]
+    async fn del_many_leaves_none_of_the_keys() {
+        let Some(url) = std::env::var("REDIS_URL").ok() else {
+            return;
+        };
+        let mut conn = connect(&url).unwrap();
+        let kv = Kv::new(Some(conn.clone()), None);
+        let org = format!("lg:test_{}", crate::crypto::random_token(12));
+        let keys = [0, 1, 2].map(|i| format!("{org}:t:res:{i}"));
+        let ttl = Duration::from_secs(60);
+        kv.set(&keys[0], "a", ttl).await.unwrap();
+        kv.set(&keys[1], "b", ttl).await.unwrap();
+        kv.local().unwrap().set(&keys[2], "c".to_owned(), ttl);
+        assert_eq!(get(&mut conn, &keys[1]).await.as_deref(), Some("b"));
+        assert_eq!(kv.get(&keys[2]).await.unwrap().as_deref(), Some("c"));
+        kv.del_many(&[&keys[0], &keys[1], &keys[2]]).await.unwrap();
+        for key in &keys {
+            assert_eq!(get(&mut conn, key).await, None, "{key}");
+            assert_eq!(kv.get(key).await.unwrap(), None, "{key}");
+        }
     }
 
     /// A value every replica must read alike (the org's config epoch) is written even

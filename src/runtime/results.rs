@@ -64,8 +64,9 @@ fn live_pending(raw: Option<String>) -> Pending {
 
 async fn save_pending(kv: &Kv, t: &ThreadKey, map: &Pending) -> Result<(), KvError> {
     if map.is_empty() {
-        kv.del(&t.key("pending", "")).await?;
-        return kv.del(&t.key("restricted", "")).await;
+        return kv
+            .del_many(&[&t.key("pending", ""), &t.key("restricted", "")])
+            .await;
     }
     let json = serde_json::to_string(map).unwrap_or_default();
     kv.set(&t.key("pending", ""), &json, RESULT_TTL).await
@@ -122,9 +123,7 @@ pub async fn put(
     let head = kv.set_many_reading(probe, &items).await?;
     if let Some(held) = unconfirmed {
         if cache::version_in(head.as_deref()) != Some(held.version()) {
-            for key in [&res_key, &prov_key, &seen_key] {
-                kv.del(key).await?;
-            }
+            kv.del_many(&[&res_key, &prov_key, &seen_key]).await?;
             return Ok(false);
         }
     }
