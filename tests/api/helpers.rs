@@ -28,6 +28,50 @@ fn init_logs() {
     });
 }
 
+/// A free TCP port on 127.0.0.1 for a server the test starts as a process of its own (a
+/// replica binary, a Redis or Postgres of the test's own), which cannot be handed a
+/// listener bound to port 0. A port the kernel handed out for `bind(0)` is free again
+/// once dropped: another test's `bind(0)` or outgoing connection could take it before the
+/// server binds it, or while a test has its server stopped, and the test would then talk
+/// to someone else's server or fail to start its own. So the port is taken outside the
+/// kernel's ephemeral range (`ip_local_port_range`), where neither ever lands, and each
+/// call in this process gets another one (from a random start, checked free by binding
+/// it: another test binary may be doing the same).
+pub fn unused_port() -> u16 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    static RANGE: OnceLock<(u32, u32)> = OnceLock::new();
+    let &(from, span) = RANGE.get_or_init(|| {
+        let (low, high) = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .ok()
+            .and_then(|t| {
+                let mut n = t.split_whitespace().map(|w| w.parse::<u32>().ok());
+                Some((n.next()??, n.next()??))
+            })
+            .unwrap_or((32768, 60999));
+        // the larger of the gaps below and above the ephemeral range
+        let (below, above) = (low.saturating_sub(1024), 65535u32.saturating_sub(high));
+        let (from, span) = if below >= above {
+            (1024, below)
+        } else {
+            (high + 1, above)
+        };
+        assert!(
+            span >= 100,
+            "no room outside the ephemeral ports {low}-{high}"
+        );
+        NEXT.store(rand::random_range(0..span), Ordering::Relaxed);
+        (from, span)
+    });
+    for _ in 0..span {
+        let port = (from + NEXT.fetch_add(1, Ordering::Relaxed) % span) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in {from}..{}", from + span)
+}
+
 /// A fresh, empty database for one test.
 pub async fn fresh_database() -> String {
     let base = base_url();

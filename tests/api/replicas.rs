@@ -30,11 +30,6 @@ impl Drop for Replica {
     }
 }
 
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
-
 async fn replica(db: &str, grace_secs: u64) -> Replica {
     let verbose = std::env::var("TEST_LOG").is_ok();
     let env = [
@@ -57,7 +52,7 @@ async fn replica(db: &str, grace_secs: u64) -> Replica {
 /// the test configuration plus `env`, its stderr (the logs) going to `log`; returned
 /// once `/readyz` says ready.
 pub async fn binary(db: &str, env: &[(&str, String)], log: Stdio) -> Replica {
-    let port = free_port();
+    let port = crate::helpers::unused_port();
     let redis = std::env::var("REDIS_URL").expect("this test needs the Redis scripts/test starts");
     let child = Command::new(env!("CARGO_BIN_EXE_loopgate"))
         .arg("serve")

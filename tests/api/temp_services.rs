@@ -8,10 +8,7 @@ use std::time::Duration;
 
 use tokio::process::{Child, Command};
 
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
-}
+use crate::helpers::unused_port;
 
 fn is_root() -> bool {
     std::fs::metadata("/proc/self")
@@ -55,7 +52,7 @@ impl TempPostgres {
         let pg = TempPostgres {
             bin,
             dir,
-            port: free_port(),
+            port: unused_port(),
         };
         let data = pg.dir.join("data");
         let init = pg
@@ -165,7 +162,7 @@ impl TempRedis {
         }
         let mut r = TempRedis {
             child: None,
-            port: free_port(),
+            port: unused_port(),
         };
         r.start_again().await;
         Some(r)
