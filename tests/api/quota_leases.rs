@@ -77,10 +77,9 @@ async fn an_org_rate_leased_by_three_replicas_admits_within_the_bound() {
         "{admitted} admitted in {elapsed:.3} s across 3 replicas; bound {bound}"
     );
     assert!(admitted >= 1, "the first calls are admitted");
-    assert!(
-        admitted < 120,
-        "120 calls in {elapsed:.3} s exceed 20/s: some are refused"
-    );
+    // that some are refused follows from the bound while it is below 120 (the calls came
+    // faster than 20/s); on a machine too slow for that (`elapsed` past 5 s), refusing none
+    // is right, so it is not asserted on its own
 }
 
 #[tokio::test]
