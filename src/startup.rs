@@ -30,7 +30,8 @@ pub struct Application {
 }
 
 impl Application {
-    /// Connects to Postgres (and Redis), migrates, and binds the listener.
+    /// Connects to Postgres (and Redis, whose eviction policy it checks once), migrates,
+    /// and binds the listener.
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
         Self::build_with_clock(settings, Arc::new(SystemWallClock)).await
     }
@@ -56,6 +57,10 @@ impl Application {
                 crate::runtime::kv::connect(url.expose_secret()).context("invalid REDIS_URL")?,
             ),
         };
+        // keys must live until their TTL: a policy that evicts is logged, never fatal
+        if let Some(redis) = &redis {
+            crate::runtime::kv::eviction::check(redis).await;
+        }
         // followers of running calls hold a pub/sub connection each, outside the pool
         let events = match (&redis, &settings.redis_url) {
             (Some(pool), Some(url)) => EventLog::new(Some((

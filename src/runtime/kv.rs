@@ -21,6 +21,9 @@
 //! configured — [`Kv::get_shared_and_many`], [`Kv::set_shared`], [`Kv::init_shared`]
 //! report "unknown" instead, and the caller does without it; and writing it
 //! ([`Kv::set_shared`]) asks Redis even within [`RETRY_AFTER_FAILURE`] of a failure.
+//!
+//! Every key is meant to live until its TTL: Redis must not evict (`maxmemory-policy
+//! noeviction`, checked once at startup: `kv/eviction.rs`).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -29,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use crate::metrics::Metrics;
 
+pub mod eviction;
 mod large;
 
 /// Values longer than this are written in pieces ([`Kv::set_large`]).

@@ -53,6 +53,7 @@ mod providers;
 mod quota_leases;
 mod record_write_cost;
 mod redis_per_call;
+mod redis_policy;
 mod redis_ttls;
 mod replicas;
 mod resume;
