@@ -90,9 +90,9 @@ async fn a_body_goes_with_every_record_that_needs_it_and_not_again_while_fresh()
     // one write at a time
     let writes = vec![
         filled(&a.0, call("call_gone", &a.1, "thr_gone"), &body, "res_0"),
-        filled(&a.0, call("call_f1", &a.1, &a.2), &body, "res_1"),
-        filled(&a.0, call("call_f2", &a.1, &a.2), &body, "res_2"),
-        filled(&b.0, call("call_f3", &b.1, &b.2), &body, "res_3"),
+        filled(&a.0, call("call-f1", &a.1, &a.2), &body, "res_1"),
+        filled(&a.0, call("call-f2", &a.1, &a.2), &body, "res_2"),
+        filled(&b.0, call("call-f3", &b.1, &b.2), &body, "res_3"),
     ];
     let results =
         futures_util::future::join_all(writes.into_iter().map(|w| records.write(w))).await;
@@ -103,7 +103,7 @@ async fn a_body_goes_with_every_record_that_needs_it_and_not_again_while_fresh()
         sqlx::query_as::<_, (String, String)>(
             "SELECT c.id, array_to_string(b.parts, c.body_fill) FROM tool_calls c \
              JOIN tool_call_bodies b ON b.org_id = c.org_id AND b.id = c.body_id \
-             WHERE c.id LIKE 'call_f%' ORDER BY c.id",
+             WHERE c.id LIKE 'call-f%' ORDER BY c.id",
         )
         .fetch_all(&pool)
         .await
@@ -113,7 +113,7 @@ async fn a_body_goes_with_every_record_that_needs_it_and_not_again_while_fresh()
         (1..=n)
             .map(|i| {
                 (
-                    format!("call_f{i}"),
+                    format!("call-f{i}"),
                     format!(r#"{{"_resultId":"res_{i}","n":[1,2]}}"#),
                 )
             })
@@ -146,13 +146,13 @@ async fn a_body_goes_with_every_record_that_needs_it_and_not_again_while_fresh()
         .await
         .unwrap();
     records
-        .write(filled(&a.0, call("call_f4", &a.1, &a.2), &body, "res_4"))
+        .write(filled(&a.0, call("call-f4", &a.1, &a.2), &body, "res_4"))
         .await
         .unwrap();
     assert!(aged().await, "written lately by this writer: not again");
     let replica = Records::spawn(pool.clone(), Default::default());
     replica
-        .write(filled(&a.0, call("call_f5", &a.1, &a.2), &body, "res_5"))
+        .write(filled(&a.0, call("call-f5", &a.1, &a.2), &body, "res_5"))
         .await
         .unwrap();
     assert!(
