@@ -551,7 +551,7 @@ async fn d4_refresh_waiters_hold_no_database_session() {
     let watch = async {
         // one refresh at the token endpoint, and the three other calls waiting somewhere
         let mut waiting = (0, 0);
-        for _ in 0..300 {
+        for _ in 0..1200 {
             waiting = (lock_waiters().await, gate_waiters().await);
             // settled: the three in the replica's gate, or (before) at the row lock
             if auth.hold.arrived() == 1 && (waiting.1 == 3 || waiting.0 >= 3) {

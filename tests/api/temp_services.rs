@@ -182,7 +182,7 @@ impl TempRedis {
             .spawn()
             .unwrap();
         self.child = Some(child);
-        for _ in 0..100 {
+        for _ in 0..600 {
             if accepting(self.port).await {
                 return;
             }
