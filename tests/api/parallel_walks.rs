@@ -32,16 +32,35 @@ const BUSIEST: usize = (RPS + BURST + 1) as usize;
 struct Seen {
     /// How long each answer takes.
     latency: Duration,
+    /// The arrival (1 for the first) that is answered only once another request is in
+    /// flight too (waiting 30 s at most): that requests go ahead together is then seen
+    /// whatever the machine's pace, not only when they overlap within `latency`.
+    meet_at: Option<usize>,
     in_flight: AtomicUsize,
     max_in_flight: AtomicUsize,
     arrivals: Mutex<Vec<Instant>>,
 }
 
 impl Seen {
-    fn enter(&self) {
-        self.arrivals.lock().unwrap().push(Instant::now());
+    /// Counts a request in, after the latency (and for the `meet_at` arrival, once
+    /// another one is in flight).
+    async fn enter(&self) {
+        let arrival = {
+            let mut arrivals = self.arrivals.lock().unwrap();
+            arrivals.push(Instant::now());
+            arrivals.len()
+        };
         let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
         self.max_in_flight.fetch_max(now, Ordering::SeqCst);
+        if self.meet_at == Some(arrival) {
+            for _ in 0..3000 {
+                if self.in_flight.load(Ordering::SeqCst) >= 2 {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+        tokio::time::sleep(self.latency).await;
     }
     fn leave(&self) {
         self.in_flight.fetch_sub(1, Ordering::SeqCst);
@@ -73,8 +92,7 @@ fn num(req: &HttpRequest, name: &str) -> Option<usize> {
 /// The page `offset`/`limit` (at most 10) asks for of `rows` rows, served after the
 /// upstream's latency and counted in flight.
 async fn page(s: &Seen, req: &HttpRequest, rows: usize) -> Vec<Value> {
-    s.enter();
-    tokio::time::sleep(s.latency).await;
+    s.enter().await;
     let at = num(req, "offset").unwrap_or(0).min(rows);
     let end = (at + num(req, "limit").unwrap_or(10).min(10)).min(rows);
     s.leave();
@@ -104,15 +122,15 @@ async fn linked(s: S, req: HttpRequest) -> HttpResponse {
 
 /// `GET /items/{id}`: one row, for fan-out.
 async fn one(s: S, id: web::Path<usize>) -> HttpResponse {
-    s.enter();
-    tokio::time::sleep(s.latency).await;
+    s.enter().await;
     s.leave();
     HttpResponse::Ok().json(json!({"id": *id, "name": format!("item {id}")}))
 }
 
-async fn upstream(latency: Duration) -> (String, Arc<Seen>) {
+async fn upstream(latency: Duration, meet_at: Option<usize>) -> (String, Arc<Seen>) {
     let seen = Arc::new(Seen {
         latency,
+        meet_at,
         ..Seen::default()
     });
     let data = web::Data::new(seen.clone());
@@ -182,7 +200,7 @@ async fn rig(app: &crate::helpers::TestApp, base: &str, rps: u32, burst: u32) ->
 #[tokio::test]
 async fn p9_offset_walk_is_concurrent_within_bound_and_rate_limit() {
     let app = spawn_app().await;
-    let (base, seen) = upstream(Duration::from_millis(100)).await;
+    let (base, seen) = upstream(Duration::from_millis(100), None).await;
     let rig = rig(&app, &base, RPS, BURST).await;
     let token = rig.token(&app, "u1", json!({})).await;
     let r = rig
@@ -215,7 +233,8 @@ async fn p9_offset_walk_is_concurrent_within_bound_and_rate_limit() {
 #[tokio::test]
 async fn p9_a_last_page_link_lets_pages_run_concurrently() {
     let app = spawn_app().await;
-    let (base, seen) = upstream(Duration::from_millis(100)).await;
+    // the first page comes alone (it holds the link); the next waits for company
+    let (base, seen) = upstream(Duration::from_millis(100), Some(2)).await;
     let rig = rig(&app, &base, 100, BOUND as u32).await;
     let token = rig.token(&app, "u1", json!({})).await;
     let r = rig
@@ -246,7 +265,7 @@ async fn p9_fan_out_values_are_concurrent_and_merged_in_order() {
     let app = spawn_app().await;
     // a rate that never binds and answers slow enough that, unbounded, all 24 values
     // would be in flight together: the concurrency bound is what holds them
-    let (base, seen) = upstream(Duration::from_millis(400)).await;
+    let (base, seen) = upstream(Duration::from_millis(400), Some(1)).await;
     let rig = rig(&app, &base, 1000, 100).await;
     let token = rig.token(&app, "u1", json!({})).await;
     let values: Vec<u64> = (0..24).rev().collect();
@@ -274,7 +293,7 @@ async fn p9_fan_out_values_are_concurrent_and_merged_in_order() {
 async fn p9_provider_concurrency_bounds_the_walk() {
     let app = spawn_app().await;
     // nothing else holds the walk back: without the bound, pages would overlap
-    let (base, seen) = upstream(Duration::from_millis(60)).await;
+    let (base, seen) = upstream(Duration::from_millis(60), None).await;
     let rig = rig(&app, &base, 1000, 100).await;
     let path = format!("/v1/providers/{}", rig.provider);
     for bad in [0, 33] {
