@@ -121,7 +121,9 @@ impl CallError {
 /// form-encoded, JSON-escaped, HTML-safe JSON-escaped, and JSON string content with any of
 /// its characters `\u`-escaped: [`super::escaped`]) from a text. A credential that is a
 /// whole `Authorization` value (`Basic …`, `Bearer …`) is also removed as its token alone
-/// and, for `Basic`, as the decoded `user:password` and the password.
+/// and, for `Basic`, as the decoded `user:password` and the password. A JSON text stays
+/// JSON, but for one case: a credential holding `"` whose literal bytes are there across
+/// a string's bare quote is removed all the same (the credential never survives).
 #[derive(Default)]
 pub(crate) struct Redactor {
     needles: Vec<String>,

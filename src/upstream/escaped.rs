@@ -4,8 +4,9 @@
 //! character this way, so an API can echo a credential in a form no fixed list of
 //! encodings foresees; [`super::error::Redactor`] finds those copies here.
 //!
-//! Which copies: every one holding a `\u` escape (the literal forms `Redactor` also looks
-//! for cover the rest, except a copy mixing `/` and `\/`, found here only near a `\u`).
+//! Which copies: every one within one JSON string holding a `\u` escape (the literal forms
+//! `Redactor` also looks for cover the rest, except a copy mixing `/` and `\/`, found here
+//! only near a `\u`); a bare `"` ends a string, so no copy takes one.
 //! Cost: nothing unless the text holds a `\u`; then only start positions within reach of
 //! one are tried, each at most once, and only those starting with an escape or the
 //! secret's first byte.
@@ -49,13 +50,14 @@ pub(super) fn find(hay: &[u8], secrets: &[String]) -> Vec<Range<usize>> {
 }
 
 /// Where `secret` ends when it starts at `start` of `hay`, each character as itself or
-/// escaped.
+/// escaped. A backslash or `"` is never itself in JSON string content: a bare `"` opens or
+/// closes the string, and a copy taking it would cut the text's structure.
 fn matches_at(hay: &[u8], start: usize, secret: &str) -> Option<usize> {
     let mut at = start;
     for c in secret.chars() {
         let mut utf8 = [0u8; 4];
         let literal = c.encode_utf8(&mut utf8).as_bytes();
-        if hay.get(at..at + literal.len()) == Some(literal) && c != '\\' {
+        if hay.get(at..at + literal.len()) == Some(literal) && c != '\\' && c != '"' {
             at += literal.len();
             continue;
         }
@@ -226,6 +228,54 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// Copies of a credential holding quotes, backslashes and escapable characters,
+        /// among text holding them too (pieces of the credential, often): none survives,
+        /// and the text stays JSON — unless a copy is there in its literal bytes, across a
+        /// bare quote (see `Redactor`).
+        #[test]
+        fn copies_among_quotes_and_escapes_are_redacted_and_stay_json(
+            secret in "[0-9A-F\\\\\"/unbxyz😀é\n ]{4,10}",
+            pieces in proptest::collection::vec(
+                (
+                    "[0-9A-Fa-f\\\\\"/unbxyz😀é\n ]{0,6}",
+                    proptest::option::of((0usize..10, 0usize..10)),
+                    any::<bool>(),
+                    any::<[bool; 10]>(),
+                    any::<[bool; 10]>(),
+                ),
+                1..5,
+            ),
+            upper in any::<bool>(),
+        ) {
+            let redactor = Redactor::new(Some(&SecretString::from(secret.clone())));
+            let mut content = String::new();
+            for (text, piece, copy, text_escaped, copy_escaped) in &pieces {
+                let text: String = match piece {
+                    Some((skip, take)) => secret.chars().skip(*skip).take(*take).collect(),
+                    None => text.clone(),
+                };
+                content.push_str(&encode(&text, text_escaped, upper));
+                if *copy {
+                    content.push_str(&encode(&secret, copy_escaped, !upper));
+                }
+            }
+            let body = format!("{{\"note\":\"{content}\"}}");
+            let cleaned = String::from_utf8(redactor.clean_bytes(body.clone().into_bytes())).unwrap();
+            // no character of `[redacted]` is in the credential, so no copy is made by it
+            prop_assert!(!cleaned.contains(&secret), "{body} -> {cleaned}");
+            if !(body.contains(&secret) && secret.contains('"')) {
+                let parsed: Result<serde_json::Value, _> = serde_json::from_str(&cleaned);
+                prop_assert!(parsed.is_ok(), "{body} -> {cleaned}");
+                let note = parsed.unwrap()["note"].as_str().unwrap().to_string();
+                prop_assert!(!note.contains(&secret), "{body} -> {cleaned}");
+                if pieces.iter().any(|p| p.2) {
+                    prop_assert!(note.contains("[redacted]"), "{body} -> {cleaned}");
+                }
+            }
+        }
+    }
+
     /// The JSON text `note` redacted for `secret`, and that text parsed.
     fn redact(secret: &str, note: &str) -> (String, String) {
         let redactor = Redactor::new(Some(&SecretString::from(secret.to_string())));
@@ -248,6 +298,16 @@ mod tests {
         assert_eq!(note, "[redacted]");
         let (_, note) = redact("DE00xyz", r"\uD83D\uDE00xyz!");
         assert_eq!(note, "[redacted]!");
+    }
+
+    #[test]
+    fn a_copy_never_takes_the_quote_that_opens_or_closes_the_string() {
+        // inside a JSON string `"` is always escaped: a bare one opens or closes it
+        let (cleaned, note) = redact(r#""""""#, r#"\"\"\u0022\""#);
+        assert_eq!(note, "[redacted]", "{cleaned}");
+        // `\u0061b` then the closing quote reads `ab"}` only across the string's end
+        let (cleaned, note) = redact(r#"ab"}"#, r"\u0061b");
+        assert_eq!(note, "ab", "{cleaned}");
     }
 
     #[test]
