@@ -26,6 +26,8 @@
 //!     the final result text, labels (`_continue`, `_cache`, `_degraded`) included
 //! present(..) -> Presented {value, truncated, stored}   (same, unlabelled, parsed: tests)
 //!                                                                          R2, F, G1–G3, P7
+//! presenting_inputs(&plan, &labels, &limits, &mut bytes)   all `present_json` reads but the
+//!     rows and the id, written exactly (the key of a kept presentation)
 //! query_result(&stored, &args, &limits)                                    G4
 //! query_result_json(String, Option<&Provenance>, &args, &limits)  (+ `aggregate`, Q1)
 //!     Outcome::provenance() -> Provenance   stored beside a `_resultId` (Q1 `sound`)
@@ -73,6 +75,7 @@ mod paging;
 pub mod path;
 pub mod plan;
 pub mod present;
+pub mod presenting_inputs;
 pub mod raw;
 pub mod resume;
 pub mod retrieval;
@@ -104,6 +107,8 @@ mod tests_parallel;
 #[cfg(test)]
 mod tests_present;
 #[cfg(test)]
+mod tests_presenting_inputs;
+#[cfg(test)]
 mod tests_props;
 #[cfg(test)]
 mod tests_resume;
@@ -121,6 +126,7 @@ pub use limits::Limits;
 pub use outcome::{Outcome, Provenance, StopReason, StoredJson, Verdict};
 pub use plan::{parse_call, CallPlan, ForEach, ForEachError};
 pub use present::{present, present_json, Labels, Presented, PresentedJson};
+pub use presenting_inputs::presenting_inputs;
 pub use resume::{Pending, Position, Resume, ResumePoint};
 pub use retrieval::{fetch_result, query_result, query_result_json};
 pub use template::PresentedTemplate;

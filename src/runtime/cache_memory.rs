@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex};
 
 use super::cache::{Decoded, Held};
 use crate::crypto::sha256;
-use crate::engine::{CallPlan, Labels, Limits, PresentedTemplate};
+use crate::engine::{self, CallPlan, Labels, Limits, PresentedTemplate};
 use crate::metrics::Metrics;
 use crate::store::tool_calls::Body;
 
@@ -259,19 +259,23 @@ impl CacheMemory {
     /// Where a presentation of the entry `held` points at is kept: the cache key with
     /// everything presenting depends on besides the rows and the `_resultId` — the plan
     /// (`_filter`, `_fields`, …), the limits (the guard's budget) and the labels (`_cache`
-    /// with the reader's `expiresAt`, `_degraded`), hashed. Used with the entry's version.
+    /// with the reader's `expiresAt`, `_degraded`), written exactly
+    /// ([`engine::presenting_inputs`]) and hashed (SHA-256, 128 bits kept: inputs that
+    /// differ never meet by chance, nor by a model's choice of arguments). Used with the
+    /// entry's version.
     pub fn presenting_key(
         held: &Held,
         plan: &CallPlan,
         labels: &Labels,
         limits: &Limits,
     ) -> String {
-        let how = format!("{plan:?}\n{labels:?}\n{limits:?}");
-        format!(
-            "{} {}",
-            held.key,
-            hex::encode(&sha256(how.as_bytes())[..16])
-        )
+        let mut how = Vec::with_capacity(512);
+        engine::presenting_inputs(plan, labels, limits, &mut how);
+        let mut key = String::with_capacity(held.key.len() + 33);
+        key.push_str(&held.key);
+        key.push(' ');
+        key.push_str(&hex::encode(&sha256(&how)[..16]));
+        key
     }
 
     /// A presentation of entry `version`, kept under [`CacheMemory::presenting_key`].
@@ -328,6 +332,49 @@ mod tests {
         }
         assert_eq!(m.usage(), (98, 14));
         assert_eq!(m.order.len(), m.map.len());
+    }
+
+    #[test]
+    fn presenting_keys_part_by_entry_and_by_how_it_is_presented() {
+        let schema = serde_json::json!({});
+        let plan = |args| {
+            engine::parse_call(
+                &engine::analyze(&schema),
+                &schema,
+                args,
+                true,
+                &Limits::default(),
+            )
+            .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let held = |key: &str| Held {
+            key: key.into(),
+            cached_at: chrono::DateTime::UNIX_EPOCH,
+            expires_at: chrono::DateTime::UNIX_EPOCH,
+        };
+        let (fields, labels) = (serde_json::json!({"_fields": ["id"]}), Labels::default());
+        let key = |h: &str, args: &serde_json::Value, limits: &Limits| {
+            CacheMemory::presenting_key(&held(h), &plan(args.clone()), &labels, limits)
+        };
+        let limits = Limits::default();
+        let k = key("lg:c:1", &fields, &limits);
+        assert!(
+            k.starts_with("lg:c:1 ") && k.len() == "lg:c:1 ".len() + 32,
+            "{k}"
+        );
+        assert_eq!(
+            k,
+            key("lg:c:1", &fields, &limits),
+            "the same call, the same key"
+        );
+        assert_ne!(k, key("lg:c:2", &fields, &limits), "another entry");
+        let name = serde_json::json!({"_fields": ["name"]});
+        assert_ne!(k, key("lg:c:1", &name, &limits), "another projection");
+        let budget = Limits {
+            token_budget: limits.token_budget + 1,
+            ..Limits::default()
+        };
+        assert_ne!(k, key("lg:c:1", &fields, &budget), "another budget");
     }
 
     #[test]
