@@ -38,7 +38,7 @@ pub(super) fn find(hay: &[u8], secrets: &[String]) -> Vec<Range<usize>> {
             let found_at = secrets.iter().find_map(|s| matches_at(hay, i, s));
             match found_at.filter(|_| !inside_escape(hay, i)) {
                 Some(end) => {
-                    found.push(i..end);
+                    found.push(without_quotes(hay, i..end));
                     i = end;
                 }
                 None => i += 1,
@@ -97,7 +97,8 @@ fn escape_around(hay: &[u8], at: usize) -> Option<usize> {
 /// its literal form may start or end inside an escape (`\u0030a 0` holds `0a 0` from
 /// the `0` of its hex digits), and cutting there would leave the text unreadable. So it
 /// starts at that escape's backslash and ends after that escape, a surrogate pair's two
-/// halves counting as one.
+/// halves counting as one. Nor does it take a string's own quote at either end
+/// ([`without_quotes`]).
 pub(super) fn widen(hay: &[u8], range: Range<usize>) -> Range<usize> {
     let start = char_start(hay, range.start);
     let last = char_start(hay, range.end);
@@ -105,7 +106,25 @@ pub(super) fn widen(hay: &[u8], range: Range<usize>) -> Range<usize> {
         Some((_, len)) if last < range.end => range.end.max(last + len),
         _ => range.end,
     };
-    start..end
+    without_quotes(hay, start..end)
+}
+
+/// `range` without an unescaped `"` at either end: a credential holding a quote is found
+/// in its literal form where the quote is the one opening or closing a JSON string (the
+/// text `"\\\u0032` holds `"\\\u` from the string's opening quote), and cutting that
+/// quote away would leave the text unreadable. Such a quote is the text's, not a copy's
+/// (inside a string a quote is always escaped), and the rest of the copy still goes, so
+/// what stays of the credential is a quote at either end.
+fn without_quotes(hay: &[u8], range: Range<usize>) -> Range<usize> {
+    let quote = |p: usize| hay[p] == b'"' && escape_starts(hay, p);
+    let mut r = range;
+    if r.len() > 1 && quote(r.start) {
+        r.start += 1;
+    }
+    if r.len() > 1 && quote(r.end - 1) {
+        r.end -= 1;
+    }
+    r
 }
 
 /// Where the character holding `at` starts: `at`, the start of the escape around it, or
@@ -298,6 +317,20 @@ mod tests {
         assert_eq!(note, "[redacted]");
         let (_, note) = redact("DE00xyz", r"\uD83D\uDE00xyz!");
         assert_eq!(note, "[redacted]!");
+    }
+
+    /// A credential holding a quote, found where that quote is the one opening or closing
+    /// the JSON string (literal, or with other characters escaped): the copy goes, the
+    /// string's quote stays, and the text is still JSON.
+    #[test]
+    fn a_copy_found_from_a_strings_own_quote_leaves_the_quote() {
+        // found by the property test: `"\\\u0032` holds `"\\\u` from the opening quote
+        let (cleaned, note) = redact("\"\\\\\\u", r"\\\u0032x");
+        assert_eq!(note, "[redacted]x", "{cleaned}");
+        let (cleaned, note) = redact("abc\"", "zabc");
+        assert_eq!(note, "z[redacted]", "{cleaned}");
+        let (cleaned, note) = redact("\"abc", r"\u0061bc");
+        assert_eq!(note, "[redacted]", "{cleaned}");
     }
 
     #[test]
