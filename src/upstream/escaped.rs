@@ -216,14 +216,38 @@ mod tests {
         out
     }
 
+    /// A credential and which of its characters [`encode`] escapes. The credential is any
+    /// printable text, or one made of what escapes are made of (`\u`, hex digits, `u`,
+    /// backslashes, quotes), so that its ends meet the insides of escapes; the escapes are
+    /// drawn at random, or none, all, only the first or only the last character. Those
+    /// edges are where the redactor's bugs were (5ea35f6: an escaped first digit, `\u0030a 0`
+    /// holding `0a 0`), found 1 run in several at random and now in most.
+    fn credential() -> impl Strategy<Value = (String, Vec<bool>)> {
+        prop_oneof![
+            "[ -~é€😀]{4,24}",
+            "(\\\\u[0-9a-fA-F]{0,4}|[0-9a-fA-Fu\\\\\" ]|[ -~é😀]){4,10}",
+        ]
+        .prop_flat_map(|secret| {
+            let n = secret.chars().count();
+            let only = move |i: usize| (0..n).map(|j| j == i).collect::<Vec<_>>();
+            let escaped = prop_oneof![
+                3 => proptest::collection::vec(any::<bool>(), n),
+                1 => Just(vec![false; n]),
+                1 => Just(vec![true; n]),
+                1 => Just(only(0)),
+                1 => Just(only(n.saturating_sub(1))),
+            ];
+            (Just(secret), escaped)
+        })
+    }
+
     proptest! {
         /// Whatever characters of the credential an API escapes, and whatever surrounds
         /// it (escaped too), the JSON text it answers holds no copy of it once redacted —
         /// neither as text nor once parsed — and stays JSON.
         #[test]
         fn a_credential_with_any_characters_escaped_is_redacted(
-            secret in "[ -~é€😀]{4,24}",
-            escaped in proptest::collection::vec(any::<bool>(), 24),
+            (secret, escaped) in credential(),
             upper in any::<bool>(),
             before in "[a-z \\\\u0-9é😀]{0,12}",
             before_escaped in proptest::collection::vec(any::<bool>(), 12),
