@@ -123,7 +123,8 @@ impl CallError {
 /// whole `Authorization` value (`Basic …`, `Bearer …`) is also removed as its token alone
 /// and, for `Basic`, as the decoded `user:password` and the password. A JSON text stays
 /// JSON, but for one case: a credential holding `"` whose literal bytes are there across
-/// a string's bare quote is removed all the same (the credential never survives).
+/// a string's bare quote is removed all the same (the credential never survives); a bare
+/// quote at either end of such a copy stays (`escaped::widen`).
 #[derive(Default)]
 pub(crate) struct Redactor {
     needles: Vec<String>,

