@@ -2,7 +2,8 @@
 //! presentation is kept under (`CacheMemory::presenting_key`, for `scripts/bench-load`'s
 //! hit: a 1,000-row walk with `_filter` and `_fields`) and the runtime token's check
 //! (`TokenService::verify`: a token as `POST /v1/runtime-tokens` mints it, without and
-//! with a sealed user credential). Needs no services:
+//! with a sealed user credential; the first time on a replica, and remembered). Needs no
+//! services:
 //!
 //! ```text
 //! cargo bench --bench per_call -- --warm-up-time 1 --measurement-time 3
@@ -14,7 +15,7 @@ use std::collections::HashMap;
 use std::hint::black_box;
 
 use chrono::{TimeZone, Utc};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use loopgate::auth::tokens::{MintRequest, TokenService};
 use loopgate::auth::UserCredential;
 use loopgate::crypto::{sha256, Cipher};
@@ -64,14 +65,18 @@ fn presenting_key(c: &mut Criterion) {
     });
 }
 
-fn token_verify(c: &mut Criterion) {
-    let tokens = TokenService::new(
+fn service() -> TokenService {
+    TokenService::new(
         &[7u8; 32],
         Cipher::new(&[3u8; 32]),
         "loopgate",
         "loopgate-runtime",
     )
-    .expect("a token service");
+    .expect("a token service")
+}
+
+fn token_verify(c: &mut Criterion) {
+    let tokens = service();
     let org = OrgId::trusted("org_bench");
     let mint = |credentials: &HashMap<String, UserCredential>| {
         tokens
@@ -96,12 +101,23 @@ fn token_verify(c: &mut Criterion) {
         },
     )]);
     let sealed = mint(&one);
-    c.bench_function("runtime token verify: no credentials", |b| {
-        b.iter(|| tokens.verify(black_box(&plain)).expect("valid"))
-    });
-    c.bench_function("runtime token verify: one sealed credential", |b| {
-        b.iter(|| tokens.verify(black_box(&sealed)).expect("valid"))
-    });
+    for (name, token) in [
+        ("no credentials", &plain),
+        ("one sealed credential", &sealed),
+    ] {
+        // a token this replica has not verified yet: checked in full (and remembered)
+        c.bench_function(&format!("runtime token verify, first: {name}"), |b| {
+            b.iter_batched_ref(
+                service,
+                |fresh| fresh.verify(black_box(token)).expect("valid"),
+                BatchSize::SmallInput,
+            )
+        });
+        tokens.verify(token).expect("valid");
+        c.bench_function(&format!("runtime token verify, remembered: {name}"), |b| {
+            b.iter(|| tokens.verify(black_box(token)).expect("valid"))
+        });
+    }
 }
 
 criterion_group!(benches, presenting_key, token_verify);

@@ -5,6 +5,7 @@
 pub mod guard;
 pub mod proxies;
 pub mod tokens;
+pub mod verified;
 
 use std::collections::HashMap;
 
