@@ -221,10 +221,21 @@ impl Redactor {
     pub(crate) fn clean_bytes(&self, body: Vec<u8>) -> Vec<u8> {
         let mut out = body;
         for needle in &self.needles {
+            // a copy read from inside an escape takes the whole escape with it, and one
+            // with a string's bare quote at an end leaves that quote (`escaped::widen`) —
+            // where an overlapping copy may start: so overlapping copies are found too,
+            // each cut on its own (a credential overlaps itself only when periodic)
+            let finder = memchr::memmem::Finder::new(needle.as_bytes());
+            let mut wholes: Vec<std::ops::Range<usize>> = Vec::new();
+            let mut from = 0;
+            while let Some(at) = out.get(from..).and_then(|rest| finder.find(rest)) {
+                let hit = from + at;
+                wholes.push(super::escaped::widen(&out, hit..hit + needle.len()));
+                from = hit + 1;
+            }
+            wholes.sort_by_key(|r| r.start);
             let mut hits: Vec<std::ops::Range<usize>> = Vec::new();
-            for hit in memchr::memmem::find_iter(&out, needle.as_bytes()) {
-                // a copy read from inside an escape takes the whole escape with it
-                let whole = super::escaped::widen(&out, hit..hit + needle.len());
+            for whole in wholes {
                 match hits.last_mut() {
                     Some(last) if whole.start < last.end => last.end = last.end.max(whole.end),
                     _ => hits.push(whole),

@@ -355,6 +355,45 @@ mod tests {
         assert_eq!(note, "z[redacted]", "{cleaned}");
     }
 
+    proptest! {
+        /// In any text, JSON or not, no copy survives: copies next to, inside or over one
+        /// another (the text between them often a piece of the credential), of one made of
+        /// quotes and escape parts (so it often overlaps itself, and its bare quotes are
+        /// kept at a copy's ends by `widen`).
+        #[test]
+        fn no_copy_survives_in_any_text(
+            secret in "[\"xy\\\\u0]{4,6}",
+            around in proptest::collection::vec(
+                ("[\"xy\\\\u0]{0,5}", proptest::option::of((0usize..6, 0usize..6))),
+                1..4,
+            ),
+        ) {
+            let redactor = Redactor::new(Some(&SecretString::from(secret.clone())));
+            let around: Vec<String> = around
+                .into_iter()
+                .map(|(text, piece)| match piece {
+                    Some((skip, take)) => secret.chars().skip(skip).take(take).collect(),
+                    None => text,
+                })
+                .collect();
+            let text = around.join(&secret);
+            let cleaned = redactor.clean(&text);
+            prop_assert!(!cleaned.contains(&secret), "{text} -> {cleaned}");
+        }
+    }
+
+    /// Two copies sharing a quote (`"xy"xy"` holds `"xy"` twice): the quote one copy keeps
+    /// at its end is where the other starts, so each goes on its own, and neither is left.
+    #[test]
+    fn copies_sharing_a_kept_quote_both_go() {
+        let redactor = Redactor::new(Some(&SecretString::from("\"xy\"".to_string())));
+        for text in [r#"say "xy"xy" now"#, r#"["xy"xy"xy"]"#] {
+            let cleaned = redactor.clean(text);
+            assert!(!cleaned.contains(r#""xy""#), "{text} -> {cleaned}");
+            assert!(cleaned.contains("[redacted]"), "{text} -> {cleaned}");
+        }
+    }
+
     #[test]
     fn a_copy_never_takes_the_quote_that_opens_or_closes_the_string() {
         // inside a JSON string `"` is always escaped: a bare one opens or closes it
