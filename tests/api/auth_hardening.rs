@@ -190,15 +190,7 @@ async fn forwarded(app: &crate::helpers::TestApp, token: &str, client: &str) -> 
         .send()
         .await
         .unwrap();
-    let (status, headers) = (res.status(), res.headers().clone());
-    let text = res.text().await.unwrap();
-    let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-    Res {
-        status,
-        headers,
-        body,
-        text,
-    }
+    Res::read(res).await
 }
 
 /// Issue 10: behind a configured trusted proxy the failure throttle counts the client

@@ -167,6 +167,20 @@ pub struct Res {
 }
 
 impl Res {
+    /// `res` read whole.
+    pub async fn read(res: reqwest::Response) -> Res {
+        let status = res.status();
+        let headers = res.headers().clone();
+        let text = res.text().await.unwrap_or_default();
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Res {
+            status,
+            headers,
+            body,
+            text,
+        }
+    }
+
     /// Asserts a problem+json body with this status and code.
     pub fn problem(&self, status: u16, code: &str) -> &Self {
         assert_eq!(
@@ -215,17 +229,7 @@ impl TestApp {
         if let Some(b) = body {
             req = req.json(b);
         }
-        let res = req.send().await.expect("request");
-        let status = res.status();
-        let headers = res.headers().clone();
-        let text = res.text().await.unwrap_or_default();
-        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Res {
-            status,
-            headers,
-            body,
-            text,
-        }
+        Res::read(req.send().await.expect("request")).await
     }
     pub async fn get(&self, path: &str, token: &str) -> Res {
         self.call(Method::GET, path, Some(token), None).await
@@ -257,16 +261,7 @@ impl TestApp {
             .send()
             .await
             .expect("request");
-        let status = res.status();
-        let headers = res.headers().clone();
-        let text = res.text().await.unwrap_or_default();
-        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
-        Res {
-            status,
-            headers,
-            body,
-            text,
-        }
+        Res::read(res).await
     }
 
     /// `POST /v1/agents/{agent}/threads/{thread}/tool-calls {name, arguments}`.
