@@ -131,6 +131,9 @@ pub struct Settings {
     /// Bytes of decoded cache entries and results presented from them that this replica
     /// keeps, so a hit neither moves nor parses the entry (0: off, every hit reads it whole).
     pub cache_memory_bytes: usize,
+    /// The largest dataset cache entry (in Redis) a walk's set is stored as; a larger set
+    /// is answered but not cached (its result says so).
+    pub cache_max_entry_bytes: usize,
 
     // --- agents kept per replica (issue 15), see `runtime::agent_memory` ---
     /// The longest a replica uses an agent (and its thread) it remembers without reading
@@ -145,6 +148,11 @@ const AGENT_MEMORY_MAX_SECONDS: u64 = 300;
 /// `cache_memory_bytes`, when not 0: 1 MiB to 64 GiB.
 const CACHE_MEMORY_MIN: usize = 1 << 20;
 const CACHE_MEMORY_MAX: usize = 64 << 30;
+
+/// `cache_max_entry_bytes`: 64 KiB to 512 MiB (an entry is one Redis string, written in
+/// pieces by `APPEND`, and a Redis string holds at most 512 MiB).
+const CACHE_ENTRY_MIN: usize = 64 << 10;
+const CACHE_ENTRY_MAX: usize = 512 << 20;
 
 #[derive(Serialize)]
 struct Defaults {
@@ -171,6 +179,7 @@ struct Defaults {
     cpu_jobs: u32,
     cpu_inline_bytes: usize,
     cache_memory_bytes: usize,
+    cache_max_entry_bytes: usize,
     agent_memory_seconds: u64,
 }
 
@@ -198,6 +207,7 @@ const DEFAULTS: Defaults = Defaults {
     cpu_jobs: 4,
     cpu_inline_bytes: 64 * 1024,
     cache_memory_bytes: 64 * 1024 * 1024,
+    cache_max_entry_bytes: 8 * 1024 * 1024,
     agent_memory_seconds: 5,
 };
 
@@ -388,6 +398,12 @@ impl Settings {
                 "LOOPGATE_CACHE_MEMORY_BYTES must be 0 (off) or between {CACHE_MEMORY_MIN} and {CACHE_MEMORY_MAX} (it is {memory})"
             );
         }
+        let entry = self.cache_max_entry_bytes;
+        if !(CACHE_ENTRY_MIN..=CACHE_ENTRY_MAX).contains(&entry) {
+            bail!(
+                "LOOPGATE_CACHE_MAX_ENTRY_BYTES must be between {CACHE_ENTRY_MIN} and {CACHE_ENTRY_MAX} (it is {entry})"
+            );
+        }
         if self.agent_memory_seconds > AGENT_MEMORY_MAX_SECONDS {
             bail!(
                 "LOOPGATE_AGENT_MEMORY_SECONDS must be between 0 (off) and {AGENT_MEMORY_MAX_SECONDS} (it is {})",
@@ -445,6 +461,19 @@ mod tests {
             let e = s.validate().err().map(|e| e.to_string());
             assert_eq!(e.is_none(), ok, "{bytes}: {e:?}");
             assert!(e.is_none_or(|e| e.contains("LOOPGATE_CACHE_MEMORY_BYTES")));
+        }
+        for (bytes, ok) in [
+            (0, false),
+            ((64 << 10) - 1, false),
+            (64 << 10, true),
+            (512 << 20, true),
+            ((512 << 20) + 1, false),
+        ] {
+            let mut s = complete();
+            s.cache_max_entry_bytes = bytes;
+            let e = s.validate().err().map(|e| e.to_string());
+            assert_eq!(e.is_none(), ok, "{bytes}: {e:?}");
+            assert!(e.is_none_or(|e| e.contains("LOOPGATE_CACHE_MAX_ENTRY_BYTES")));
         }
         for (seconds, ok) in [(0, true), (5, true), (300, true), (301, false)] {
             let mut s = complete();

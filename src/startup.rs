@@ -132,6 +132,7 @@ impl Application {
                 settings.cache_memory_bytes,
                 metrics.clone(),
             ),
+            cache_max_entry_bytes: settings.cache_max_entry_bytes,
             cpu: crate::runtime::cpu::Cpu::new(
                 settings.cpu_jobs_per_org as usize,
                 settings.cpu_jobs as usize,

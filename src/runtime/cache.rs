@@ -25,8 +25,6 @@ use crate::crypto::sha256;
 use crate::engine::Outcome;
 use crate::store::OrgId;
 
-/// Entries larger than this are not cached (the result says so).
-pub const MAX_ENTRY_BYTES: usize = 8 * 1024 * 1024;
 pub const ORG_TTL: Duration = Duration::from_secs(24 * 3600);
 pub const USER_TTL: Duration = Duration::from_secs(3600);
 
@@ -260,16 +258,17 @@ pub async fn read(kv: &Kv, key: &str) -> Result<Option<Entry>, KvError> {
 /// Writes an entry — `head`'s lines, then `stored` as it is, never concatenated (the store
 /// takes them in pieces) — to live exactly `ttl` (the writing binding's TTL, C3): a
 /// user's data is never kept longer than the TTL it was fetched under. `false` when it is
-/// too large.
+/// larger than `max_bytes` (`cache_max_entry_bytes`): then nothing is written.
 pub async fn write(
     kv: &Kv,
     key: &str,
     head: &Head,
     stored: &str,
     ttl: Duration,
+    max_bytes: usize,
 ) -> Result<bool, KvError> {
     let lines = head.lines();
-    if lines.len() + stored.len() > MAX_ENTRY_BYTES {
+    if lines.len() + stored.len() > max_bytes {
         return Ok(false);
     }
     kv.set_versioned(key, &[&lines, stored], ttl, RETIRED_TTL)
@@ -397,9 +396,11 @@ mod tests {
         let bound = 5 * PIECE_BYTES as isize;
         let mark = crate::testalloc::Mark::now();
         let h = head(Utc::now(), None);
-        assert!(write(&kv, &key, &h, &stored, Duration::from_secs(60))
-            .await
-            .unwrap());
+        assert!(
+            write(&kv, &key, &h, &stored, Duration::from_secs(60), 8 << 20)
+                .await
+                .unwrap()
+        );
         let used = mark.usage();
         assert!(used.peak - used.kept.max(0) <= bound, "{used:?}");
         let mark = crate::testalloc::Mark::now();
@@ -427,7 +428,7 @@ mod tests {
                 let (kv, key) = (&kv, &key);
                 async move {
                     let h = head(at, None);
-                    assert!(write(kv, key, &h, &rows, Duration::from_secs(60))
+                    assert!(write(kv, key, &h, &rows, Duration::from_secs(60), 8 << 20)
                         .await
                         .unwrap());
                     (h.held(key).pointer(), rows)

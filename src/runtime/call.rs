@@ -17,8 +17,8 @@ use super::fetch::CacheUse;
 use super::keep::Kept;
 use super::retrieval::{FETCH_TOOL, QUERY_TOOL};
 use super::{
-    cache, discovery, events, results, resume, stream, BoundTool, ResultJson, Runtime,
-    RuntimeError, ThreadKey,
+    discovery, events, results, resume, stream, BoundTool, ResultJson, Runtime, RuntimeError,
+    ThreadKey,
 };
 use crate::auth::Caller;
 use crate::crypto::new_id;
@@ -391,7 +391,7 @@ impl Runtime {
             let label = match (fetched.hit, fetched.too_large) {
                 (Some((at, expires)), _) => Some(engine::CacheLabel::hit(at, expires)),
                 (None, true) => Some(engine::CacheLabel::TooLarge {
-                    max_bytes: cache::MAX_ENTRY_BYTES,
+                    max_bytes: self.cache_max_entry_bytes,
                 }),
                 (None, false) => None,
             };

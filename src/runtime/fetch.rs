@@ -279,7 +279,8 @@ impl Runtime {
                     expires_at: cached_at + chrono::Duration::from_std(ttl).unwrap_or_default(),
                     shape: Some(outcome.shape()),
                 };
-                too_large = !cache::write(&self.kv, k, &head, &stored, ttl).await?;
+                let max = self.cache_max_entry_bytes;
+                too_large = !cache::write(&self.kv, k, &head, &stored, ttl, max).await?;
                 held = (!too_large).then(|| head.held(k));
                 stored_text = Some(stored);
             }

@@ -98,6 +98,8 @@ pub struct Runtime {
     pub thread_touch: std::time::Duration,
     /// Dataset cache entries (and results presented from them) this replica has decoded.
     pub cache_memory: cache_memory::CacheMemory,
+    /// The largest dataset cache entry written (`cache_max_entry_bytes`).
+    pub cache_max_entry_bytes: usize,
     /// Agents and threads this replica remembers while the org's config is unchanged.
     pub agent_memory: agent_memory::AgentMemory,
 }

@@ -83,3 +83,38 @@ async fn p3_configured_bounds_are_the_ones_enforced() {
     wf.problem(400, "validation_failed");
     assert!(wf.body["detail"].as_str().unwrap().contains("at most 1"));
 }
+
+/// `cache_max_entry_bytes`: a walk whose stored set is larger is answered but not cached
+/// (its result says so, the next call walks again); a smaller one still is.
+#[tokio::test]
+async fn c1_a_walk_above_the_configured_entry_size_is_answered_not_cached() {
+    let mut s = test_settings(fresh_database().await);
+    s.cache_max_entry_bytes = 64 << 10;
+    let app = spawn_with(s).await;
+    let up = crate::upstream_server::start().await;
+    let rig = Rig::new(&app, &up, true).await;
+    let token = rig.token(&app, "u1", json!({})).await;
+    let walk = json!({"_all_pages": true});
+    // 3,219 inboxes, about 794 KB, in one page (a reserved argument makes it cacheable)
+    let inboxes = json!({"_fields": ["inbox_id"]});
+    for thread in ["a", "b"] {
+        let r = rig
+            .call(&app, &token, thread, "list_inboxes", inboxes.clone())
+            .await;
+        let env = &r.ok(200)["result"];
+        assert_eq!(env["_cache"]["stored"], false, "{env}");
+        let reason = env["_cache"]["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("65536 bytes"), "{reason}");
+    }
+    assert_eq!(up.count("/inboxes"), 2, "nothing was cached: walked twice");
+    // 237 contacts fit: the second walk is a hit
+    for thread in ["c", "d"] {
+        rig.call(&app, &token, thread, "list_contacts", walk.clone())
+            .await
+            .ok(200);
+    }
+    let hit = rig
+        .call(&app, &token, "e", "list_contacts", walk.clone())
+        .await;
+    assert_eq!(hit.ok(200)["result"]["_cache"]["hit"], true, "{}", hit.text);
+}
