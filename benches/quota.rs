@@ -37,7 +37,8 @@ fn limiter(c: &mut Criterion) {
         return;
     };
     let _runtime = rt.enter();
-    let pool = loopgate::runtime::kv::connect(&url).expect("redis connection");
+    let pool = loopgate::runtime::kv::connect(&url, std::time::Duration::from_millis(500))
+        .expect("redis connection");
     let shared = Shared::new(Some(pool), 3, Arc::new(Metrics::default()));
     let id = format!("bench_{}", std::process::id());
     let across = ProviderLimiter::across_replicas(&limit, &id, &shared).expect("valid limit");

@@ -20,6 +20,9 @@ pub struct Settings {
     pub database_url: Option<SecretString>,
     /// Redis connection string; without it an in-process store is used.
     pub redis_url: Option<SecretString>,
+    /// How long one Redis round trip (and connecting) may take before this replica treats
+    /// Redis as unreachable for it and uses its in-process store (`runtime::kv`).
+    pub redis_timeout_ms: u64,
     /// Bearer token of platform admins.
     pub admin_token: Option<SecretString>,
     /// 32 bytes, base64: encrypts provider credentials at rest (AES-256-GCM).
@@ -142,6 +145,9 @@ pub struct Settings {
     pub agent_memory_seconds: u64,
 }
 
+/// `redis_timeout_ms`: 10 ms to 60 s.
+const REDIS_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 10..=60_000;
+
 /// `agent_memory_seconds`: at most this (memory is a cache, not a source of truth).
 const AGENT_MEMORY_MAX_SECONDS: u64 = 300;
 
@@ -159,6 +165,7 @@ struct Defaults {
     bind: &'static str,
     token_issuer: &'static str,
     token_audience: &'static str,
+    redis_timeout_ms: u64,
     database_max_connections: u32,
     allow_private_upstreams: bool,
     org_requests_per_second: u32,
@@ -187,6 +194,7 @@ const DEFAULTS: Defaults = Defaults {
     bind: "127.0.0.1:8080",
     token_issuer: "loopgate",
     token_audience: "loopgate-runtime",
+    redis_timeout_ms: 500,
     database_max_connections: 20,
     allow_private_upstreams: false,
     org_requests_per_second: 50,
@@ -398,6 +406,14 @@ impl Settings {
                 "LOOPGATE_CACHE_MEMORY_BYTES must be 0 (off) or between {CACHE_MEMORY_MIN} and {CACHE_MEMORY_MAX} (it is {memory})"
             );
         }
+        if !REDIS_TIMEOUT_MS.contains(&self.redis_timeout_ms) {
+            bail!(
+                "LOOPGATE_REDIS_TIMEOUT_MS must be between {} and {} (it is {})",
+                REDIS_TIMEOUT_MS.start(),
+                REDIS_TIMEOUT_MS.end(),
+                self.redis_timeout_ms
+            );
+        }
         let entry = self.cache_max_entry_bytes;
         if !(CACHE_ENTRY_MIN..=CACHE_ENTRY_MAX).contains(&entry) {
             bail!(
@@ -474,6 +490,20 @@ mod tests {
             let e = s.validate().err().map(|e| e.to_string());
             assert_eq!(e.is_none(), ok, "{bytes}: {e:?}");
             assert!(e.is_none_or(|e| e.contains("LOOPGATE_CACHE_MAX_ENTRY_BYTES")));
+        }
+        for (ms, ok) in [
+            (0, false),
+            (9, false),
+            (10, true),
+            (500, true),
+            (60_000, true),
+            (60_001, false),
+        ] {
+            let mut s = complete();
+            s.redis_timeout_ms = ms;
+            let e = s.validate().err().map(|e| e.to_string());
+            assert_eq!(e.is_none(), ok, "{ms}: {e:?}");
+            assert!(e.is_none_or(|e| e.contains("LOOPGATE_REDIS_TIMEOUT_MS")));
         }
         for (seconds, ok) in [(0, true), (5, true), (300, true), (301, false)] {
             let mut s = complete();

@@ -51,15 +51,17 @@ impl Application {
         store::migrate(&pool)
             .await
             .context("database migration failed")?;
+        let redis_budget = std::time::Duration::from_millis(settings.redis_timeout_ms);
         let redis = match &settings.redis_url {
             None => None,
             Some(url) => Some(
-                crate::runtime::kv::connect(url.expose_secret()).context("invalid REDIS_URL")?,
+                crate::runtime::kv::connect(url.expose_secret(), redis_budget)
+                    .context("invalid REDIS_URL")?,
             ),
         };
         // keys must live until their TTL: a policy that evicts is logged, never fatal
         if let Some(redis) = &redis {
-            crate::runtime::kv::eviction::check(redis).await;
+            crate::runtime::kv::eviction::check(redis, redis_budget).await;
         }
         // followers of running calls hold a pub/sub connection each, outside the pool
         let events = match (&redis, &settings.redis_url) {
@@ -91,7 +93,7 @@ impl Application {
         let limits = settings.engine_limits();
         let runtime = Runtime {
             pool: pool.clone(),
-            kv: Kv::new(redis.clone(), Some(metrics.clone())),
+            kv: Kv::new(redis.clone(), Some(metrics.clone()), redis_budget),
             cipher: cipher.clone(),
             http: HttpCaller::new(CallerConfig {
                 allow_private: settings.allow_private_upstreams,

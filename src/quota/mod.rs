@@ -36,7 +36,9 @@ use crate::runtime::kv::Redis;
 
 use crate::metrics::Metrics;
 
-/// The longest a quota decision waits for Redis before falling back.
+/// The longest a quota decision waits for Redis before falling back (fixed: a request
+/// waits on it before any work; the connection's own reply timeout, `redis_timeout_ms`,
+/// cuts it shorter when that is less).
 pub const REDIS_BUDGET: Duration = Duration::from_millis(250);
 
 /// What Redis decided.

@@ -8,7 +8,7 @@ use super::{Decision, Grant, Shared};
 use crate::metrics::Metrics;
 
 fn shared_at(url: &str, replicas: u32) -> Arc<Shared> {
-    let pool = crate::runtime::kv::connect(url).unwrap();
+    let pool = crate::runtime::kv::connect(url, crate::runtime::kv::TEST_BUDGET).unwrap();
     Shared::new(Some(pool), replicas, Arc::new(Metrics::default()))
 }
 

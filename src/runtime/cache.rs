@@ -338,14 +338,16 @@ impl Coalescer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::kv::TEST_BUDGET;
 
     /// The test Redis when `REDIS_URL` is set, else the in-process store.
     fn test_kv() -> Kv {
         Kv::new(
             std::env::var("REDIS_URL")
                 .ok()
-                .and_then(|u| crate::runtime::kv::connect(&u).ok()),
+                .and_then(|u| crate::runtime::kv::connect(&u, TEST_BUDGET).ok()),
             None,
+            TEST_BUDGET,
         )
     }
 

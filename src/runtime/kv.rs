@@ -5,8 +5,8 @@
 //! read in pieces) and the dataset cache's versioned entries: `kv/large.rs`.
 //!
 //! # Redis unreachable
-//! Tool calls keep working: an operation Redis does not answer within [`REDIS_BUDGET`]
-//! runs on this process's own map instead, and for [`RETRY_AFTER_FAILURE`] after a
+//! Tool calls keep working: an operation Redis does not answer within its budget (the
+//! `redis_timeout_ms` setting, [`Kv::budget`]) runs on this process's own map instead, and for [`RETRY_AFTER_FAILURE`] after a
 //! failure Redis is not asked at all (no call waits on a dead server). What is written
 //! meanwhile is kept on this replica only: its stored results are readable here, the
 //! dataset cache is per process. That is reported, never silent — [`Kv::degraded`] feeds
@@ -38,8 +38,10 @@ mod large;
 /// Values longer than this are written in pieces ([`Kv::set_large`]).
 pub const PIECE_BYTES: usize = 1 << 20;
 
-/// The longest one operation waits for Redis before using the in-process map.
-pub const REDIS_BUDGET: Duration = Duration::from_millis(500);
+/// The Redis budget of unit tests (the service's is the `redis_timeout_ms` setting).
+#[cfg(test)]
+pub(crate) const TEST_BUDGET: Duration = Duration::from_millis(500);
+
 /// After a failure, how long Redis is left alone before it is tried again.
 pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
 
@@ -49,11 +51,12 @@ pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
 pub type Redis = redis::aio::ConnectionManager;
 
 /// [`Redis`] for `url`, connecting on first use (so a process starts while Redis is down);
-/// connecting and each reply are bounded by [`REDIS_BUDGET`], so no command waits longer.
-pub fn connect(url: &str) -> anyhow::Result<Redis> {
+/// connecting and each reply are bounded by `budget` (`redis_timeout_ms`), so no command
+/// waits longer.
+pub fn connect(url: &str, budget: Duration) -> anyhow::Result<Redis> {
     let config = redis::aio::ConnectionManagerConfig::new()
-        .set_connection_timeout(Some(REDIS_BUDGET))
-        .set_response_timeout(Some(REDIS_BUDGET))
+        .set_connection_timeout(Some(budget))
+        .set_response_timeout(Some(budget))
         .set_number_of_retries(1)
         .set_max_delay(Duration::from_millis(100));
     Ok(Redis::new_lazy_with_config(
@@ -76,6 +79,8 @@ pub struct Kv {
     redis: Option<Redis>,
     local: Arc<Mutex<Memory>>,
     health: Arc<Health>,
+    /// The longest one operation waits for Redis before using the in-process map.
+    budget: Duration,
 }
 
 #[derive(Default)]
@@ -132,7 +137,8 @@ fn ms(d: Duration) -> u64 {
 }
 
 impl Kv {
-    pub fn new(redis: Option<Redis>, metrics: Option<Arc<Metrics>>) -> Self {
+    /// `budget`: the longest one operation waits for Redis (`redis_timeout_ms`).
+    pub fn new(redis: Option<Redis>, metrics: Option<Arc<Metrics>>, budget: Duration) -> Self {
         Kv {
             redis,
             local: Arc::default(),
@@ -140,7 +146,13 @@ impl Kv {
                 metrics,
                 ..Health::default()
             }),
+            budget,
         }
+    }
+
+    /// The longest one operation waits for Redis before using the in-process map.
+    pub fn budget(&self) -> Duration {
+        self.budget
     }
 
     /// Redis is configured but did not answer the last operation: writes stay on this
@@ -160,7 +172,7 @@ impl Kv {
             redis::cmd("PING").query_async::<String>(&mut c).await?;
             anyhow::Ok(())
         };
-        let ok = matches!(tokio::time::timeout(REDIS_BUDGET, ping).await, Ok(Ok(())));
+        let ok = matches!(tokio::time::timeout(self.budget, ping).await, Ok(Ok(())));
         self.answered(ok);
         ok
     }
@@ -211,7 +223,7 @@ impl Kv {
             };
             anyhow::Ok(v)
         };
-        let out = match tokio::time::timeout(REDIS_BUDGET, run).await {
+        let out = match tokio::time::timeout(self.budget, run).await {
             Ok(Ok(v)) => Some(v),
             Ok(Err(e)) => {
                 tracing::debug!(error = %e, "Redis operation failed");
@@ -497,8 +509,8 @@ mod tests {
         let Some(url) = std::env::var("REDIS_URL").ok() else {
             return;
         };
-        let mut conn = connect(&url).unwrap();
-        let kv = Kv::new(Some(conn.clone()), None);
+        let mut conn = connect(&url, TEST_BUDGET).unwrap();
+        let kv = Kv::new(Some(conn.clone()), None, TEST_BUDGET);
         let org = format!("lg:test_{}", crate::crypto::random_token(12));
         let keys = [0, 1, 2].map(|i| format!("{org}:t:res:{i}"));
         let ttl = Duration::from_secs(60);
@@ -522,8 +534,8 @@ mod tests {
         let Some(url) = std::env::var("REDIS_URL").ok() else {
             return;
         };
-        let mut conn = connect(&url).unwrap();
-        let kv = Kv::new(Some(conn.clone()), None);
+        let mut conn = connect(&url, TEST_BUDGET).unwrap();
+        let kv = Kv::new(Some(conn.clone()), None, TEST_BUDGET);
         let key = format!("lg:test_{}:cfg", crate::crypto::random_token(12));
         // as after a command that did not answer within the budget
         kv.answered(false);

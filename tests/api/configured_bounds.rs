@@ -118,3 +118,49 @@ async fn c1_a_walk_above_the_configured_entry_size_is_answered_not_cached() {
         .await;
     assert_eq!(hit.ok(200)["result"]["_cache"]["hit"], true, "{}", hit.text);
 }
+
+/// The operational bounds are read at startup: one out of range stops it with a line
+/// naming the setting; in range, a service with its own Redis budget serves from Redis.
+#[tokio::test]
+async fn operational_bounds_are_validated_at_startup_and_carried() {
+    let bad = [
+        ("LOOPGATE_REDIS_TIMEOUT_MS", {
+            let mut s = test_settings(fresh_database().await);
+            s.redis_timeout_ms = 5;
+            s
+        }),
+        ("LOOPGATE_CACHE_MAX_ENTRY_BYTES", {
+            let mut s = test_settings(fresh_database().await);
+            s.cache_max_entry_bytes = 1024;
+            s
+        }),
+    ];
+    for (name, s) in bad {
+        let e = loopgate::startup::Application::build(s)
+            .await
+            .err()
+            .map(|e| format!("{e:#}"))
+            .unwrap_or_default();
+        assert!(e.contains(name), "{name}: {e}");
+    }
+    let Some(redis) = crate::temp_services::TempRedis::start().await else {
+        eprintln!("skipped: no redis-server");
+        return;
+    };
+    let mut s = test_settings(fresh_database().await);
+    s.redis_url = Some(redis.url().into());
+    s.redis_timeout_ms = 5_000;
+    let app = spawn_with(s).await;
+    let up = crate::upstream_server::start().await;
+    let rig = Rig::new(&app, &up, true).await;
+    let token = rig.token(&app, "u1", json!({})).await;
+    let walk = json!({"_all_pages": true});
+    for thread in ["a", "b"] {
+        rig.call(&app, &token, thread, "list_contacts", walk.clone())
+            .await
+            .ok(200);
+    }
+    assert_eq!(up.count("/contacts"), 3, "the second walk was a hit");
+    let ready = app.call(reqwest::Method::GET, "/readyz", None, None).await;
+    assert_eq!(ready.ok(200)["status"], "ready", "{}", ready.text);
+}

@@ -15,7 +15,9 @@
 //! evicts (or is a name this build does not know); a Redis that refuses `CONFIG` (managed
 //! services often do) gets an info line.
 
-use super::{Redis, REDIS_BUDGET};
+use std::time::Duration;
+
+use super::Redis;
 
 /// What a `maxmemory-policy` does to keys that all carry a TTL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,15 +73,13 @@ pub async fn read(redis: &Redis) -> anyhow::Result<MemoryPolicy> {
     Ok(MemoryPolicy { policy, maxmemory })
 }
 
-/// Reads the policy once, within [`REDIS_BUDGET`], and logs what it means ([`report`]).
-/// Never fails: a Redis that refuses `CONFIG` or does not answer is logged and the
-/// process starts as usual.
-pub async fn check(redis: &Redis) -> Option<Eviction> {
-    let read = match tokio::time::timeout(REDIS_BUDGET, read(redis)).await {
+/// Reads the policy once, within `budget` (`redis_timeout_ms`), and logs what it means
+/// ([`report`]). Never fails: a Redis that refuses `CONFIG` or does not answer is logged
+/// and the process starts as usual.
+pub async fn check(redis: &Redis, budget: Duration) -> Option<Eviction> {
+    let read = match tokio::time::timeout(budget, read(redis)).await {
         Ok(read) => read,
-        Err(_) => Err(anyhow::anyhow!(
-            "Redis did not answer within {REDIS_BUDGET:?}"
-        )),
+        Err(_) => Err(anyhow::anyhow!("Redis did not answer within {budget:?}")),
     };
     report(read)
 }

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{ms, Kv, KvError, Op, PIECE_BYTES, REDIS_BUDGET};
+use super::{ms, Kv, KvError, Op, PIECE_BYTES};
 
 impl Kv {
     /// Writes `parts`, one after the other, as the value of `key` in Redis: `SET` of the
@@ -144,7 +144,7 @@ impl Kv {
             .arg(key)
             .arg(&copy)
             .arg(PIECE_BYTES)
-            .arg(ms(REDIS_BUDGET * 120));
+            .arg(ms(self.budget * 120));
         let len = match self.redis::<redis::Value>(Op::Cmd(&cmd)).await {
             Some(redis::Value::BulkString(v)) => {
                 return String::from_utf8(v)
@@ -213,7 +213,7 @@ return len
 
 #[cfg(test)]
 mod tests {
-    use super::super::connect;
+    use super::super::{connect, TEST_BUDGET};
     use super::*;
     use std::cell::Cell;
 
@@ -224,8 +224,9 @@ mod tests {
         let kv = Kv::new(
             std::env::var("REDIS_URL")
                 .ok()
-                .and_then(|u| connect(&u).ok()),
+                .and_then(|u| connect(&u, TEST_BUDGET).ok()),
             None,
+            TEST_BUDGET,
         );
         let key = format!("lg:org_test:t:res:{}", crate::crypto::random_token(12));
         let ttl = Duration::from_secs(60);
@@ -262,7 +263,7 @@ mod tests {
         let Some(url) = std::env::var("REDIS_URL").ok() else {
             return; // the in-process store holds no client buffers
         };
-        let kv = Kv::new(connect(&url).ok(), None);
+        let kv = Kv::new(connect(&url, TEST_BUDGET).ok(), None, TEST_BUDGET);
         let key = format!("lg:org_test:t:res:{}", crate::crypto::random_token(12));
         let ttl = Duration::from_secs(60);
         let (old, new) = ("o".repeat(7 * PIECE_BYTES + 3), "n".repeat(5 * PIECE_BYTES));
