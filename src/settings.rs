@@ -23,6 +23,9 @@ pub struct Settings {
     /// How long one Redis round trip (and connecting) may take before this replica treats
     /// Redis as unreachable for it and uses its in-process store (`runtime::kv`).
     pub redis_timeout_ms: u64,
+    /// G3: how long a stored result (`_resultId`) can be read; a call's event log, a
+    /// continuation and a replaced cache entry a result points at live as long.
+    pub result_ttl_seconds: u64,
     /// Bearer token of platform admins.
     pub admin_token: Option<SecretString>,
     /// 32 bytes, base64: encrypts provider credentials at rest (AES-256-GCM).
@@ -148,6 +151,9 @@ pub struct Settings {
 /// `redis_timeout_ms`: 10 ms to 60 s.
 const REDIS_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 10..=60_000;
 
+/// `result_ttl_seconds`: a minute to a day (markers saying "expired" live a day longer).
+const RESULT_TTL_SECONDS: std::ops::RangeInclusive<u64> = 60..=86_400;
+
 /// `agent_memory_seconds`: at most this (memory is a cache, not a source of truth).
 const AGENT_MEMORY_MAX_SECONDS: u64 = 300;
 
@@ -166,6 +172,7 @@ struct Defaults {
     token_issuer: &'static str,
     token_audience: &'static str,
     redis_timeout_ms: u64,
+    result_ttl_seconds: u64,
     database_max_connections: u32,
     allow_private_upstreams: bool,
     org_requests_per_second: u32,
@@ -195,6 +202,7 @@ const DEFAULTS: Defaults = Defaults {
     token_issuer: "loopgate",
     token_audience: "loopgate-runtime",
     redis_timeout_ms: 500,
+    result_ttl_seconds: 15 * 60,
     database_max_connections: 20,
     allow_private_upstreams: false,
     org_requests_per_second: 50,
@@ -414,6 +422,14 @@ impl Settings {
                 self.redis_timeout_ms
             );
         }
+        if !RESULT_TTL_SECONDS.contains(&self.result_ttl_seconds) {
+            bail!(
+                "LOOPGATE_RESULT_TTL_SECONDS must be between {} and {} (it is {})",
+                RESULT_TTL_SECONDS.start(),
+                RESULT_TTL_SECONDS.end(),
+                self.result_ttl_seconds
+            );
+        }
         let entry = self.cache_max_entry_bytes;
         if !(CACHE_ENTRY_MIN..=CACHE_ENTRY_MAX).contains(&entry) {
             bail!(
@@ -504,6 +520,19 @@ mod tests {
             let e = s.validate().err().map(|e| e.to_string());
             assert_eq!(e.is_none(), ok, "{ms}: {e:?}");
             assert!(e.is_none_or(|e| e.contains("LOOPGATE_REDIS_TIMEOUT_MS")));
+        }
+        for (seconds, ok) in [
+            (59, false),
+            (60, true),
+            (900, true),
+            (86_400, true),
+            (86_401, false),
+        ] {
+            let mut s = complete();
+            s.result_ttl_seconds = seconds;
+            let e = s.validate().err().map(|e| e.to_string());
+            assert_eq!(e.is_none(), ok, "{seconds}: {e:?}");
+            assert!(e.is_none_or(|e| e.contains("LOOPGATE_RESULT_TTL_SECONDS")));
         }
         for (seconds, ok) in [(0, true), (5, true), (300, true), (301, false)] {
             let mut s = complete();

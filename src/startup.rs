@@ -52,6 +52,7 @@ impl Application {
             .await
             .context("database migration failed")?;
         let redis_budget = std::time::Duration::from_millis(settings.redis_timeout_ms);
+        let result_ttl = std::time::Duration::from_secs(settings.result_ttl_seconds);
         let redis = match &settings.redis_url {
             None => None,
             Some(url) => Some(
@@ -65,11 +66,14 @@ impl Application {
         }
         // followers of running calls hold a pub/sub connection each, outside the pool
         let events = match (&redis, &settings.redis_url) {
-            (Some(pool), Some(url)) => EventLog::new(Some((
-                pool.clone(),
-                redis::Client::open(url.expose_secret()).context("invalid REDIS_URL")?,
-            ))),
-            _ => EventLog::new(None),
+            (Some(pool), Some(url)) => EventLog::new(
+                Some((
+                    pool.clone(),
+                    redis::Client::open(url.expose_secret()).context("invalid REDIS_URL")?,
+                )),
+                result_ttl,
+            ),
+            _ => EventLog::new(None, result_ttl),
         };
         let cipher = Cipher::new(&secrets.credential_key);
         let tokens = TokenService::new(
@@ -93,7 +97,12 @@ impl Application {
         let limits = settings.engine_limits();
         let runtime = Runtime {
             pool: pool.clone(),
-            kv: Kv::new(redis.clone(), Some(metrics.clone()), redis_budget),
+            kv: Kv::new(
+                redis.clone(),
+                Some(metrics.clone()),
+                redis_budget,
+                result_ttl,
+            ),
             cipher: cipher.clone(),
             http: HttpCaller::new(CallerConfig {
                 allow_private: settings.allow_private_upstreams,

@@ -271,13 +271,16 @@ pub async fn write(
     if lines.len() + stored.len() > max_bytes {
         return Ok(false);
     }
-    kv.set_versioned(key, &[&lines, stored], ttl, RETIRED_TTL)
+    kv.set_versioned(key, &[&lines, stored], ttl, retired_ttl(kv))
         .await?;
     Ok(true)
 }
 
-/// How long a replaced entry stays readable for the results that point at it.
-pub const RETIRED_TTL: Duration = super::results::RESULT_TTL;
+/// How long a replaced entry stays readable for the results that point at it: as long as
+/// those results live (`result_ttl_seconds`).
+pub fn retired_ttl(kv: &Kv) -> Duration {
+    kv.result_ttl()
+}
 
 /// How long one replica may hold the walk of a key before others walk anyway: the
 /// configured wall-clock bound of a walk (`limit_wall_seconds`) plus this margin.
@@ -338,7 +341,7 @@ impl Coalescer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::kv::TEST_BUDGET;
+    use crate::runtime::kv::{TEST_BUDGET, TEST_RESULT_TTL};
 
     /// The test Redis when `REDIS_URL` is set, else the in-process store.
     fn test_kv() -> Kv {
@@ -348,6 +351,7 @@ mod tests {
                 .and_then(|u| crate::runtime::kv::connect(&u, TEST_BUDGET).ok()),
             None,
             TEST_BUDGET,
+            TEST_RESULT_TTL,
         )
     }
 

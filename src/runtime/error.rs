@@ -61,7 +61,7 @@ impl RuntimeError {
             RuntimeError::CredentialRequired(_) => ("credential_required", 409),
             RuntimeError::ToolNotLoaded(_) => ("tool_not_loaded", 409),
             RuntimeError::ConnectRequired(_) => ("connect_required", 409),
-            RuntimeError::Result(ResultError::Expired(_)) => ("result_expired", 410),
+            RuntimeError::Result(ResultError::Expired(..)) => ("result_expired", 410),
             RuntimeError::Result(ResultError::NotFound(_)) => ("result_not_found", 404),
             RuntimeError::Result(ResultError::Store(_)) | RuntimeError::Kv(_) => {
                 ("unavailable", 503)

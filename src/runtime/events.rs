@@ -2,7 +2,7 @@
 //! replica can follow them (`GET …/events`) and reconnect with `Last-Event-ID`.
 //!
 //! With Redis: one capped stream per call (`XADD … MAXLEN ~`, at most [`MAX_EVENTS`]
-//! entries, expiring [`EVENTS_TTL`] after the last one), and a pub/sub notification per
+//! entries, expiring as long after the last one as a stored result lives), and a pub/sub notification per
 //! entry so followers wake at once; a follower subscribes first and then reads the
 //! stream, so nothing falls between the two. Entry ids are the stream's ids. Without
 //! Redis: the same in process (ids are sequence numbers), for a single replica.
@@ -20,11 +20,16 @@ use crate::store::OrgId;
 
 /// Entries kept per call or run (progress is throttled, so a walk writes a few dozen).
 pub const MAX_EVENTS: usize = 2_000;
-/// How long after its last entry a call's events stay readable.
-pub const EVENTS_TTL: Duration = super::results::RESULT_TTL;
+/// The event log; its entries stay readable for `ttl` after the last one: as long as the
+/// call's stored result (`result_ttl_seconds`).
+#[derive(Clone)]
+pub struct EventLog {
+    store: Store,
+    ttl: Duration,
+}
 
 #[derive(Clone)]
-pub enum EventLog {
+enum Store {
     Redis {
         pool: super::kv::Redis,
         client: redis::Client,
@@ -75,17 +80,19 @@ fn channel(key: &str) -> String {
 }
 
 impl EventLog {
-    pub fn new(redis: Option<(super::kv::Redis, redis::Client)>) -> Self {
-        match redis {
-            Some((pool, client)) => EventLog::Redis { pool, client },
-            None => EventLog::Memory(Arc::default()),
-        }
+    /// `ttl`: how long after its last entry a call's events stay readable.
+    pub fn new(redis: Option<(super::kv::Redis, redis::Client)>, ttl: Duration) -> Self {
+        let store = match redis {
+            Some((pool, client)) => Store::Redis { pool, client },
+            None => Store::Memory(Arc::default()),
+        };
+        EventLog { store, ttl }
     }
 
     /// Appends entries in order, in one round trip, and wakes the followers once.
     pub async fn append_all(&self, key: &str, entries: &[String]) -> Result<(), KvError> {
-        match self {
-            EventLog::Redis { pool, .. } => {
+        match &self.store {
+            Store::Redis { pool, .. } => {
                 let mut c = pool.clone();
                 let mut pipe = redis::pipe();
                 for entry in entries {
@@ -101,7 +108,7 @@ impl EventLog {
                 }
                 pipe.cmd("PEXPIRE")
                     .arg(key)
-                    .arg(EVENTS_TTL.as_millis() as u64)
+                    .arg(self.ttl.as_millis() as u64)
                     .ignore()
                     .cmd("PUBLISH")
                     .arg(channel(key))
@@ -110,9 +117,9 @@ impl EventLog {
                 pipe.query_async::<()>(&mut c).await.map_err(err)?;
                 Ok(())
             }
-            EventLog::Memory(m) => {
+            Store::Memory(m) => {
                 let mut map = m.lock().map_err(|_| err(anyhow::anyhow!("poisoned")))?;
-                map.retain(|_, b| b.touched.elapsed() < EVENTS_TTL);
+                map.retain(|_, b| b.touched.elapsed() < self.ttl);
                 let b = map.entry(key.to_string()).or_insert_with(|| Buffer {
                     entries: VecDeque::new(),
                     next: 1,
@@ -136,8 +143,8 @@ impl EventLog {
     /// Wakes the followers of `key` without adding an entry (what they wait for is
     /// elsewhere: a finished call's record).
     pub async fn notify(&self, key: &str) -> Result<(), KvError> {
-        match self {
-            EventLog::Redis { pool, .. } => {
+        match &self.store {
+            Store::Redis { pool, .. } => {
                 let mut c = pool.clone();
                 redis::cmd("PUBLISH")
                     .arg(channel(key))
@@ -146,7 +153,7 @@ impl EventLog {
                     .await
                     .map_err(err)
             }
-            EventLog::Memory(m) => {
+            Store::Memory(m) => {
                 let map = m.lock().map_err(|_| err(anyhow::anyhow!("poisoned")))?;
                 if let Some(b) = map.get(key) {
                     let _ = b.notify.send(());
@@ -162,8 +169,8 @@ impl EventLog {
         key: &str,
         after: Option<&str>,
     ) -> Result<Vec<(String, String)>, KvError> {
-        match self {
-            EventLog::Redis { pool, .. } => {
+        match &self.store {
+            Store::Redis { pool, .. } => {
                 let mut c = pool.clone();
                 let from = match after {
                     Some(id) if valid_stream_id(id) => format!("({id}"),
@@ -188,7 +195,7 @@ impl EventLog {
                     })
                     .collect())
             }
-            EventLog::Memory(m) => {
+            Store::Memory(m) => {
                 let map = m.lock().map_err(|_| err(anyhow::anyhow!("poisoned")))?;
                 let after: u64 = after.and_then(|a| a.parse().ok()).unwrap_or(0);
                 Ok(map
@@ -207,13 +214,13 @@ impl EventLog {
 
     /// Starts listening for new entries of `key` (before reading what is there).
     pub async fn subscribe(&self, key: &str) -> Result<Subscription, KvError> {
-        match self {
-            EventLog::Redis { client, .. } => {
+        match &self.store {
+            Store::Redis { client, .. } => {
                 let mut p = client.get_async_pubsub().await.map_err(err)?;
                 p.subscribe(channel(key)).await.map_err(err)?;
                 Ok(Subscription::Redis(p))
             }
-            EventLog::Memory(m) => {
+            Store::Memory(m) => {
                 let mut map = m.lock().map_err(|_| err(anyhow::anyhow!("poisoned")))?;
                 let b = map.entry(key.to_string()).or_insert_with(|| Buffer {
                     entries: VecDeque::new(),

@@ -76,7 +76,7 @@ impl Runtime {
                 rows: outcome.items.len(),
                 errors: outcome.for_each_errors.clone(),
                 expires_at: self.clock.now()
-                    + chrono::Duration::from_std(results::RESULT_TTL).unwrap_or_default(),
+                    + chrono::Duration::from_std(self.kv.result_ttl()).unwrap_or_default(),
             };
             labels.continue_token = Some(resume::save(&self.kv, &start.thread, &c).await?);
         }
@@ -84,7 +84,7 @@ impl Runtime {
         let held = kept
             .held
             .as_ref()
-            .filter(|h| h.outlives(self.clock.now(), results::RESULT_TTL));
+            .filter(|h| h.outlives(self.clock.now(), self.kv.result_ttl()));
         let (prebuilt, needs_text) = (kept.stored, held.is_none());
         let limits = self.limits_for(&start.agent).into_owned();
         // a hit presented before from the same entry version, the same way, is the same text

@@ -41,6 +41,9 @@ pub const PIECE_BYTES: usize = 1 << 20;
 /// The Redis budget of unit tests (the service's is the `redis_timeout_ms` setting).
 #[cfg(test)]
 pub(crate) const TEST_BUDGET: Duration = Duration::from_millis(500);
+/// The stored results' TTL of unit tests (the service's is `result_ttl_seconds`).
+#[cfg(test)]
+pub(crate) const TEST_RESULT_TTL: Duration = Duration::from_secs(15 * 60);
 
 /// After a failure, how long Redis is left alone before it is tried again.
 pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
@@ -81,6 +84,9 @@ pub struct Kv {
     health: Arc<Health>,
     /// The longest one operation waits for Redis before using the in-process map.
     budget: Duration,
+    /// How long a stored result (G3) and what is read with it live: `result_ttl_seconds`
+    /// (see `runtime::results`; carried here because every one of them is written here).
+    result_ttl: Duration,
 }
 
 #[derive(Default)]
@@ -137,8 +143,14 @@ fn ms(d: Duration) -> u64 {
 }
 
 impl Kv {
-    /// `budget`: the longest one operation waits for Redis (`redis_timeout_ms`).
-    pub fn new(redis: Option<Redis>, metrics: Option<Arc<Metrics>>, budget: Duration) -> Self {
+    /// `budget`: the longest one operation waits for Redis (`redis_timeout_ms`);
+    /// `result_ttl`: how long stored results live (`result_ttl_seconds`).
+    pub fn new(
+        redis: Option<Redis>,
+        metrics: Option<Arc<Metrics>>,
+        budget: Duration,
+        result_ttl: Duration,
+    ) -> Self {
         Kv {
             redis,
             local: Arc::default(),
@@ -147,7 +159,13 @@ impl Kv {
                 ..Health::default()
             }),
             budget,
+            result_ttl,
         }
+    }
+
+    /// How long a stored result lives (G3, `result_ttl_seconds`).
+    pub fn result_ttl(&self) -> Duration {
+        self.result_ttl
     }
 
     /// The longest one operation waits for Redis before using the in-process map.
@@ -510,7 +528,7 @@ mod tests {
             return;
         };
         let mut conn = connect(&url, TEST_BUDGET).unwrap();
-        let kv = Kv::new(Some(conn.clone()), None, TEST_BUDGET);
+        let kv = Kv::new(Some(conn.clone()), None, TEST_BUDGET, TEST_RESULT_TTL);
         let org = format!("lg:test_{}", crate::crypto::random_token(12));
         let keys = [0, 1, 2].map(|i| format!("{org}:t:res:{i}"));
         let ttl = Duration::from_secs(60);
@@ -535,7 +553,7 @@ mod tests {
             return;
         };
         let mut conn = connect(&url, TEST_BUDGET).unwrap();
-        let kv = Kv::new(Some(conn.clone()), None, TEST_BUDGET);
+        let kv = Kv::new(Some(conn.clone()), None, TEST_BUDGET, TEST_RESULT_TTL);
         let key = format!("lg:test_{}:cfg", crate::crypto::random_token(12));
         // as after a command that did not answer within the budget
         kv.answered(false);

@@ -13,8 +13,6 @@ use super::kv::{self, Kv, KvError};
 use crate::engine::Provenance;
 use crate::store::OrgId;
 
-/// How long a stored result can be read.
-pub const RESULT_TTL: Duration = Duration::from_secs(15 * 60);
 /// How long we remember that a result existed, to say "expired" rather than "not found".
 const TOMBSTONE_TTL: Duration = Duration::from_secs(24 * 3600);
 
@@ -31,10 +29,32 @@ impl ThreadKey {
     }
 }
 
+/// How long results are kept, as the model reads it ("15 minutes", "90 seconds").
+#[derive(Debug, Clone, Copy)]
+pub struct KeptFor(pub Duration);
+
+impl std::fmt::Display for KeptFor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.0.as_secs();
+        match (s % 60, s / 60) {
+            (0, 1) => write!(f, "1 minute"),
+            (0, m) => write!(f, "{m} minutes"),
+            _ => write!(f, "{s} seconds"),
+        }
+    }
+}
+
+impl ResultError {
+    /// `id` expired, given how long `kv` keeps results.
+    pub fn expired(kv: &Kv, id: impl Into<String>) -> Self {
+        ResultError::Expired(id.into(), KeptFor(kv.result_ttl()))
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ResultError {
-    #[error("result '{0}' has expired (results are kept for 15 minutes): call the tool again")]
-    Expired(String),
+    #[error("result '{0}' has expired (results are kept for {1}): call the tool again")]
+    Expired(String, KeptFor),
     #[error("no result '{0}' exists in this conversation: use a _resultId returned by an earlier tool call here")]
     NotFound(String),
     #[error(transparent)]
@@ -69,7 +89,7 @@ async fn save_pending(kv: &Kv, t: &ThreadKey, map: &Pending) -> Result<(), KvErr
             .await;
     }
     let json = serde_json::to_string(map).unwrap_or_default();
-    kv.set(&t.key("pending", ""), &json, RESULT_TTL).await
+    kv.set(&t.key("pending", ""), &json, kv.result_ttl()).await
 }
 
 /// What a result keeps: its stored text, or the cache entry that holds it.
@@ -108,13 +128,14 @@ pub async fn put(
     let (prov_key, res_key) = (t.key("prov", id), t.key("res", id));
     let (seen_key, holds_key) = (t.key("seen", id), t.key("holds", ""));
     if body.len() > kv::PIECE_BYTES {
-        kv.set_large(&res_key, body, RESULT_TTL).await?;
+        kv.set_large(&res_key, body, kv.result_ttl()).await?;
     }
-    let small = (body.len() <= kv::PIECE_BYTES).then_some((res_key.as_str(), body, RESULT_TTL));
+    let small =
+        (body.len() <= kv::PIECE_BYTES).then_some((res_key.as_str(), body, kv.result_ttl()));
     let items: Vec<(&str, &str, Duration)> = [
-        (prov_key.as_str(), prov.as_str(), RESULT_TTL),
+        (prov_key.as_str(), prov.as_str(), kv.result_ttl()),
         (seen_key.as_str(), "1", TOMBSTONE_TTL),
-        (holds_key.as_str(), "1", RESULT_TTL),
+        (holds_key.as_str(), "1", kv.result_ttl()),
     ]
     .into_iter()
     .chain(small)
@@ -129,7 +150,10 @@ pub async fn put(
     }
     if truncated {
         let mut map = pending_map(kv, t).await?;
-        map.insert(id.to_string(), now_ms() + RESULT_TTL.as_millis() as i64);
+        map.insert(
+            id.to_string(),
+            now_ms() + kv.result_ttl().as_millis() as i64,
+        );
         save_pending(kv, t, &map).await?;
     }
     Ok(true)
@@ -144,10 +168,10 @@ pub async fn load(kv: &Kv, t: &ThreadKey, id: &str) -> Result<String, ResultErro
         // the cache entry went (or a `_refresh` replaced it): this result went with it
         return cache::follow(kv, pointer)
             .await?
-            .ok_or_else(|| ResultError::Expired(id.to_string()));
+            .ok_or_else(|| ResultError::expired(kv, id));
     }
     if kv.get(&t.key("seen", id)).await?.is_some() {
-        return Err(ResultError::Expired(id.to_string()));
+        return Err(ResultError::expired(kv, id));
     }
     Err(ResultError::NotFound(id.to_string()))
 }
@@ -231,7 +255,7 @@ async fn marks_of(kv: &Kv, keys: &[String; 3], got: Vec<Option<String>>) -> Resu
 
 /// Records that a restricted step was handed out: from now on other tools are refused.
 pub async fn set_restricted(kv: &Kv, t: &ThreadKey) -> Result<(), KvError> {
-    kv.set(&t.key("restricted", ""), "1", RESULT_TTL).await
+    kv.set(&t.key("restricted", ""), "1", kv.result_ttl()).await
 }
 
 /// The next model step's number in this thread.

@@ -12,7 +12,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 use super::kv::{Kv, KvError};
-use super::results::{ResultError, ThreadKey, RESULT_TTL};
+use super::results::{ResultError, ThreadKey};
 use crate::crypto::random_token;
 use crate::engine::plan::ForEachError;
 use crate::engine::{EngineError, ResumePoint};
@@ -61,8 +61,8 @@ pub async fn save(kv: &Kv, t: &ThreadKey, c: &Continuation) -> Result<String, Kv
     let token = format!("cont_{}", random_token(32));
     let json = serde_json::to_string(c).unwrap_or_default();
     let key = key(t, &token);
-    kv.set(&key, &json, RESULT_TTL).await?;
-    kv.set(&gone(&key), &c.result_id, RESULT_TTL + REMEMBER)
+    kv.set(&key, &json, kv.result_ttl()).await?;
+    kv.set(&gone(&key), &c.result_id, kv.result_ttl() + REMEMBER)
         .await?;
     Ok(token)
 }
@@ -78,7 +78,7 @@ pub async fn redeem(
 ) -> Result<Continuation, super::RuntimeError> {
     let Some(text) = kv.get(&key(t, token)).await? else {
         if let Some(result_id) = kv.get(&gone(&key(t, token))).await? {
-            return Err(ResultError::Expired(result_id).into());
+            return Err(ResultError::expired(kv, result_id).into());
         }
         return Err(invalid(
             "`_continue` is not a continuation of this conversation: pass back, unchanged, the `_continue` \
@@ -93,7 +93,7 @@ pub async fn redeem(
         ));
     }
     if now >= c.expires_at {
-        return Err(ResultError::Expired(c.result_id).into());
+        return Err(ResultError::expired(kv, c.result_id).into());
     }
     if !kv
         .set_nx(&format!("{}:claimed", key(t, token)), "1", CLAIM)

@@ -201,3 +201,55 @@ async fn every_redis_key_has_a_ttl_no_longer_than_its_longest_reader() {
         );
     }
 }
+
+/// `result_ttl_seconds`: stored results, the thread's marks and a call's event log live
+/// the configured time, not the default 15 minutes.
+#[tokio::test]
+async fn g3_stored_results_live_the_configured_ttl() {
+    let Some(redis_server) = TempRedis::start().await else {
+        eprintln!("skipped: no redis-server");
+        return;
+    };
+    let mut settings = test_settings(fresh_database().await);
+    settings.redis_url = Some(redis_server.url().into());
+    settings.result_ttl_seconds = 120;
+    let app = spawn_with(settings).await;
+    let up = upstream_server::start().await;
+    let a = Rig::with_tools(&app, &up.base, tool_defs(), true).await;
+    let token = a.token(&app, "u1", json!({})).await;
+    let cut = a.call(&app, &token, "t1", "list_inboxes", json!({})).await;
+    assert!(
+        cut.ok(200)["result"]["_resultId"].is_string(),
+        "{}",
+        cut.text
+    );
+    let (_, body) = a
+        .stream_call(&app, &token, "t2", "list_contacts", json!({}))
+        .await;
+    futures_util::StreamExt::for_each(body, |_| async {}).await;
+
+    let mut conn = redis::Client::open(redis_server.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    let keys: Vec<String> = scan_keys(&mut conn).await;
+    for key in keys {
+        let fam = family(&key, &a.t.org, "");
+        if !matches!(fam, Family::ThreadData | Family::Events) {
+            continue;
+        }
+        let pttl: i64 = redis::cmd("PTTL")
+            .arg(&key)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert!(
+            (1..=120_000).contains(&pttl),
+            "{key} ({fam:?}) has PTTL {pttl} ms, configured 120 s"
+        );
+        seen.insert(fam);
+    }
+    assert_eq!(seen.len(), 2, "a stored result and an event log: {seen:?}");
+}

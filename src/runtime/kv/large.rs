@@ -213,7 +213,7 @@ return len
 
 #[cfg(test)]
 mod tests {
-    use super::super::{connect, TEST_BUDGET};
+    use super::super::{connect, TEST_BUDGET, TEST_RESULT_TTL};
     use super::*;
     use std::cell::Cell;
 
@@ -227,6 +227,7 @@ mod tests {
                 .and_then(|u| connect(&u, TEST_BUDGET).ok()),
             None,
             TEST_BUDGET,
+            TEST_RESULT_TTL,
         );
         let key = format!("lg:org_test:t:res:{}", crate::crypto::random_token(12));
         let ttl = Duration::from_secs(60);
@@ -263,7 +264,12 @@ mod tests {
         let Some(url) = std::env::var("REDIS_URL").ok() else {
             return; // the in-process store holds no client buffers
         };
-        let kv = Kv::new(connect(&url, TEST_BUDGET).ok(), None, TEST_BUDGET);
+        let kv = Kv::new(
+            connect(&url, TEST_BUDGET).ok(),
+            None,
+            TEST_BUDGET,
+            TEST_RESULT_TTL,
+        );
         let key = format!("lg:org_test:t:res:{}", crate::crypto::random_token(12));
         let ttl = Duration::from_secs(60);
         let (old, new) = ("o".repeat(7 * PIECE_BYTES + 3), "n".repeat(5 * PIECE_BYTES));
