@@ -336,6 +336,7 @@ impl Runtime {
             &token,
             &bound.tool.id,
             self.clock.now(),
+            super::cache::walk_lease(self.limits.wall),
         )
         .await?;
         let out = self

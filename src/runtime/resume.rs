@@ -21,9 +21,6 @@ use crate::engine::{EngineError, ResumePoint};
 /// (by markers holding no data: the continuation itself, with the caller's arguments,
 /// lives only as long as its stored result).
 const REMEMBER: Duration = Duration::from_secs(24 * 3600);
-/// How long a redeemed token stays claimed while its walk runs (the engine's wall-clock
-/// bound plus margin); a walk that fails gives it back.
-const CLAIM: Duration = Duration::from_secs(90);
 
 /// What a `_continue` stands for.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -67,7 +64,9 @@ pub async fn save(kv: &Kv, t: &ThreadKey, c: &Continuation) -> Result<String, Kv
     Ok(token)
 }
 
-/// Redeems a token for this thread and tool at `now`, claiming it; the claim is given
+/// Redeems a token for this thread and tool at `now`, claiming it for `claim` (the lease of
+/// a walk, `cache::walk_lease`: it outlives the walk it resumes, so no second call redeems
+/// it meanwhile); the claim is given
 /// back with [`release`] when the resumed walk fails.
 pub async fn redeem(
     kv: &Kv,
@@ -75,6 +74,7 @@ pub async fn redeem(
     token: &str,
     tool_id: &str,
     now: DateTime<Utc>,
+    claim: Duration,
 ) -> Result<Continuation, super::RuntimeError> {
     let Some(text) = kv.get(&key(t, token)).await? else {
         if let Some(result_id) = kv.get(&gone(&key(t, token))).await? {
@@ -96,7 +96,7 @@ pub async fn redeem(
         return Err(ResultError::expired(kv, c.result_id).into());
     }
     if !kv
-        .set_nx(&format!("{}:claimed", key(t, token)), "1", CLAIM)
+        .set_nx(&format!("{}:claimed", key(t, token)), "1", claim)
         .await?
     {
         return Err(invalid(
@@ -155,4 +155,51 @@ pub fn check_same_walk(identity: &Value, c: &Continuation) -> Result<(), super::
          (or with `_continue` alone), or without `_continue` to start a fresh walk.",
         c.arguments
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::kv::{connect, TEST_BUDGET, TEST_RESULT_TTL};
+
+    /// P10: a redeemed token stays claimed as long as the walk it resumes may run (the
+    /// configured `limit_wall_seconds` plus margin), not a fixed 90 s: a second call
+    /// meanwhile is refused rather than appending the same rows twice.
+    #[tokio::test]
+    async fn p10_a_claim_outlives_the_configured_walk() {
+        let Some(url) = std::env::var("REDIS_URL").ok() else {
+            return;
+        };
+        let redis = connect(&url, TEST_BUDGET).unwrap();
+        let kv = Kv::new(Some(redis.clone()), None, TEST_BUDGET, TEST_RESULT_TTL);
+        let t = ThreadKey {
+            org: crate::store::OrgId::trusted(format!("org_test_{}", random_token(8))),
+            thread_id: "thr_claim".into(),
+        };
+        let c = Continuation {
+            result_id: "res_1".into(),
+            tool_id: "tool_1".into(),
+            identity: Value::Null,
+            arguments: Value::Null,
+            point: ResumePoint { pending: vec![] },
+            rows: 0,
+            errors: vec![],
+            expires_at: Utc::now() + chrono::Duration::minutes(5),
+        };
+        let token = save(&kv, &t, &c).await.unwrap();
+        let claim = crate::runtime::cache::walk_lease(Duration::from_secs(600));
+        redeem(&kv, &t, &token, "tool_1", Utc::now(), claim)
+            .await
+            .unwrap();
+        let mut conn = redis.clone();
+        let pttl: i64 = redis::cmd("PTTL")
+            .arg(format!("{}:claimed", key(&t, &token)))
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        assert!(pttl > 600_000, "claimed for {pttl} ms");
+        assert!(redeem(&kv, &t, &token, "tool_1", Utc::now(), claim)
+            .await
+            .is_err());
+    }
 }
