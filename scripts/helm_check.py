@@ -40,7 +40,12 @@ VALUE_SETS = {
         "autoscaling": {"enabled": True, "minReplicas": 3, "maxReplicas": 12},
         "ingress": {"enabled": True, "className": "nginx"},
         "networkPolicy": {"enabled": True, "egress": EGRESS},
-        "config": {"trustedProxies": ["10.0.0.0/8", "fd00::/8"]},
+        "config": {
+            "trustedProxies": ["10.0.0.0/8", "fd00::/8"],
+            "redisTimeoutMs": 1000,
+            "resultTtlSeconds": 1800,
+            "cacheMaxEntryBytes": 16777216,
+        },
     },
     "existing-secret": {"existingSecret": "loopgate-secrets", "podDisruptionBudget": {"enabled": True, "minAvailable": 1}},
 }
@@ -50,6 +55,7 @@ BROKEN = {
     "root user allowed": {**SECRETS, "podSecurityContext": {"runAsNonRoot": False}},
     "unknown key": {**SECRETS, "replicas": 3},
     "trusted proxy not an address": {**SECRETS, "config": {"trustedProxies": ["lb.example.com"]}},
+    "redis timeout out of range": {**SECRETS, "config": {"redisTimeoutMs": 5}},
 }
 
 failures = []
@@ -113,6 +119,8 @@ for name, values in VALUE_SETS.items():
         check("replicas" not in dep["spec"], "scaled: the Deployment fixes replicas under an HPA")
         check(env["LOOPGATE_REPLICAS"] == "12", "scaled: quotas not divided by maxReplicas")
         check(env.get("LOOPGATE_TRUSTED_PROXIES") == "10.0.0.0/8,fd00::/8", "scaled: trusted proxies not passed")
+        bounds = {"LOOPGATE_REDIS_TIMEOUT_MS": "1000", "LOOPGATE_RESULT_TTL_SECONDS": "1800", "LOOPGATE_CACHE_MAX_ENTRY_BYTES": "16777216"}
+        check(all(env.get(k) == v for k, v in bounds.items()), "scaled: operational bounds not passed")
         pol = find(objs, "NetworkPolicy")
         check(len(pol) == 1, "scaled: no NetworkPolicy")
         if pol:
@@ -125,6 +133,7 @@ for name, values in VALUE_SETS.items():
         check(find(objs, "NetworkPolicy") == [], f"{name}: NetworkPolicy without being enabled")
         check(env["LOOPGATE_REPLICAS"] == "2", f"{name}: quotas not divided by replicaCount")
         check("LOOPGATE_TRUSTED_PROXIES" not in env, f"{name}: trusted proxies set without being configured")
+        check("LOOPGATE_REDIS_TIMEOUT_MS" not in env, f"{name}: a bound set without being configured (the binary's default is the one owner)")
 
 for what, values in BROKEN.items():
     try:
