@@ -61,8 +61,8 @@ impl Application {
             ),
         };
         // keys must live until their TTL: a policy that evicts is logged, never fatal
-        if let Some(redis) = &redis {
-            crate::runtime::kv::eviction::check(redis, redis_budget).await;
+        if let Some(url) = &settings.redis_url {
+            crate::runtime::kv::eviction::check(url.expose_secret(), redis_budget).await;
         }
         // followers of running calls hold a pub/sub connection each, outside the pool
         let events = match (&redis, &settings.redis_url) {
