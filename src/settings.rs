@@ -161,10 +161,12 @@ const AGENT_MEMORY_MAX_SECONDS: u64 = 300;
 const CACHE_MEMORY_MIN: usize = 1 << 20;
 const CACHE_MEMORY_MAX: usize = 64 << 30;
 
-/// `cache_max_entry_bytes`: 64 KiB to 512 MiB (an entry is one Redis string, written in
-/// pieces by `APPEND`, and a Redis string holds at most 512 MiB).
+/// `cache_max_entry_bytes`: 64 KiB to 64 MiB. An entry is written in pieces but read whole
+/// with one `GET` (`runtime::cache::read`, once per version and replica), which must come
+/// back within `redis_timeout_ms`, and a set is at most about `limit_bytes` (24 MiB by
+/// default) of upstream data anyway.
 const CACHE_ENTRY_MIN: usize = 64 << 10;
-const CACHE_ENTRY_MAX: usize = 512 << 20;
+const CACHE_ENTRY_MAX: usize = 64 << 20;
 
 #[derive(Serialize)]
 struct Defaults {
@@ -498,8 +500,8 @@ mod tests {
             (0, false),
             ((64 << 10) - 1, false),
             (64 << 10, true),
-            (512 << 20, true),
-            ((512 << 20) + 1, false),
+            (64 << 20, true),
+            ((64 << 20) + 1, false),
         ] {
             let mut s = complete();
             s.cache_max_entry_bytes = bytes;
