@@ -4,17 +4,19 @@
 //! character this way, so an API can echo a credential in a form no fixed list of
 //! encodings foresees; [`super::error::Redactor`] finds those copies here.
 //!
-//! Which copies: every one within one JSON string holding a `\u` escape (the literal forms
-//! `Redactor` also looks for cover the rest, except a copy mixing `/` and `\/`, found here
-//! only near a `\u`); a bare `"` ends a string, so no copy takes one.
-//! Cost: nothing unless the text holds a `\u`; then only start positions within reach of
-//! one are tried, each at most once, and only those starting with an escape or the
-//! secret's first byte.
+//! Which copies: every one within one JSON string holding an optional escape — a `\u`, or
+//! a `\/` (the one short escape an encoder may use or not: `"`, `\` and control characters
+//! must be escaped, so `Redactor`'s literal JSON forms already hold those); the literal
+//! forms `Redactor` looks for cover the copies with none. A bare `"` ends a string, so no
+//! copy takes one.
+//! Cost: nothing unless the text holds a `\u` or `\/`; then only start positions within
+//! reach of one are tried, each at most once, and only those starting with an escape or
+//! the secret's first byte.
 
 use std::ops::Range;
 
 /// The byte ranges of `hay` that hold one of `secrets` with at least one escaped
-/// character near a `\u`, in order and not overlapping.
+/// character near a `\u` or `\/`, in order and not overlapping.
 pub(super) fn find(hay: &[u8], secrets: &[String]) -> Vec<Range<usize>> {
     let mut found = Vec::new();
     let Some(longest) = secrets.iter().map(|s| s.chars().count()).max() else {
@@ -25,7 +27,10 @@ pub(super) fn find(hay: &[u8], secrets: &[String]) -> Vec<Range<usize>> {
     // a copy starts with its first character's first byte, or with an escape
     let firsts: Vec<u8> = secrets.iter().filter_map(|s| s.bytes().next()).collect();
     let mut cursor = 0;
-    for at in memchr::memmem::find_iter(hay, b"\\u") {
+    // where an optional escape is: a copy holding one is near it
+    let optional =
+        memchr::memchr_iter(b'\\', hay).filter(|&p| matches!(hay.get(p + 1), Some(b'u' | b'/')));
+    for at in optional {
         if at < cursor {
             continue;
         }
@@ -410,6 +415,35 @@ mod tests {
         let hay = br#"\\u0041xyz \u0041\u0062c"#;
         let found = super::find(hay, &["Axyz".into(), "41bc".into()]);
         assert!(found.is_empty(), "{found:?}");
+    }
+
+    proptest! {
+        /// An encoder may write any `/` as `\/` or not (PHP escapes all, others none, a
+        /// templated body may mix): a credential holding slashes is gone whichever of them
+        /// are escaped, with no `\u` anywhere, and the body stays JSON.
+        #[test]
+        fn a_credential_with_some_slashes_escaped_is_redacted(
+            secret in "[a-z0-9]{2,6}(/[a-z0-9/]{1,6}){1,3}",
+            escaped in proptest::collection::vec(any::<bool>(), 32),
+            before in "[a-z /]{0,8}",
+            after in "[a-z /]{0,8}",
+        ) {
+            let redactor = Redactor::new(Some(&SecretString::from(secret.clone())));
+            let mut slashes = escaped.iter();
+            let written: String = secret
+                .chars()
+                .map(|c| match (c, slashes.next()) {
+                    ('/', Some(true)) => "\\/".to_string(),
+                    (c, _) => c.to_string(),
+                })
+                .collect();
+            let body = format!("{{\"note\":\"{before}{written}{after}\"}}");
+            let cleaned = String::from_utf8(redactor.clean_bytes(body.into_bytes())).unwrap();
+            let parsed: serde_json::Value = serde_json::from_str(&cleaned).unwrap();
+            let note = parsed["note"].as_str().unwrap();
+            prop_assert!(!note.contains(&secret), "{cleaned}");
+            prop_assert!(note.contains("[redacted]"), "{cleaned}");
+        }
     }
 
     #[test]
