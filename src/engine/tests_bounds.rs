@@ -3,7 +3,7 @@
 //! failures are retried within the budget, and a failed page or call is named as such.
 
 use crate::engine::testkit::*;
-use crate::engine::tests_walk::{ids, page_api, page_schema, walk};
+use crate::engine::tests_walk::{ids, page_api, page_schema, walk, walk_all_pages};
 use crate::engine::*;
 use serde_json::json;
 use std::time::Duration;
@@ -12,14 +12,8 @@ use std::time::Duration;
 fn p3_pages_bound_is_named() {
     let clock = FakeClock::default();
     let api = page_api(&clock, 10_000, 1000, |r, _| json!({"data": r}));
-    let o = walk(
-        &page_schema(Some(100)),
-        json!({"_all_pages": true}),
-        &api,
-        &clock,
-        &Limits::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let o = walk_all_pages(Some(100), &api, &clock, &Limits::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((o.items.len(), api.requests().len()), (2000, 20));
     assert_eq!(o.verdict.stopped_by, Some(StopReason::Pages));
     assert!(!o.verdict.paging_complete && o.verdict.likely_more_rows);
@@ -38,14 +32,7 @@ fn p3_items_stop_at_exactly_the_limit() {
         items: 250,
         ..Limits::default()
     };
-    let o = walk(
-        &page_schema(Some(100)),
-        json!({"_all_pages": true}),
-        &api,
-        &clock,
-        &limits,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let o = walk_all_pages(Some(100), &api, &clock, &limits).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ids(&o), (0..250).collect::<Vec<_>>());
     assert_eq!(o.verdict.stopped_by, Some(StopReason::Items));
     // A limit landing exactly on a page boundary stops before asking for more.
@@ -55,13 +42,7 @@ fn p3_items_stop_at_exactly_the_limit() {
         items: 200,
         ..Limits::default()
     };
-    let o = walk(
-        &page_schema(Some(100)),
-        json!({"_all_pages": true}),
-        &api,
-        &clock,
-        &limits,
-    );
+    let o = walk_all_pages(Some(100), &api, &clock, &limits);
     assert_eq!(api.requests().len(), 2);
     assert!(
         o.is_ok_and(|o| o.items.len() == 200 && o.verdict.stopped_by == Some(StopReason::Items))
@@ -105,14 +86,8 @@ fn p3_requests_bytes_and_time_bounds() {
     let clock = FakeClock::default();
     let mut api = page_api(&clock, 10_000, 1000, |r, _| json!({"data": r}));
     api.latency_ms = 7_000;
-    let o = walk(
-        &page_schema(Some(100)),
-        json!({"_all_pages": true}),
-        &api,
-        &clock,
-        &Limits::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let o = walk_all_pages(Some(100), &api, &clock, &Limits::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(o.verdict.stopped_by, Some(StopReason::Time));
     assert_eq!(api.requests().len(), 9, "the 9th request ends past 60 s");
     assert!(api
@@ -134,14 +109,8 @@ fn p3_transient_failures_are_retried_honouring_retry_after() {
         1 => status(503, "busy"),
         _ => ok(json!({"data": rows(0..3), "page": arg_u64(req, "page")})),
     });
-    let o = walk(
-        &page_schema(Some(100)),
-        json!({"_all_pages": true}),
-        &api,
-        &clock,
-        &Limits::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let o = walk_all_pages(Some(100), &api, &clock, &Limits::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((o.items.len(), o.requests), (3, 3));
     assert!(
         clock.0.load(std::sync::atomic::Ordering::SeqCst) >= 2_000 + 500,
@@ -160,14 +129,8 @@ fn p3_a_failing_page_keeps_earlier_rows() {
             ok(json!({"data": rows(start..start + 10)}))
         }
     });
-    let o = walk(
-        &page_schema(Some(10)),
-        json!({"_all_pages": true}),
-        &api,
-        &clock,
-        &Limits::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let o = walk_all_pages(Some(10), &api, &clock, &Limits::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ids(&o), (0..20).collect::<Vec<_>>());
     assert_eq!(o.verdict.stopped_by, Some(StopReason::UpstreamError));
     assert!(!o.verdict.paging_complete);
@@ -183,13 +146,7 @@ fn p3_a_failing_page_keeps_earlier_rows() {
         Some(1) => ok(json!({"data": rows(0..10)})),
         _ => status(502, "bad gateway"),
     });
-    let o = walk(
-        &page_schema(Some(10)),
-        json!({"_all_pages": true}),
-        &api,
-        &clock,
-        &Limits::default(),
-    );
+    let o = walk_all_pages(Some(10), &api, &clock, &Limits::default());
     assert_eq!(api.requests().len(), 1 + 4, "one try and three retries");
     assert!(o.is_ok_and(
         |o| o.items.len() == 10 && o.verdict.stopped_by == Some(StopReason::UpstreamError)
@@ -242,14 +199,8 @@ fn a_request_cut_by_the_wall_clock_ends_the_walk_by_time() {
         let page = arg_u64(req, "page").unwrap_or(1) as usize;
         ok(json!({"data": rows((page - 1) * 100..page * 100)}))
     });
-    let o = walk(
-        &page_schema(Some(100)),
-        json!({"_all_pages": true}),
-        &api,
-        &clock,
-        &Limits::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let o = walk_all_pages(Some(100), &api, &clock, &Limits::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(o.verdict.stopped_by, Some(StopReason::Time));
     assert!(!o.verdict.paging_complete);
     assert_eq!(o.items.len(), 200, "the two pages fetched are kept");

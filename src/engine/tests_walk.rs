@@ -63,6 +63,23 @@ pub(crate) fn walk(
     block_on(run(&plan, &a, api, &NoProgress, clock, limits))
 }
 
+/// [`walk`] of every page (`_all_pages`) of a page-numbered list whose schema allows at
+/// most `per_page_max` rows a page.
+pub(crate) fn walk_all_pages(
+    per_page_max: Option<u64>,
+    api: &FakeApi,
+    clock: &FakeClock,
+    limits: &Limits,
+) -> Result<Outcome, EngineError> {
+    walk(
+        &page_schema(per_page_max),
+        json!({"_all_pages": true}),
+        api,
+        clock,
+        limits,
+    )
+}
+
 pub(crate) fn ids(o: &Outcome) -> Vec<u64> {
     o.items
         .iter()
@@ -74,14 +91,8 @@ pub(crate) fn ids(o: &Outcome) -> Vec<u64> {
 fn p2_page_walk_asks_schema_maximum_and_stops_at_short_page() {
     let clock = FakeClock::default();
     let api = page_api(&clock, 250, 1000, |r, _| json!({"data": r}));
-    let o = walk(
-        &page_schema(Some(100)),
-        json!({"_all_pages": true}),
-        &api,
-        &clock,
-        &Limits::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let o = walk_all_pages(Some(100), &api, &clock, &Limits::default())
+        .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ids(&o), (0..250).collect::<Vec<_>>());
     let reqs = api.requests();
     assert_eq!(reqs.len(), 3);
@@ -101,14 +112,8 @@ fn p2_page_walk_asks_schema_maximum_and_stops_at_short_page() {
 fn p2_default_page_size_is_100_and_empty_page_ends() {
     let clock = FakeClock::default();
     let api = page_api(&clock, 200, 1000, |r, _| json!({"items": r}));
-    let o = walk(
-        &page_schema(None),
-        json!({"_all_pages": true}),
-        &api,
-        &clock,
-        &Limits::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let o =
+        walk_all_pages(None, &api, &clock, &Limits::default()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(o.items.len(), 200);
     assert_eq!(api.requests().len(), 3, "two full pages and an empty one");
     assert_eq!(api.requests()[0].args["per_page"], json!(100));
@@ -124,27 +129,15 @@ fn p2_has_more_false_ends_a_full_page_and_total_reached_ends() {
         1000,
         |r, n| json!({"data": r, "has_more": false, "total": n}),
     );
-    let o = walk(
-        &page_schema(None),
-        json!({"_all_pages": true}),
-        &api,
-        &clock,
-        &Limits::default(),
-    );
+    let o = walk_all_pages(None, &api, &clock, &Limits::default());
     assert_eq!(api.requests().len(), 1);
     assert!(o.is_ok_and(|o| o.items.len() == 100
         && !o.verdict.paging_complete
         && o.verdict.total == Some(200)));
     let clock = FakeClock::default();
     let api = page_api(&clock, 200, 1000, |r, n| json!({"data": r, "total": n}));
-    let o = walk(
-        &page_schema(None),
-        json!({"_all_pages": true}),
-        &api,
-        &clock,
-        &Limits::default(),
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let o =
+        walk_all_pages(None, &api, &clock, &Limits::default()).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(
         (api.requests().len(), o.items.len(), o.verdict.total),
         (2, 200, Some(200))
