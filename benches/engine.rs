@@ -16,7 +16,7 @@
 //! ```
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use loopgate::engine::{
+use loopgate_engine::{
     analyze, parse_call, present, present_json, run, Clock, Limits, NoProgress, Upstream,
     UpstreamFailure, UpstreamRequest, UpstreamResponse,
 };
@@ -277,7 +277,13 @@ fn walk(c: &mut Criterion) {
         })
     });
     g.bench_function("parse_one_page", |b| {
-        b.iter(|| black_box(loopgate::engine::doc::Page::parse(&one_page).items.len()))
+        b.iter(|| {
+            black_box(
+                loopgate_engine::document::Page::parse(&one_page)
+                    .items
+                    .len(),
+            )
+        })
     });
     g.bench_function("run_and_present", |b| {
         b.iter(|| {

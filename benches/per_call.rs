@@ -19,10 +19,10 @@ use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use loopgate::auth::tokens::{MintRequest, TokenService};
 use loopgate::auth::UserCredential;
 use loopgate::crypto::{sha256, Cipher};
-use loopgate::engine::{analyze, parse_call, CacheLabel, Labels, Limits};
 use loopgate::runtime::cache::Held;
 use loopgate::runtime::cache_memory::CacheMemory;
 use loopgate::store::OrgId;
+use loopgate_engine::{analyze, parse_call, CacheLabel, Labels, Limits};
 use secrecy::SecretString;
 use serde_json::json;
 

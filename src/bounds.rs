@@ -8,8 +8,8 @@ use std::time::Duration;
 use anyhow::bail;
 use serde::Serialize;
 
-use crate::engine::Limits;
 use crate::settings::Settings;
+use loopgate_engine::Limits;
 
 /// Defaults of the `limit_*` settings, merged before the file and the environment.
 #[derive(Serialize)]

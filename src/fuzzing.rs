@@ -20,12 +20,12 @@ use serde_json::{json, Value};
 use crate::auth::tokens::{MintRequest, TokenService};
 use crate::auth::UserCredential;
 use crate::crypto::Cipher;
-use crate::engine::doc::Page;
-use crate::engine::{
-    self, Clock, Limits, NoProgress, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse,
-};
 use crate::store::OrgId;
 use crate::workflow::refs;
+use loopgate_engine::document::Page;
+use loopgate_engine::{
+    self, Clock, Limits, NoProgress, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse,
+};
 
 /// A harness: raw bytes in, a panic only on a bug.
 pub type Harness = fn(&[u8]);
@@ -46,7 +46,7 @@ pub fn openapi(data: &[u8]) {
     if let Ok(tools) = crate::openapi_import::import(data) {
         for t in &tools {
             // what was imported is a tool the engine can analyse
-            let _ = engine::analyze(&t.input_schema);
+            let _ = loopgate_engine::analyze(&t.input_schema);
         }
     }
 }
@@ -119,38 +119,39 @@ pub fn tool_call(data: &[u8]) {
         return;
     };
     let schema = schema();
-    let analysis = engine::analyze(&schema);
+    let analysis = loopgate_engine::analyze(&schema);
     let limits = small_limits();
-    let Ok(plan) = engine::parse_call(&analysis, &schema, args, true, &limits) else {
+    let Ok(plan) = loopgate_engine::parse_call(&analysis, &schema, args, true, &limits) else {
         return;
     };
     let upstream = OnePage(body.to_vec());
-    let run = engine::run(&plan, &analysis, &upstream, &NoProgress, &NoClock, &limits);
+    let run = loopgate_engine::run(&plan, &analysis, &upstream, &NoProgress, &NoClock, &limits);
     // every future above is ready at once: no executor needed
     let Some(Ok(outcome)) = futures_util::FutureExt::now_or_never(run) else {
         return;
     };
-    let presented = engine::present_json(&outcome, &plan, "res_fuzz", &limits, &Default::default());
+    let presented =
+        loopgate_engine::present_json(&outcome, &plan, "res_fuzz", &limits, &Default::default());
     assert!(
         serde_json::from_str::<Value>(&presented.json).is_ok(),
         "a presented result is JSON: {}",
         presented.json
     );
     let stored = outcome.to_stored_json();
-    let again = engine::Outcome::from_stored_json(&stored);
+    let again = loopgate_engine::Outcome::from_stored_json(&stored);
     assert_eq!(
         again.items.len(),
         outcome.items.len(),
         "stored rows survive"
     );
     let prov = outcome.provenance();
-    let _ = engine::query_result_json(
+    let _ = loopgate_engine::query_result_json(
         stored.clone(),
         Some(&prov),
         &json!({"resultId": "res_fuzz"}),
         &limits,
     );
-    let _ = engine::fetch_result(&stored, &json!({"offset": 0, "length": 100}), &limits);
+    let _ = loopgate_engine::fetch_result(&stored, &json!({"offset": 0, "length": 100}), &limits);
 }
 
 /// queryToolResult: the first line is its arguments (`fields`, `filter`, `offset`,
@@ -164,10 +165,10 @@ pub fn stored_query(data: &[u8]) {
         return;
     };
     let limits = small_limits();
-    if let Ok(v) = engine::query_result_json(stored.to_owned(), None, &args, &limits) {
+    if let Ok(v) = loopgate_engine::query_result_json(stored.to_owned(), None, &args, &limits) {
         assert!(v.is_object(), "{v}");
     }
-    let _ = engine::fetch_result(stored, &args, &limits);
+    let _ = loopgate_engine::fetch_result(stored, &args, &limits);
 }
 
 /// G2: the item array of any body, and the page rebuilt around its rows.

@@ -7,7 +7,6 @@ pub mod auth;
 pub mod bounds;
 pub mod crypto;
 pub mod discovery;
-pub mod engine;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod mcp;
@@ -22,6 +21,7 @@ pub mod state;
 pub mod store;
 pub mod telemetry;
 #[cfg(test)]
-mod testalloc;
+#[global_allocator]
+static ALLOCATOR: loopgate_engine::testing::Counting = loopgate_engine::testing::Counting;
 pub mod upstream;
 pub mod workflow;

@@ -163,7 +163,7 @@ pub async fn tool_call(
     actix_web::rt::spawn(async move {
         let out = state
             .runtime
-            .execute(&caller, &start, &crate::engine::NoProgress)
+            .execute(&caller, &start, &loopgate_engine::NoProgress)
             .await;
         let _ = tx.send(out);
     });

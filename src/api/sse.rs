@@ -11,10 +11,10 @@ use tokio::sync::mpsc;
 use utoipa::ToSchema;
 
 use crate::auth::Caller;
-use crate::engine::{Progress, ProgressSink};
 use crate::runtime::call::CallStart;
 use crate::runtime::stream;
 use crate::state::AppState;
+use loopgate_engine::{Progress, ProgressSink};
 
 /// One `data:` event, with its log id when it has one (for `Last-Event-ID`).
 pub fn event(id: Option<&str>, chunk: &Value) -> String {

@@ -9,10 +9,10 @@ use tokio::sync::mpsc;
 
 use super::sse::{event, response, DONE};
 use crate::auth::Caller;
-use crate::engine::Progress;
 use crate::runtime::stream;
 use crate::state::AppState;
 use crate::workflow::{self, RunObserver, RunStart};
+use loopgate_engine::Progress;
 
 /// Writes the run's events as chunks. The channel is unbounded because a run's chunks
 /// are bounded by its steps and the throttled progress; a gone client just drops them.

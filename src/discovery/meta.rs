@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::engine::ModelTool;
+use loopgate_engine::ModelTool;
 
 pub const SEARCH_TOOLS: &str = "search_tools";
 pub const LOAD_TOOL: &str = "load_tool";

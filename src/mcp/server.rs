@@ -25,10 +25,10 @@ use tokio::sync::mpsc;
 
 use crate::auth::Caller;
 use crate::crypto::random_token;
-use crate::engine::{Progress, ProgressSink};
 use crate::runtime::call::{Recording, ToolCallInput};
 use crate::runtime::steps::StepView;
 use crate::runtime::{ResultJson, Runtime, RuntimeError};
+use loopgate_engine::{Progress, ProgressSink};
 
 /// Supported protocol revisions, newest first.
 pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
@@ -275,7 +275,10 @@ pub async fn run_call(
                     };
                     rt.execute(caller, &start, &sink).await
                 }
-                None => rt.execute(caller, &start, &crate::engine::NoProgress).await,
+                None => {
+                    rt.execute(caller, &start, &loopgate_engine::NoProgress)
+                        .await
+                }
             };
             let after = rt.peek_loaded(&start.agent, &start.thread, None).await.ok();
             (outcome, after)

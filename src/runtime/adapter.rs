@@ -8,13 +8,13 @@ use secrecy::SecretString;
 use super::credential_choice::Credential;
 use super::drain::Drain;
 use super::{BoundTool, Runtime};
-use crate::engine::doc::Page;
-use crate::engine::{Clock, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse};
 use crate::metrics::Metrics;
 use crate::store::tools::ToolKind;
 use crate::store::OrgId;
 use crate::upstream::mcp::{self, McpClient, ToolPayload};
 use crate::upstream::{CallError, ProviderLimiter, Request, Target};
+use loopgate_engine::document::Page;
+use loopgate_engine::{Clock, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse};
 
 /// One tool's upstream, with its credential and its provider's shared rate limiter: an
 /// HTTP API, or for a tool of kind `mcp` its MCP server (M1), through the same caller.

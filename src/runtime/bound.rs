@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::fetch::CacheUse;
 use super::{AgentView, Runtime, RuntimeError};
 use crate::auth::Caller;
-use crate::engine::{self, CallPlan, Outcome, ProgressSink};
 use crate::store::deployments::CacheMode;
+use loopgate_engine::{CallPlan, Outcome, ProgressSink};
 
 /// How to run the tool.
 #[derive(Debug, Clone, Copy, Default)]
@@ -50,7 +50,7 @@ impl Runtime {
                 agent.id
             )));
         };
-        let plan = engine::parse_call(
+        let plan = loopgate_engine::parse_call(
             &bound.analysis,
             &bound.tool.input_schema.0,
             args,

@@ -22,8 +22,8 @@ use serde_json::json;
 
 use super::kv::{Kv, KvError};
 use crate::crypto::sha256;
-use crate::engine::Outcome;
 use crate::store::OrgId;
+use loopgate_engine::Outcome;
 
 pub const ORG_TTL: Duration = Duration::from_secs(24 * 3600);
 pub const USER_TTL: Duration = Duration::from_secs(3600);
@@ -124,7 +124,7 @@ impl Entry {
             None => 0,
         };
         let bytes = text_bytes
-            + outcome.items.len() * std::mem::size_of::<crate::engine::Item>()
+            + outcome.items.len() * std::mem::size_of::<loopgate_engine::Item>()
             + shape_bytes;
         Decoded {
             cached_at: self.cached_at,
@@ -400,7 +400,7 @@ mod tests {
         // a piece is held up to four times at once: the command, its packed form, the
         // connection's buffer (and the piece itself is a slice of the text)
         let bound = 5 * PIECE_BYTES as isize;
-        let mark = crate::testalloc::Mark::now();
+        let mark = loopgate_engine::testing::Mark::now();
         let h = head(Utc::now(), None);
         assert!(
             write(&kv, &key, &h, &stored, Duration::from_secs(60), 8 << 20)
@@ -409,7 +409,7 @@ mod tests {
         );
         let used = mark.usage();
         assert!(used.peak - used.kept.max(0) <= bound, "{used:?}");
-        let mark = crate::testalloc::Mark::now();
+        let mark = loopgate_engine::testing::Mark::now();
         let res = format!("{key}:res");
         kv.set_large(&res, &stored, Duration::from_secs(60))
             .await

@@ -33,9 +33,9 @@ use std::sync::{Arc, Mutex};
 
 use super::cache::{Decoded, Held};
 use crate::crypto::sha256;
-use crate::engine::{self, CallPlan, Labels, Limits, PresentedTemplate};
 use crate::metrics::Metrics;
 use crate::store::tool_calls::Body;
+use loopgate_engine::{CallPlan, Labels, Limits, PresentedTemplate};
 
 /// What is kept for one key.
 #[derive(Clone)]
@@ -260,7 +260,7 @@ impl CacheMemory {
     /// everything presenting depends on besides the rows and the `_resultId` — the plan
     /// (`_filter`, `_fields`, …), the limits (the guard's budget) and the labels (`_cache`
     /// with the reader's `expiresAt`, `_degraded`), written exactly
-    /// ([`engine::presenting_inputs`]) and hashed (SHA-256, 128 bits kept: inputs that
+    /// ([`loopgate_engine::presenting_inputs`]) and hashed (SHA-256, 128 bits kept: inputs that
     /// differ never meet by chance, nor by a model's choice of arguments). Used with the
     /// entry's version.
     pub fn presenting_key(
@@ -270,7 +270,7 @@ impl CacheMemory {
         limits: &Limits,
     ) -> String {
         let mut how = Vec::with_capacity(512);
-        engine::presenting_inputs(plan, labels, limits, &mut how);
+        loopgate_engine::presenting_inputs(plan, labels, limits, &mut how);
         let mut key = String::with_capacity(held.key.len() + 33);
         key.push_str(&held.key);
         key.push(' ');
@@ -338,8 +338,8 @@ mod tests {
     fn presenting_keys_part_by_entry_and_by_how_it_is_presented() {
         let schema = serde_json::json!({});
         let plan = |args| {
-            engine::parse_call(
-                &engine::analyze(&schema),
+            loopgate_engine::parse_call(
+                &loopgate_engine::analyze(&schema),
                 &schema,
                 args,
                 true,

@@ -23,11 +23,11 @@ use super::{
 use crate::auth::Caller;
 use crate::crypto::new_id;
 use crate::discovery::meta::{CONNECT_TOOLKIT, LIST_CONNECTIONS, LOAD_TOOL, SEARCH_TOOLS};
-use crate::engine::{self, ProgressSink};
 use crate::metrics::Metrics;
 use crate::store::deployments::CacheMode;
 use crate::store::tool_calls;
 use crate::store::tools::ToolKind;
+use loopgate_engine::ProgressSink;
 
 /// `POST …/tool-calls` body.
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -362,7 +362,7 @@ impl Runtime {
             Some(c) => resume::arguments_for(&start.input.arguments, c),
             None => start.input.arguments.clone(),
         };
-        let mut plan = engine::parse_call(
+        let mut plan = loopgate_engine::parse_call(
             &bound.analysis,
             &bound.tool.input_schema.0,
             args.clone(),
@@ -373,7 +373,7 @@ impl Runtime {
         if let Some(c) = cont {
             resume::check_same_walk(&plan.cache_identity(), c)?;
             prior = Some(results::load(&self.kv, &start.thread, &c.result_id).await?);
-            plan.resume = Some(engine::Resume {
+            plan.resume = Some(loopgate_engine::Resume {
                 point: c.point.clone(),
                 rows_before: c.rows,
                 errors_before: c.errors.clone(),
@@ -390,8 +390,8 @@ impl Runtime {
             let fetched = self.fetch(caller, bound, &plan, cache, progress).await?;
             // C4: a hit is presented like a walk (another `_fields`/`_filter` still applies) and labelled
             let label = match (fetched.hit, fetched.too_large) {
-                (Some((at, expires)), _) => Some(engine::CacheLabel::hit(at, expires)),
-                (None, true) => Some(engine::CacheLabel::TooLarge {
+                (Some((at, expires)), _) => Some(loopgate_engine::CacheLabel::hit(at, expires)),
+                (None, true) => Some(loopgate_engine::CacheLabel::TooLarge {
                     max_bytes: self.cache_max_entry_bytes,
                 }),
                 (None, false) => None,
@@ -404,7 +404,7 @@ impl Runtime {
                     let grown = self
                         .cpu
                         .run(caller.org(), size, move || {
-                            engine::resume::grow(before, Arc::unwrap_or_clone(next))
+                            loopgate_engine::walk::resume::grow(before, Arc::unwrap_or_clone(next))
                         })
                         .await;
                     (Arc::new(grown), None, None)

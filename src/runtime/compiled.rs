@@ -11,10 +11,10 @@ use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
 
-use crate::engine::{self, ToolAnalysis};
 use crate::store::providers::Provider;
 use crate::store::tools::Tool;
 use crate::upstream::Template;
+use loopgate_engine::ToolAnalysis;
 
 /// Entries kept before the cache starts over (a bound, not a tuning knob: a replica
 /// serving more distinct tools than this recompiles some of them).
@@ -31,7 +31,7 @@ pub struct CompiledTool {
 
 impl CompiledTool {
     pub fn compile(tool: Tool, provider: &Provider) -> Self {
-        let analysis = Arc::new(engine::analyze(&tool.input_schema.0));
+        let analysis = Arc::new(loopgate_engine::analyze(&tool.input_schema.0));
         let template = Arc::new(Template::compile(
             &provider.base_url,
             &tool.path,

@@ -19,11 +19,11 @@ use super::{AgentView, BoundTool, Runtime, RuntimeError};
 use crate::auth::Caller;
 use crate::crypto::{random_token, sha256};
 use crate::discovery::meta::CONNECT_TOOLKIT;
-use crate::engine::EngineError;
 use crate::store::connections;
 use crate::store::providers::{self, Connection, Provider};
 use crate::store::OrgId;
 use crate::upstream::oauth::{OAuthApp, Tokens};
+use loopgate_engine::EngineError;
 
 /// How long a connect link works.
 pub const LINK_TTL_MINUTES: i64 = 15;

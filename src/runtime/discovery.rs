@@ -15,9 +15,9 @@ use crate::discovery::meta::{
     LOAD_MAX, LOAD_TOOL, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_TOOLS,
 };
 use crate::discovery::{self, Candidate, Place, SearchIndex, ToolText};
-use crate::engine::EngineError;
 use crate::store::loaded_tools;
 use crate::store::tools::ToolKind;
+use loopgate_engine::EngineError;
 
 /// The connected-app toolkit of a bound tool; `None` for the org's own API and MCP tools.
 pub fn toolkit_of(b: &BoundTool) -> Option<&str> {

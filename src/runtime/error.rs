@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use crate::engine::EngineError;
 use crate::store::StoreError;
+use loopgate_engine::EngineError;
 
 use super::kv::KvError;
 use super::results::ResultError;

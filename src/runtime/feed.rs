@@ -24,7 +24,7 @@ use tokio::task::JoinHandle;
 use super::drain::Drain;
 use super::events::EventLog;
 use super::{stream, RuntimeError};
-use crate::engine::{Progress, ProgressSink};
+use loopgate_engine::{Progress, ProgressSink};
 
 /// The live chunks of one call or run, on their way into the log.
 pub struct Feed {

@@ -12,10 +12,10 @@ use super::adapter::{HttpUpstream, SystemClock};
 use super::credential_choice::{cache_scope, Credential};
 use super::{cache, BoundTool, Runtime, RuntimeError};
 use crate::auth::Caller;
-use crate::engine::{self, CallPlan, Outcome, ProgressSink};
 use crate::metrics::Metrics;
 use crate::store::deployments::CacheMode;
 use crate::store::OrgId;
+use loopgate_engine::{CallPlan, Outcome, ProgressSink};
 
 /// How one run may use the dataset cache.
 #[derive(Debug, Clone, Copy)]
@@ -44,7 +44,7 @@ pub struct Fetched {
     pub held: Option<cache::Held>,
     /// The outcome's stored text when the walk already wrote it (for the cache), so it
     /// is built once; the outcome's rows read from it.
-    pub stored: Option<engine::StoredJson>,
+    pub stored: Option<loopgate_engine::StoredJson>,
     /// A hit from this replica's memory whose version (`held`'s) Redis has not confirmed
     /// yet ([`CacheUse::confirm_later`]): not counted as a hit until it is.
     pub unconfirmed: bool,
@@ -236,7 +236,7 @@ impl Runtime {
         let provider_limits;
         let limits = match bound.provider.concurrency {
             Some(c) => {
-                provider_limits = engine::Limits {
+                provider_limits = loopgate_engine::Limits {
                     concurrency: c as usize,
                     ..self.limits.clone()
                 };
@@ -244,7 +244,7 @@ impl Runtime {
             }
             None => &self.limits,
         };
-        let outcome = engine::run(
+        let outcome = loopgate_engine::run(
             plan,
             &bound.analysis,
             &upstream,

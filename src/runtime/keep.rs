@@ -18,7 +18,6 @@ use super::call::CallStart;
 use super::{cache, results, resume, ResultJson, Runtime, RuntimeError};
 use crate::auth::Caller;
 use crate::crypto::random_token;
-use crate::engine;
 use crate::metrics::Metrics;
 
 /// Where [`Runtime::keep`] stores a result, and what a `_continue` of it is bound to.
@@ -30,9 +29,9 @@ pub(super) struct Kept<'a> {
     /// The cache entry that already holds the outcome: the result points at it.
     pub(super) held: Option<cache::Held>,
     /// The outcome's stored text, when it was already written.
-    pub(super) stored: Option<engine::StoredJson>,
+    pub(super) stored: Option<loopgate_engine::StoredJson>,
     /// C4: how the cache served or kept the walk.
-    pub(super) cache: Option<engine::CacheLabel>,
+    pub(super) cache: Option<loopgate_engine::CacheLabel>,
     /// `held` is a version of the entry Redis has not confirmed yet (`Fetched::unconfirmed`).
     pub(super) unconfirmed: bool,
 }
@@ -49,14 +48,14 @@ impl Runtime {
         &self,
         caller: &Caller,
         start: &CallStart,
-        plan: &engine::CallPlan,
-        outcome: Arc<engine::Outcome>,
+        plan: &loopgate_engine::CallPlan,
+        outcome: Arc<loopgate_engine::Outcome>,
         kept: Kept<'_>,
     ) -> Result<Option<ResultJson>, RuntimeError> {
         let result_id = kept
             .result_id
             .unwrap_or_else(|| format!("res_{}", random_token(32)));
-        let mut labels = engine::Labels {
+        let mut labels = loopgate_engine::Labels {
             cache: kept.cache,
             // Redis unreachable: the cache was per process and the _resultId lives here only
             degraded: self
@@ -88,9 +87,11 @@ impl Runtime {
         let (prebuilt, needs_text) = (kept.stored, held.is_none());
         let limits = self.limits_for(&start.agent).into_owned();
         // a hit presented before from the same entry version, the same way, is the same text
-        // but for its `_resultId` (engine::PresentedTemplate): spliced, not presented afresh
+        // but for its `_resultId` (loopgate_engine::PresentedTemplate): spliced, not presented afresh
         let presenting = match (&labels.cache, &held) {
-            (Some(engine::CacheLabel::Hit { .. }), Some(h)) if self.cache_memory.enabled() => {
+            (Some(loopgate_engine::CacheLabel::Hit { .. }), Some(h))
+                if self.cache_memory.enabled() =>
+            {
                 let key = CacheMemory::presenting_key(h, plan, &labels, &limits);
                 Some((key, h.version()))
             }
@@ -116,8 +117,9 @@ impl Runtime {
                 let done = self
                     .cpu
                     .run(caller.org(), size, move || {
-                        let presented =
-                            engine::present_json(&outcome, &plan_copy, &rid, &limits, &labels);
+                        let presented = loopgate_engine::present_json(
+                            &outcome, &plan_copy, &rid, &limits, &labels,
+                        );
                         let mut outcome = outcome;
                         // the rows move into the stored text (or already did): never held
                         // twice — unless they are shared with the replica's cache memory
@@ -131,7 +133,7 @@ impl Runtime {
                     })
                     .await;
                 if let Some((key, version)) = &presenting {
-                    if let Some(t) = engine::PresentedTemplate::new(&done.0, &result_id) {
+                    if let Some(t) = loopgate_engine::PresentedTemplate::new(&done.0, &result_id) {
                         body = Some(
                             self.cache_memory
                                 .keep_presented(key, *version, t)

@@ -42,7 +42,6 @@ use sqlx::PgPool;
 
 use crate::auth::Caller;
 use crate::crypto::Cipher;
-use crate::engine::{Limits, ToolAnalysis};
 use crate::metrics::Metrics;
 use crate::store::agent_load::{SeenThread, ThreadLookup, VersionedBinding};
 use crate::store::agents::Binding;
@@ -51,6 +50,7 @@ use crate::store::providers::Provider;
 use crate::store::tools::Tool;
 use crate::store::{self, OrgId, StoreError};
 use crate::upstream::{Caller as HttpCaller, McpSessions, RateLimits};
+use loopgate_engine::{Limits, ToolAnalysis};
 
 pub use error::RuntimeError;
 pub use kv::Kv;

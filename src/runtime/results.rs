@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use super::cache::{self, Held};
 use super::kv::{self, Kv, KvError};
-use crate::engine::Provenance;
 use crate::store::OrgId;
+use loopgate_engine::Provenance;
 
 /// How long we remember that a result existed, to say "expired" rather than "not found".
 const TOMBSTONE_TTL: Duration = Duration::from_secs(24 * 3600);

@@ -14,8 +14,8 @@ use std::time::Duration;
 use super::kv::{Kv, KvError};
 use super::results::{ResultError, ThreadKey};
 use crate::crypto::random_token;
-use crate::engine::plan::ForEachError;
-use crate::engine::{EngineError, ResumePoint};
+use loopgate_engine::plan::ForEachError;
+use loopgate_engine::{EngineError, ResumePoint};
 
 /// How long a token is remembered after it expired or was used, to say so precisely
 /// (by markers holding no data: the continuation itself, with the caller's arguments,

@@ -5,7 +5,6 @@
 use serde_json::Value;
 
 use super::{results, Runtime, RuntimeError, ThreadKey};
-use crate::engine;
 
 pub const QUERY_TOOL: &str = "queryToolResult";
 pub const FETCH_TOOL: &str = "fetchToolResult";
@@ -22,7 +21,7 @@ impl Runtime {
             .get("resultId")
             .and_then(Value::as_str)
             .ok_or_else(|| {
-                RuntimeError::Engine(engine::EngineError::InvalidArguments {
+                RuntimeError::Engine(loopgate_engine::EngineError::InvalidArguments {
                     detail: format!("{name} needs `resultId`: the _resultId of an earlier result in this conversation"),
                 })
             })?
@@ -39,9 +38,9 @@ impl Runtime {
             .cpu
             .run(&thread.org, stored.len(), move || {
                 if name == QUERY_TOOL {
-                    engine::query_result_json(stored, provenance.as_ref(), &args, &limits)
+                    loopgate_engine::query_result_json(stored, provenance.as_ref(), &args, &limits)
                 } else {
-                    engine::fetch_result(&stored, &args, &limits)
+                    loopgate_engine::fetch_result(&stored, &args, &limits)
                 }
             })
             .await?;

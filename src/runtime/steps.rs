@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 use super::{discovery, results, AgentView, Runtime, RuntimeError, ThreadKey};
 use crate::auth::Caller;
 use crate::discovery::meta;
-use crate::engine::{self, ModelTool};
+use loopgate_engine::ModelTool;
 
 /// A tool as the model sees it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -112,12 +112,12 @@ impl Runtime {
         };
         let mut system = Vec::new();
         if agent.looping() {
-            system.push(engine::loop_guidance().to_string());
+            system.push(loopgate_engine::loop_guidance().to_string());
         }
         if !agent.instructions.trim().is_empty() {
             system.push(agent.instructions.clone());
         }
-        let retrieval = || engine::retrieval_tools().into_iter().map(view);
+        let retrieval = || loopgate_engine::retrieval_tools().into_iter().map(view);
         let marks = match marks {
             Some(m) => m,
             None => results::thread_marks(&self.kv, thread).await?,
@@ -141,7 +141,7 @@ impl Runtime {
             .enumerate()
             .filter(|(i, _)| offer.offered(agent, *i))
             .map(|(_, b)| {
-                view(engine::model_tool(
+                view(loopgate_engine::model_tool(
                     &b.tool.name,
                     &b.tool.description,
                     &b.tool.input_schema.0,

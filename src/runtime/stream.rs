@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use super::{ResultJson, RuntimeError};
-use crate::engine::Progress;
+use loopgate_engine::Progress;
 
 pub fn start() -> Value {
     json!({"type": "start"})

@@ -10,7 +10,7 @@
 //! parts are stored once per org in `tool_call_bodies` ([`Body`], keyed by their digest,
 //! so replicas converge on one row) and the record keeps the body's id and the id it was
 //! filled with. The one reader, [`get`], rebuilds the text in SQL —
-//! `array_to_string(parts, body_fill)` joins exactly as `engine::PresentedTemplate` fills
+//! `array_to_string(parts, body_fill)` joins exactly as `loopgate_engine::PresentedTemplate` fills
 //! (an empty part stays; no part is NULL) — so a record reads the same either way.
 use std::collections::HashSet;
 use std::sync::Arc;

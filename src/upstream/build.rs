@@ -17,7 +17,7 @@ use url::Url;
 
 use super::encode::{self, QueryStyle};
 use super::CallError;
-use crate::engine::signature::backticked;
+use loopgate_engine::analysis::signature::backticked;
 
 /// Request headers loopgate owns (framing, routing, connection management); an
 /// argument naming one is not sent.

@@ -5,6 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use loopgate_engine::ports::{next_page_on_origin, LinkRefusal};
 use reqwest::header::{HeaderMap, CONTENT_TYPE, LOCATION};
 use reqwest::{Method, StatusCode};
 use serde_json::{Map, Value};
@@ -287,17 +288,15 @@ impl Target {
 }
 
 fn next_page(base: &Url, next: &str, redactor: &Redactor) -> Result<Url, CallError> {
-    let url = base
-        .join(next)
-        .map_err(|e| CallError::InvalidArguments(format!("the next-page URL is invalid: {e}")))?;
-    // a URL carrying a user name or password is never followed (its origin alone would pass)
-    if url.origin() != base.origin() || !url.username().is_empty() || url.password().is_some() {
-        return Err(CallError::OffOrigin {
+    next_page_on_origin(base, next).map_err(|refused| match refused {
+        LinkRefusal::Invalid(e) => {
+            CallError::InvalidArguments(format!("the next-page URL is invalid: {e}"))
+        }
+        LinkRefusal::OffOrigin(url) => CallError::OffOrigin {
             url_origin: redactor.clean(&url.origin().ascii_serialization()),
             base_origin: base.origin().ascii_serialization(),
-        });
-    }
-    Ok(url)
+        },
+    })
 }
 
 /// GET, HEAD, OPTIONS, TRACE, PUT and DELETE may be repeated without changing more.

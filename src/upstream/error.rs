@@ -100,8 +100,7 @@ impl CallError {
         body_excerpt: String,
         idempotent: bool,
     ) -> Self {
-        let retryable =
-            status == 429 || (idempotent && matches!(status, 408 | 425 | 500 | 502 | 503 | 504));
+        let retryable = loopgate_engine::ports::status_is_transient(status, idempotent);
         let retry_after = match status {
             429 | 503 => {
                 retry_after.and_then(|v| super::response::retry_after(v, chrono::Utc::now()))

@@ -18,7 +18,6 @@ use serde_json::{json, Map, Value};
 
 use crate::auth::Caller;
 use crate::crypto::new_id;
-use crate::engine::{Progress, ProgressSink};
 use crate::runtime::bound::RunOptions;
 use crate::runtime::drain::InFlight;
 use crate::runtime::feed::Feed;
@@ -27,6 +26,7 @@ use crate::runtime::{AgentView, Runtime, RuntimeError};
 use crate::store::workflow_runs::{self, NewRun, WorkflowRun};
 use crate::store::workflows::{self, Workflow};
 use crate::store::StoreError;
+use loopgate_engine::{Progress, ProgressSink};
 use step::Step;
 
 /// What a run reports while it goes; every method has a silent default.

@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 use serde_json_path::JsonPath;
 
-use crate::engine::filter;
+use loopgate_engine::present::row_filter;
 
 /// Why a reference could not be resolved; the detail names the step and the ref.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,9 +97,9 @@ pub fn condition(step: &str, cond: &Value, doc: &Value) -> Result<Option<String>
         many => json!({ "v": many }),
     };
     let clause = json!([{"field": "v", "op": op, "value": value}]);
-    let clauses = filter::parse_filter(&clause, "if", &crate::engine::Limits::default())
+    let clauses = row_filter::parse_filter(&clause, "if", &loopgate_engine::Limits::default())
         .map_err(|e| RefError(format!("step '{step}': `if`: {}", e.detail())))?;
-    Ok((!filter::keep(&clauses, &subject)).then(|| {
+    Ok((!row_filter::keep(&clauses, &subject)).then(|| {
         format!(
             "condition not met: {path} {} {value}",
             cond.get("op").and_then(Value::as_str).unwrap_or("eq")

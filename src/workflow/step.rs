@@ -7,9 +7,10 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use super::refs::{self, RefError};
-use crate::engine::doc::Page;
-use crate::engine::{filter, CacheLabel, Item};
 use crate::runtime::bound::BoundRun;
+use loopgate_engine::document::Page;
+use loopgate_engine::present::row_filter;
+use loopgate_engine::{CacheLabel, Item};
 
 /// A step as the run needs it.
 pub struct Step<'a> {
@@ -89,7 +90,7 @@ pub fn output(run: &BoundRun) -> Value {
         .items()
         .iter()
         .map(Item::to_value)
-        .filter(|v| filter::keep(&plan.filter, v))
+        .filter(|v| row_filter::keep(&plan.filter, v))
         .collect();
     if let Some(p) = &plan.fields {
         items = items.iter().map(|v| p.apply(v)).collect();

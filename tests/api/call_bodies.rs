@@ -167,8 +167,8 @@ async fn a_hits_record_references_one_body_and_reads_back_exactly_what_was_answe
 async fn a_body_joins_its_parts_as_a_template_fills_them() {
     let pool = PgPool::connect(&fresh_database().await).await.unwrap();
     let presented = "res_abc{\"_resultId\":\"res_abc\",\"n\":\"res_abcres_abc\"}res_abc";
-    let template = loopgate::engine::PresentedTemplate::new(
-        &loopgate::engine::PresentedJson {
+    let template = loopgate_engine::PresentedTemplate::new(
+        &loopgate_engine::PresentedJson {
             json: presented.into(),
             truncated: false,
             stored: false,

@@ -274,7 +274,7 @@ mod tests {
         let ttl = Duration::from_secs(60);
         let (old, new) = ("o".repeat(7 * PIECE_BYTES + 3), "n".repeat(5 * PIECE_BYTES));
         kv.set_large(&key, &old, ttl).await.unwrap(); // (connected, and no large reply read)
-        let mark = crate::testalloc::Mark::now();
+        let mark = loopgate_engine::testing::Mark::now();
         let got = kv.get_large(&key).await.unwrap().unwrap();
         let used = mark.usage();
         assert!(got == old);

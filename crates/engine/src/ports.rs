@@ -1,0 +1,132 @@
+//! The engine's only doors to the outside world: the upstream API, a progress sink and a
+//! clock. The runtime implements them over reqwest, SSE and tokio; tests implement them in
+//! memory, which is what keeps the engine deterministic and benchmarkable.
+
+use serde::Serialize;
+
+use crate::document::Page;
+use serde_json::{Map, Value};
+use std::future::Future;
+use std::time::Duration;
+
+/// One request the engine wants made. Reserved arguments are never in `args` (L3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamRequest {
+    /// The tool's own arguments (top-level parameters, body under `body`).
+    pub args: Map<String, Value>,
+    /// An absolute next-page URL announced by the API (cursor walks); when set, the
+    /// upstream requests this URL instead of building one from `args`.
+    pub next_url: Option<String>,
+    /// Wall-clock time left for this tool call; the upstream should not wait longer.
+    pub timeout: Duration,
+}
+
+/// A successful answer. An error status is an [`UpstreamFailure`], classified by the
+/// upstream layer (the one owner of that rule).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct UpstreamResponse {
+    pub status: u16,
+    /// Header names in any case; the engine compares them case-insensitively.
+    pub headers: Vec<(String, String)>,
+    /// Raw body bytes as received; the engine parses them.
+    pub body: Vec<u8>,
+}
+
+/// A request that produced no usable answer, as the upstream layer classified it: an
+/// error status, a transport failure, a refusal. The engine only decides what to do with
+/// it (retry within the budget, or end the collection with `upstream_error`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamFailure {
+    /// Worth retrying, as the upstream layer judged it (e.g. 429; 502/503 and timeouts of
+    /// an idempotent request; a connection never made).
+    pub transient: bool,
+    pub status: Option<u16>,
+    /// From `Retry-After`, when the API sent one.
+    pub retry_after: Option<Duration>,
+    /// What was learned from upstream, free of credentials.
+    pub message: String,
+}
+
+/// P9: a walk may call again before an earlier call's future is done (at most
+/// `Limits::concurrency` in flight), so an implementation spaces requests itself (rate
+/// limits) and never assumes one call at a time.
+pub trait Upstream {
+    fn call(
+        &self,
+        req: UpstreamRequest,
+    ) -> impl Future<Output = Result<UpstreamResponse, UpstreamFailure>> + Send;
+
+    /// P5: the absolute URL to request for a next-page link `next` the API announced, or
+    /// None when it would leave the provider's origin (the walk then stops with
+    /// `off_origin`). The upstream owns the rule, and applies it again when it requests
+    /// the URL.
+    fn follow(&self, next: &str) -> Option<String>;
+
+    /// Parses a response body into a page: work proportional to the body, which the
+    /// runtime moves off its async workers for large bodies. Parsed in place by default.
+    fn parse_page(&self, body: Vec<u8>) -> impl Future<Output = Page> + Send {
+        std::future::ready(Page::parse_owned(body))
+    }
+}
+
+/// S1: one live progress report; serialized as the `data` of a
+/// `data-tool-loop-progress` chunk.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress {
+    pub page: u32,
+    pub pages_max: u32,
+    pub items: usize,
+    pub requests: u32,
+    pub requests_max: u32,
+    pub elapsed_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+}
+
+pub trait ProgressSink {
+    fn progress(&self, p: &Progress);
+}
+
+/// A sink that drops every report, for callers that do not stream.
+pub struct NoProgress;
+
+impl ProgressSink for NoProgress {
+    fn progress(&self, _: &Progress) {}
+}
+
+pub trait Clock {
+    /// Milliseconds on a monotonic scale (only differences are used).
+    fn now_ms(&self) -> u64;
+    fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send;
+}
+
+/// The one classification of an HTTP error answer, shared with the upstream layer that
+/// applies it to every response: worth retrying when 429 (refused, not processed), or 408,
+/// 425, 500, 502, 503, 504 for an idempotent method. The engine only decides what to do
+/// with the verdict; keeping the rule here lets its tests see what production sees.
+pub fn status_is_transient(status: u16, idempotent: bool) -> bool {
+    status == 429 || (idempotent && matches!(status, 408 | 425 | 500 | 502 | 503 | 504))
+}
+
+/// Why a next-page link is not followed (P5).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LinkRefusal {
+    /// The link does not resolve to a URL.
+    Invalid(String),
+    /// The link resolves to another origin, or carries a user name or password.
+    OffOrigin(url::Url),
+}
+
+/// The next-page origin rule (P5): `next` resolved against `base` (relative links are
+/// fine), followed only on the same origin and never when it carries a user name or a
+/// password (its origin alone would pass).
+pub fn next_page_on_origin(base: &url::Url, next: &str) -> Result<url::Url, LinkRefusal> {
+    let url = base
+        .join(next)
+        .map_err(|e| LinkRefusal::Invalid(e.to_string()))?;
+    if url.origin() != base.origin() || !url.username().is_empty() || url.password().is_some() {
+        return Err(LinkRefusal::OffOrigin(url));
+    }
+    Ok(url)
+}

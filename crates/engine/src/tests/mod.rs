@@ -1,0 +1,15 @@
+//! The engine's tests by area, against the fake upstream and virtual clock of [`kit`].
+
+mod bounds;
+mod cursor;
+mod dialects;
+mod exact;
+mod fanout;
+mod kinds;
+mod kit;
+mod parallel;
+mod present;
+mod presenting_inputs;
+mod props;
+mod resume;
+mod walk;
