@@ -14,9 +14,9 @@
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use loopgate::metrics::Metrics;
 use loopgate::quota::Shared;
 use loopgate::store::providers::RateLimit;
+use loopgate::telemetry::metrics::Metrics;
 use loopgate::upstream::ProviderLimiter;
 
 fn limiter(c: &mut Criterion) {
@@ -37,7 +37,7 @@ fn limiter(c: &mut Criterion) {
         return;
     };
     let _runtime = rt.enter();
-    let pool = loopgate::runtime::kv::connect(&url, std::time::Duration::from_millis(500))
+    let pool = loopgate::kv::connect(&url, std::time::Duration::from_millis(500))
         .expect("redis connection");
     let shared = Shared::new(Some(pool), 3, Arc::new(Metrics::default()));
     let id = format!("bench_{}", std::process::id());

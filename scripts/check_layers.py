@@ -34,6 +34,7 @@ LAYERS = [
     ["workflow", "mcp", "openapi_import"],
     ["api"],
     ["app"],
+    ["fuzzing"],
 ]
 # Crates the pure engine must never depend on, directly or through another crate.
 ENGINE_FORBIDDEN = {

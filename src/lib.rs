@@ -1,27 +1,36 @@
 //! loopgate: executes AI agents' tool calls against business APIs, with a size guard
 //! on every response and, where a binding opts in, page walking, fan-out, projection
-//! and filtering inside one call. See `README.md` and `../shared/DESIGN.md` for the layers.
+//! and filtering inside one call. `docs/architecture.md` describes the layers; each
+//! module below imports only the ones listed before it (`scripts/check-layers`).
+
+pub mod telemetry;
+
+pub mod crypto;
+pub mod store;
+
+pub mod kv;
+pub mod quota;
+pub mod upstream;
+
+pub mod auth;
+pub mod config;
+
+pub mod results;
+pub mod walk;
+
+pub mod call;
+pub mod discovery;
+
+pub mod mcp;
+pub mod openapi_import;
+pub mod workflow;
 
 pub mod api;
-pub mod auth;
-pub mod bounds;
-pub mod crypto;
-pub mod discovery;
+pub mod app;
+
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
-pub mod mcp;
-pub mod metrics;
-pub mod openapi_import;
-pub mod quota;
-pub mod retention;
-pub mod runtime;
-pub mod settings;
-pub mod startup;
-pub mod state;
-pub mod store;
-pub mod telemetry;
+
 #[cfg(test)]
 #[global_allocator]
 static ALLOCATOR: loopgate_engine::testing::Counting = loopgate_engine::testing::Counting;
-pub mod upstream;
-pub mod workflow;

@@ -4,8 +4,8 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use secrecy::ExposeSecret;
 
-use loopgate::settings::Settings;
-use loopgate::startup::Application;
+use loopgate::app::startup::Application;
+use loopgate::config::settings::Settings;
 
 #[derive(Parser)]
 #[command(name = "loopgate", version, about = "Tool-call gateway for AI agents")]
@@ -48,7 +48,7 @@ async fn run() -> anyhow::Result<()> {
     if let Command::Openapi = cli.command {
         use std::io::Write as _;
         let mut out = std::io::stdout().lock();
-        writeln!(out, "{}", loopgate::api::doc::openapi_json())?;
+        writeln!(out, "{}", loopgate::api::openapi_doc::openapi_json())?;
         return Ok(());
     }
     let settings = Settings::load()?;

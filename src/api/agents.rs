@@ -8,7 +8,7 @@ use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
 use super::validate::{double_option, name};
-use crate::state::AppState;
+use crate::api::state::AppState;
 use crate::store::agents::{
     self, Agent, AgentFields, AgentPatch as StorePatch, Binding, BindingPatch,
 };
@@ -75,7 +75,7 @@ fn check_budget(b: Option<i32>) -> Result<Option<i32>, ApiError> {
 }
 
 fn check_token_budget(b: Option<i32>) -> Result<Option<i32>, ApiError> {
-    let (min, max) = crate::bounds::AGENT_TOKEN_BUDGET;
+    let (min, max) = crate::config::bounds::AGENT_TOKEN_BUDGET;
     if b.is_some_and(|b| !(min..=max).contains(&b)) {
         return Err(ApiError::invalid(format!(
             "token_budget must be between {min} and {max}"

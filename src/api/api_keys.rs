@@ -8,7 +8,7 @@ use super::error::{or_not_found, ApiError, Problem};
 use super::extract::AdminOrg;
 use super::list::{ListParams, ListResponse};
 use super::validate::name;
-use crate::state::AppState;
+use crate::api::state::AppState;
 use crate::store::api_keys::{self, ApiKey, Scope};
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -1,5 +1,5 @@
 //! The one owner of the org's config epoch bump on the API
-//! ([`crate::runtime::agent_memory`]): after a request that may have written something
+//! ([`crate::call::agent_memory`]): after a request that may have written something
 //! (any method but GET, HEAD and OPTIONS) on any route but those that write nothing the
 //! agent statement reads ([`UNBUMPED_ROUTES`]: tool calls, steps, MCP, workflow runs,
 //! runtime tokens — the runtime's own, run or minted far more often than configuration
@@ -18,7 +18,7 @@ use actix_web::middleware::Next;
 use actix_web::web;
 
 use super::extract::acted_on;
-use crate::state::AppState;
+use crate::api::state::AppState;
 
 /// The routes (their path patterns) that write nothing the agent statement
 /// (`store::agent_load`) reads — agents, bindings, tools, providers, deployments,
@@ -52,7 +52,7 @@ pub async fn bump_after_writes(
     let org = acted_on(res.request());
     let state = res.request().app_data::<web::Data<AppState>>().cloned();
     if let (Some(org), Some(state)) = (org, state) {
-        crate::runtime::agent_memory::bump(&state.runtime.kv, &org).await;
+        crate::call::agent_memory::bump(state.runtime.kv(), &org).await;
     }
     Ok(res)
 }

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use utoipa::{IntoParams, ToSchema};
 
 use super::error::{ApiError, Problem};
-use crate::runtime::connect::{ConnectError, Form, Submitted};
-use crate::state::AppState;
+use crate::api::state::AppState;
+use crate::call::connect_page::{ConnectError, Form, Submitted};
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")

@@ -8,7 +8,7 @@ use utoipa::IntoParams;
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Mint;
 use super::list::{ListParams, ListResponse};
-use crate::state::AppState;
+use crate::api::state::AppState;
 use crate::store::connections::{self, Connection};
 
 #[derive(Debug, Deserialize, IntoParams)]

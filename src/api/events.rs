@@ -10,9 +10,11 @@ use tokio::sync::mpsc;
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Runtime;
 use super::sse::{event, streaming, UiMessageStream, DONE};
-use crate::runtime::feed::{follow, Event, Finished};
-use crate::runtime::{events, replay, RuntimeError};
-use crate::state::AppState;
+use crate::api::state::AppState;
+use crate::call::event_feed::{follow, Event, Finished};
+use crate::call::event_log;
+use crate::call::event_replay;
+use crate::call::RuntimeError;
 use crate::store::{tool_calls, workflow_runs, workflows};
 
 fn last_event_id(req: &HttpRequest) -> Option<String> {
@@ -38,7 +40,7 @@ where
     let (tx, mut rx) = mpsc::channel::<Event>(64);
     actix_web::rt::spawn(async move {
         let rt = &state.runtime;
-        if let Err(e) = follow(&rt.events, &rt.drain, &key, last, record, tx).await {
+        if let Err(e) = follow(rt.events(), rt.walker().drain(), &key, last, record, tx).await {
             tracing::warn!(error = %e, "following events failed");
         }
     });
@@ -81,11 +83,11 @@ pub async fn tool_call(
     if !caller.allows_agent(&rec.agent_id) {
         return Err(ApiError::not_found("tool call"));
     }
-    let key = events::key(&org, &id);
+    let key = event_log::key(&org, &id);
     let pool = state.pool.clone();
     Ok(stream(state, key, last_event_id(&req), move || {
         let (pool, org, owner, id) = (pool.clone(), org.clone(), owner.clone(), id.clone());
-        async move { replay::call(&pool, &org, &owner, &id).await }
+        async move { event_replay::call(&pool, &org, &owner, &id).await }
     }))
 }
 
@@ -114,7 +116,7 @@ pub async fn workflow_run(
     workflow_runs::get(&state.pool, &org, &owner, &wf, &id)
         .await
         .map_err(or_not_found("workflow run"))?;
-    let key = events::key(&org, &id);
+    let key = event_log::key(&org, &id);
     let pool = state.pool.clone();
     Ok(stream(state, key, last_event_id(&req), move || {
         let (pool, org, owner, wf, id) = (
@@ -124,6 +126,6 @@ pub async fn workflow_run(
             wf.clone(),
             id.clone(),
         );
-        async move { replay::run(&pool, &org, &owner, &wf, &id).await }
+        async move { event_replay::run(&pool, &org, &owner, &wf, &id).await }
     }))
 }

@@ -14,9 +14,9 @@ use actix_web::{http::header, web, FromRequest, HttpMessage, HttpRequest};
 use secrecy::ExposeSecret;
 
 use super::error::ApiError;
+use crate::api::state::AppState;
 use crate::auth::{Caller, KeyCaller};
 use crate::crypto::ct_eq;
-use crate::state::AppState;
 use crate::store::api_keys::{self, Scope};
 use crate::store::token_revocations;
 use crate::store::OrgId;

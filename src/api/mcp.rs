@@ -10,9 +10,9 @@ use tokio::sync::mpsc;
 
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Runtime;
+use crate::api::state::AppState;
 use crate::auth::Caller;
 use crate::mcp::server::{self, Answer, Incoming, McpError};
-use crate::state::AppState;
 use crate::store::agents;
 
 const SESSION_HEADER: &str = "mcp-session-id";

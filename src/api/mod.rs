@@ -8,12 +8,12 @@ pub mod connect;
 pub mod connections;
 pub mod contract;
 pub mod deployments;
-pub mod doc;
 pub mod error;
 pub mod events;
 pub mod extract;
 pub mod list;
 pub mod mcp;
+pub mod openapi_doc;
 pub mod ops;
 pub mod orgs;
 pub mod providers;
@@ -21,6 +21,7 @@ pub mod routes;
 pub mod runtime;
 pub mod runtime_tokens;
 pub mod sse;
+pub mod state;
 pub mod toolkits;
 pub mod tools;
 pub mod validate;
@@ -92,7 +93,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body: usize) {
     .app_data(web::PathConfig::default().error_handler(path_error))
     .app_data(web::PayloadConfig::default().limit(max_body))
     .configure(routes::register)
-    .service(SwaggerUi::new("/docs/{_:.*}").url("/docs/openapi.json", doc::openapi()))
+    .service(SwaggerUi::new("/docs/{_:.*}").url("/docs/openapi.json", openapi_doc::openapi()))
     .route(
         "/docs",
         web::get().to(|| async {

@@ -5,8 +5,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::error::ApiError;
-use crate::metrics::Gauge;
-use crate::state::AppState;
+use crate::api::state::AppState;
+use crate::telemetry::metrics::Gauge;
 
 #[derive(Serialize, ToSchema)]
 pub struct Health {
@@ -48,13 +48,13 @@ pub async fn healthz() -> HttpResponse {
     responses((status = 200, description = "Postgres answers; `status` is `ready`, or `degraded` with `detail` when Redis does not answer", body = Health),
               (status = 503, description = "Postgres does not answer (`unavailable`)", body = super::error::Problem)))]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
-    if state.runtime.drain.is_draining() {
+    if state.runtime.walker().drain().is_draining() {
         return Err(ApiError::Unavailable {
             detail: "this replica is shutting down".into(),
             retry_after_secs: 1,
         });
     }
-    let redis_ok = state.runtime.kv.probe().await;
+    let redis_ok = state.runtime.kv().probe().await;
     let mut detail = Vec::new();
     if !redis_ok {
         detail.push(
@@ -128,13 +128,13 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         help:
             "1 while stored results and the dataset cache are kept in process (Redis unreachable).",
         labels: &[],
-        value: if state.runtime.kv.degraded() {
+        value: if state.runtime.kv().degraded() {
             1.0
         } else {
             0.0
         },
     });
-    let cpu = state.runtime.cpu.stats();
+    let cpu = state.runtime.walker().cpu().stats();
     gauges.push(Gauge {
         name: "loopgate_cpu_jobs_running",
         help: "Jobs proportional to a payload's size running on the blocking pool.",
@@ -147,7 +147,7 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         labels: &[],
         value: cpu.waiting as f64,
     });
-    let (memory_bytes, memory_kept) = state.runtime.cache_memory.usage();
+    let (memory_bytes, memory_kept) = state.runtime.walker().cache_memory().usage();
     gauges.push(Gauge {
         name: "loopgate_cache_memory_bytes",
         help: "Bytes of decoded dataset-cache entries and results presented from them kept in this replica (at most cache_memory_bytes).",
@@ -164,18 +164,9 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         name: "loopgate_connection_refreshes_waiting",
         help: "Calls waiting in this replica for another call's refresh of the same connection.",
         labels: &[],
-        value: state.runtime.refresh_gates.waiting() as f64,
+        value: state.runtime.refresh_gates().waiting() as f64,
     });
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(state.metrics.render_with(&gauges))
-}
-
-/// This OpenAPI document (3.1), as committed in `openapi/openapi.json`.
-#[utoipa::path(get, path = "/openapi.json", operation_id = "getOpenapiDocument", tag = "operations",
-    responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)))]
-pub async fn openapi_document() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("application/json")
-        .body(super::doc::openapi_json())
 }

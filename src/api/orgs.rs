@@ -8,7 +8,7 @@ use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Admin;
 use super::list::{ListParams, ListResponse};
 use super::validate::name;
-use crate::state::AppState;
+use crate::api::state::AppState;
 use crate::store::orgs::{self, Org};
 
 #[derive(Debug, Deserialize, ToSchema)]

@@ -10,9 +10,9 @@ use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
 use super::toolkits::{self, ConnectionInput};
 use super::validate::{base_url, double_option, endpoint_url, name};
+use crate::api::state::AppState;
 use crate::crypto::new_id;
 use crate::mcp::sync::SyncReport;
-use crate::state::AppState;
 use crate::store::connections;
 use crate::store::providers::{
     self, AuthType, CredentialBinding, CredentialChange, Provider, ProviderAuth, ProviderFields,

@@ -16,8 +16,8 @@ use super::config_epoch::bump_after_writes;
 use super::error::ApiError;
 use super::extract::identify_first;
 use super::{
-    agents, api_keys, connect, connections, deployments, events, mcp, ops, orgs, providers,
-    runtime, runtime_tokens, tools, workflow_runs, workflows,
+    agents, api_keys, connect, connections, deployments, events, mcp, openapi_doc, ops, orgs,
+    providers, runtime, runtime_tokens, tools, workflow_runs, workflows,
 };
 
 macro_rules! route_table {
@@ -54,7 +54,7 @@ route_table! {
     "/healthz" => { get: ops::healthz }
     "/readyz" => { get: ops::readyz }
     "/metrics" => { get: ops::metrics }
-    "/openapi.json" => { get: ops::openapi_document }
+    "/openapi.json" => { get: openapi_doc::openapi_document }
 
     // the agent runtime's routes first: actix tries routes in this order, matching each
     // route with a path parameter by a regex, so a tool call runs one regex, not fifteen

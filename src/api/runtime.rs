@@ -15,10 +15,10 @@ use utoipa::ToSchema;
 use super::error::{ApiError, Problem};
 use super::extract::Runtime;
 use super::sse::{self, UiMessageStream};
-use crate::runtime::call::{Recording, ToolCallInput};
-use crate::runtime::steps::StepView;
-use crate::runtime::{ResultJson, RuntimeError};
-use crate::state::AppState;
+use crate::api::state::AppState;
+use crate::call::accepted_call::{Recording, ToolCallInput};
+use crate::call::steps::StepView;
+use crate::call::{ResultJson, RuntimeError};
 use crate::store::tool_calls::{self, ToolCallRecord};
 use crate::store::StoreError;
 
@@ -40,7 +40,7 @@ impl From<RuntimeError> for ApiError {
                 retry_after_secs: 1,
             },
             RuntimeError::Kv(_)
-            | RuntimeError::Result(crate::runtime::results::ResultError::Store(_)) => {
+            | RuntimeError::Result(crate::results::stored_results::ResultError::Store(_)) => {
                 ApiError::Unavailable {
                     detail: "the result store is unavailable; retry shortly".into(),
                     retry_after_secs: 2,

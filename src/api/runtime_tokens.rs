@@ -10,9 +10,9 @@ use utoipa::ToSchema;
 
 use super::error::{ApiError, Problem};
 use super::extract::Mint;
+use crate::api::state::AppState;
 use crate::auth::tokens::{MintRequest, DEFAULT_TTL_SECONDS, MAX_TTL_SECONDS};
 use crate::auth::UserCredential;
-use crate::state::AppState;
 use crate::store::{agents, providers, token_revocations};
 
 /// The most providers one token carries credentials for.

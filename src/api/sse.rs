@@ -10,10 +10,10 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 use utoipa::ToSchema;
 
+use crate::api::state::AppState;
 use crate::auth::Caller;
-use crate::runtime::call::CallStart;
-use crate::runtime::stream;
-use crate::state::AppState;
+use crate::call::accepted_call::CallStart;
+use crate::call::ui_stream;
 use loopgate_engine::{Progress, ProgressSink};
 
 /// One `data:` event, with its log id when it has one (for `Last-Event-ID`).
@@ -47,7 +47,7 @@ impl ProgressSink for ChannelProgress {
         // a gone client never holds the walk back
         let _ = self
             .tx
-            .send(event(None, &stream::progress(&self.call_id, p)));
+            .send(event(None, &ui_stream::progress(&self.call_id, p)));
     }
 }
 
@@ -76,7 +76,7 @@ pub fn stream_call(state: web::Data<AppState>, caller: Caller, start: CallStart)
     // unbounded: a call's chunks are bounded by the throttled progress of one walk
     let (tx, rx) = mpsc::unbounded_channel::<String>();
     actix_web::rt::spawn(async move {
-        for c in stream::call_opening(&start.id, &start.input.name, &start.input.arguments) {
+        for c in ui_stream::call_opening(&start.id, &start.input.name, &start.input.arguments) {
             let _ = tx.send(event(None, &c));
         }
         let sink = ChannelProgress {
@@ -85,8 +85,8 @@ pub fn stream_call(state: web::Data<AppState>, caller: Caller, start: CallStart)
         };
         let out = state.runtime.execute(&caller, &start, &sink).await;
         let closing = match &out {
-            Ok(result) => stream::call_closing_text(&start.id, Ok(result)),
-            Err(e) => stream::call_closing_text(&start.id, Err(&stream::error_text(e))),
+            Ok(result) => ui_stream::call_closing_text(&start.id, Ok(result)),
+            Err(e) => ui_stream::call_closing_text(&start.id, Err(&ui_stream::error_text(e))),
         };
         for c in closing {
             let _ = tx.send(format!("data: {c}\n\n"));

@@ -8,7 +8,7 @@ use utoipa::ToSchema;
 
 use super::error::ApiError;
 use super::validate::absolute_url;
-use crate::state::AppState;
+use crate::api::state::AppState;
 use crate::store::providers::{self, origin, Connection, Provider};
 use crate::store::tools::ToolKind;
 use crate::store::OrgId;

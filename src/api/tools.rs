@@ -8,7 +8,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
-use crate::state::AppState;
+use crate::api::state::AppState;
 use crate::store::providers;
 use crate::store::tools::{self, Tool, ToolFields, ToolKind};
 

@@ -14,7 +14,7 @@ use super::extract::Runtime;
 use super::list::{ListParams, ListResponse};
 use super::sse::UiMessageStream;
 use super::workflow_sse;
-use crate::state::AppState;
+use crate::api::state::AppState;
 use crate::store::workflow_runs::{self, WorkflowRun};
 use crate::store::workflows;
 use crate::workflow::{self, Silent};

@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use super::sse::{event, response, DONE};
+use crate::api::state::AppState;
 use crate::auth::Caller;
-use crate::runtime::stream;
-use crate::state::AppState;
+use crate::call::ui_stream;
 use crate::workflow::{self, RunObserver, RunStart};
 use loopgate_engine::Progress;
 
@@ -28,24 +28,24 @@ impl ChannelObserver {
 
 impl RunObserver for ChannelObserver {
     fn step_started(&self, call_id: &str, tool: &str, input: &Value) {
-        self.send(stream::start_step());
-        self.send(stream::tool_input(call_id, tool, input));
+        self.send(ui_stream::start_step());
+        self.send(ui_stream::tool_input(call_id, tool, input));
     }
 
     fn progress(&self, call_id: &str, p: &Progress) {
-        self.send(stream::progress(call_id, p));
+        self.send(ui_stream::progress(call_id, p));
     }
 
     fn step_finished(&self, call_id: &str, output: Result<&Value, &str>) {
-        self.send(stream::tool_output(call_id, output));
-        self.send(stream::finish_step());
+        self.send(ui_stream::tool_output(call_id, output));
+        self.send(ui_stream::finish_step());
     }
 }
 
 pub fn stream_run(state: web::Data<AppState>, caller: Caller, start: RunStart) -> HttpResponse {
     let (tx, rx) = mpsc::unbounded_channel::<String>();
     actix_web::rt::spawn(async move {
-        let _ = tx.send(event(None, &stream::start()));
+        let _ = tx.send(event(None, &ui_stream::start()));
         let observer = ChannelObserver { tx: tx.clone() };
         if let Err(e) = workflow::execute(&state.runtime, &caller, &start, &observer).await {
             tracing::error!(error = %e, run = %start.run.id, "workflow run could not be recorded");
@@ -54,7 +54,7 @@ pub fn stream_run(state: web::Data<AppState>, caller: Caller, start: RunStart) -
                 &json!({"type": "error", "errorText": "the run could not be recorded"}),
             ));
         }
-        let _ = tx.send(event(None, &stream::finish()));
+        let _ = tx.send(event(None, &ui_stream::finish()));
         let _ = tx.send(DONE.to_string());
     });
     response(rx)

@@ -12,7 +12,7 @@ use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
 use super::validate::name;
-use crate::state::AppState;
+use crate::api::state::AppState;
 use crate::store::workflows::{self, Workflow};
 use crate::store::{agents, tools, OrgId};
 

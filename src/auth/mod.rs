@@ -59,6 +59,16 @@ pub enum Caller {
 }
 
 impl Caller {
+    /// Whose connections a caller uses: the runtime token's user, or the org key itself
+    /// (`key:` + its id; a runtime token's `user_id` may not start with `key:`, so the two
+    /// never meet).
+    pub fn connection_user(&self) -> String {
+        match self {
+            Caller::Runtime(r) => r.user_id.clone(),
+            Caller::Key(k) => format!("key:{}", k.key_id),
+        }
+    }
+
     pub fn org(&self) -> &OrgId {
         match self {
             Caller::Key(k) => &k.org,

@@ -24,10 +24,10 @@ use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
 use crate::auth::Caller;
+use crate::call::accepted_call::{Recording, ToolCallInput};
+use crate::call::steps::StepView;
+use crate::call::{ResultJson, Runtime, RuntimeError};
 use crate::crypto::random_token;
-use crate::runtime::call::{Recording, ToolCallInput};
-use crate::runtime::steps::StepView;
-use crate::runtime::{ResultJson, Runtime, RuntimeError};
 use loopgate_engine::{Progress, ProgressSink};
 
 /// Supported protocol revisions, newest first.

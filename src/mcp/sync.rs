@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use utoipa::ToSchema;
 
-use crate::runtime::{Runtime, RuntimeError};
+use crate::call::{Runtime, RuntimeError};
 use crate::store::providers::Provider;
 use crate::store::tools::{self, SyncChanges, Tool, ToolFields, ToolKind};
 use crate::store::OrgId;
@@ -56,11 +56,12 @@ pub async fn sync(
         runtime.org_credential(org, &provider.id).await?,
     );
     let limiter = runtime
-        .rate_limits
+        .walker()
+        .rate_limits()
         .for_provider(&provider.id, provider.rate_limit.as_ref());
     let client = McpClient {
-        caller: &runtime.http,
-        sessions: &runtime.mcp_sessions,
+        caller: runtime.walker().http(),
+        sessions: runtime.walker().mcp_sessions(),
         target: &target,
         rate: limiter.as_deref(),
     };
@@ -77,7 +78,7 @@ pub async fn sync(
         )));
     }
     let (wanted, skipped) = to_fields(&provider.id, &listed);
-    let (data, changes) = tools::sync_provider(&runtime.pool, org, &provider.id, &wanted).await?;
+    let (data, changes) = tools::sync_provider(runtime.pool(), org, &provider.id, &wanted).await?;
     Ok(SyncReport {
         data,
         changes,

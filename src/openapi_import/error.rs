@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use super::refs;
+use super::json_pointer;
 
 /// Why an OpenAPI document could not be imported. The import is all or nothing:
 /// any of these means no tool was produced.
@@ -119,7 +119,9 @@ impl fmt::Display for Loc<'_> {
                 Seg::Index(i) => write!(f, "[{i}]")?,
                 Seg::Key(k) => write!(f, "{}{k}", if first { "" } else { "." })?,
                 Seg::Pointer(reference) => {
-                    let tokens = refs::pointer_tokens(reference).into_iter().flatten();
+                    let tokens = json_pointer::pointer_tokens(reference)
+                        .into_iter()
+                        .flatten();
                     for (i, token) in tokens.enumerate() {
                         write!(f, "{}{token}", if first && i == 0 { "" } else { "." })?;
                     }

@@ -73,6 +73,7 @@
 //! schema's `$id`.
 
 mod error;
+mod json_pointer;
 mod naming;
 mod operation;
 mod params;

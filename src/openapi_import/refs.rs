@@ -8,32 +8,13 @@
 //! broken reference fails the import even where no tool would have used it (a
 //! response schema, an unused component): a document is either sound or rejected.
 
-use std::borrow::Cow;
-
 use serde_json::Value;
 
 use super::error::{ImportError, Loc};
+use super::json_pointer::pointer_tokens;
 
 /// Reference chains longer than this are treated as cycles.
 const MAX_CHAIN: usize = 32;
-
-/// The unescaped tokens of a local reference (`#/a/b~1c` gives `a`, `b/c`), or
-/// `None` when the reference is not local.
-pub(crate) fn pointer_tokens(reference: &str) -> Option<impl Iterator<Item = Cow<'_, str>>> {
-    let fragment = reference.strip_prefix('#')?;
-    let rest = match fragment.strip_prefix('/') {
-        Some(rest) => Some(rest),
-        None if fragment.is_empty() => None,
-        None => return None,
-    };
-    Some(rest.into_iter().flat_map(|r| r.split('/')).map(|t| {
-        if t.contains('~') {
-            Cow::Owned(t.replace("~1", "/").replace("~0", "~"))
-        } else {
-            Cow::Borrowed(t)
-        }
-    }))
-}
 
 /// Looks a local reference up in the document.
 pub(crate) fn lookup<'d>(doc: &'d Value, reference: &str) -> Option<&'d Value> {

@@ -265,7 +265,7 @@ mod tests {
     use futures_util::FutureExt;
 
     use super::*;
-    use crate::metrics::Metrics;
+    use crate::telemetry::metrics::Metrics;
 
     /// A request dropped while it waited for another's `EVAL` (a client gone, a walk cut)
     /// is no longer counted as queued: the next lease is sized for the requests really

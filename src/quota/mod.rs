@@ -32,9 +32,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::runtime::kv::Redis;
+use crate::kv::Redis;
 
-use crate::metrics::Metrics;
+use crate::telemetry::metrics::Metrics;
 
 /// The longest a quota decision waits for Redis before falling back (fixed: a request
 /// waits on it before any work; the connection's own reply timeout, `redis_timeout_ms`,

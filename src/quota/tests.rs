@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use super::lease::{RateLease, LEASE_MIN_AGE};
 use super::{Decision, Grant, Shared};
-use crate::metrics::Metrics;
+use crate::telemetry::metrics::Metrics;
 
 fn shared_at(url: &str, replicas: u32) -> Arc<Shared> {
-    let pool = crate::runtime::kv::connect(url, crate::runtime::kv::TEST_BUDGET).unwrap();
+    let pool = crate::kv::connect(url, crate::kv::TEST_BUDGET).unwrap();
     Shared::new(Some(pool), replicas, Arc::new(Metrics::default()))
 }
 

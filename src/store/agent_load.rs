@@ -1,18 +1,18 @@
 //! An agent as a tool call needs it, in one statement: the agent, its deployment's cache
 //! mode, and every binding with the versions (`updated_at`) of its tool and provider, so
 //! the runtime takes compiled tools from its per-replica cache and reads a tool's full
-//! definition only when it changed ([`crate::runtime::compiled`]). Each binding carries
+//! definition only when it changed ([`crate::call::compiled_tools`]). Each binding carries
 //! its provider's org credential, still sealed (opened only by the call that sends it), so
 //! a call reads no credential of its own and a rotation is seen by the next call on every
 //! replica. For a tool call or a
 //! step the same statement reads the caller's thread too (its id, and whether it was used
 //! recently), so resolving a thread needs no statement of its own
-//! ([`crate::runtime::thread`]), and, for each connected-app binding, the caller's
+//! ([`crate::call::threads`]), and, for each connected-app binding, the caller's
 //! connection of its toolkit (D4; still sealed, the row a call would otherwise read on its
 //! own in [`super::connections::secret`]), so an app tool call reads no connection of its
 //! own either; a refresh or a reconnect anywhere is in the next call's statement.
 //! A replica that remembers the agent at the org's current config epoch runs none of it
-//! ([`crate::runtime::agent_memory`]).
+//! ([`crate::call::agent_memory`]).
 
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
@@ -39,7 +39,7 @@ pub struct VersionedBinding {
 #[derive(Debug, Clone)]
 pub struct SeenConnection {
     /// The toolkit it was looked up for: the tool's, else its provider's, else the
-    /// provider's name (as [`crate::runtime::discovery::toolkit_of`]).
+    /// provider's name (as [`crate::call::offered_tools::toolkit_of`]).
     pub toolkit: String,
     /// The connection (through the binding's provider), `None` when there is none.
     pub row: Option<Secret>,
@@ -124,7 +124,7 @@ const SQL: &str = "SELECT a.id, a.instructions, a.direct_tool_budget, a.token_bu
 
 /// The agent `id` of `org` with its versioned bindings, the `thread` looked up (a missing
 /// one is `None`) and, with `connections_of` (a connection user,
-/// [`crate::runtime::connections::connection_user`]), that user's connection of each app
+/// [`crate::auth::Caller::connection_user`]), that user's connection of each app
 /// binding's toolkit; `NotFound` when there is no such agent.
 pub async fn load(
     pool: &PgPool,

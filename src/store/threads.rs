@@ -7,8 +7,8 @@ use super::{OrgId, StoreError};
 use crate::crypto::new_id;
 
 /// Returns the thread's id, creating the thread on first use; marks it used now (an idle
-/// thread is pruned by retention, `crate::retention`). Called only when the thread is new
-/// or was not used recently (`crate::runtime::thread`).
+/// thread is pruned by retention, `crate::app::retention`). Called only when the thread is new
+/// or was not used recently (`crate::call::threads`).
 pub async fn get_or_create(
     pool: &PgPool,
     org: &OrgId,

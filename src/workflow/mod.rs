@@ -17,15 +17,16 @@ pub mod step;
 use serde_json::{json, Map, Value};
 
 use crate::auth::Caller;
+use crate::call::event_feed::Feed;
+use crate::call::event_log;
+use crate::call::tool_run::RunOptions;
+use crate::call::ui_stream;
+use crate::call::{AgentView, Runtime, RuntimeError};
 use crate::crypto::new_id;
-use crate::runtime::bound::RunOptions;
-use crate::runtime::drain::InFlight;
-use crate::runtime::feed::Feed;
-use crate::runtime::{events, stream};
-use crate::runtime::{AgentView, Runtime, RuntimeError};
 use crate::store::workflow_runs::{self, NewRun, WorkflowRun};
 use crate::store::workflows::{self, Workflow};
 use crate::store::StoreError;
+use crate::walk::drain::InFlight;
 use loopgate_engine::{Progress, ProgressSink};
 use step::Step;
 
@@ -61,17 +62,17 @@ struct FeedObserver<'a> {
 
 impl RunObserver for FeedObserver<'_> {
     fn step_started(&self, call_id: &str, tool: &str, input: &Value) {
-        self.feed.push(stream::start_step());
-        self.feed.push(stream::tool_input(call_id, tool, input));
+        self.feed.push(ui_stream::start_step());
+        self.feed.push(ui_stream::tool_input(call_id, tool, input));
         self.inner.step_started(call_id, tool, input);
     }
     fn progress(&self, call_id: &str, p: &Progress) {
-        self.feed.push(stream::progress(call_id, p));
+        self.feed.push(ui_stream::progress(call_id, p));
         self.inner.progress(call_id, p);
     }
     fn step_finished(&self, call_id: &str, output: Result<&Value, &str>) {
-        self.feed.push(stream::tool_output(call_id, output));
-        self.feed.push(stream::finish_step());
+        self.feed.push(ui_stream::tool_output(call_id, output));
+        self.feed.push(ui_stream::finish_step());
         self.inner.step_finished(call_id, output);
     }
 }
@@ -94,8 +95,8 @@ pub async fn start(
     input: Value,
     experiment: bool,
 ) -> Result<RunStart, RuntimeError> {
-    let in_flight = rt.drain.enter().ok_or(RuntimeError::Draining)?;
-    let workflow = workflows::get(&rt.pool, caller.org(), workflow_id)
+    let in_flight = rt.walker().drain().enter().ok_or(RuntimeError::Draining)?;
+    let workflow = workflows::get(rt.pool(), caller.org(), workflow_id)
         .await
         .map_err(|e| match e {
             StoreError::NotFound => RuntimeError::NotFound("workflow"),
@@ -104,7 +105,7 @@ pub async fn start(
     let agent = rt.agent(caller, &workflow.agent_id).await?;
     let id = new_id("run");
     let run = workflow_runs::start(
-        &rt.pool,
+        rt.pool(),
         caller.org(),
         &NewRun {
             id: &id,
@@ -131,8 +132,8 @@ pub async fn execute(
     start: &RunStart,
     observer: &dyn RunObserver,
 ) -> Result<WorkflowRun, RuntimeError> {
-    let feed = Feed::open(&rt.events, events::key(caller.org(), &start.run.id));
-    feed.push(stream::start());
+    let feed = Feed::open(rt.events(), event_log::key(caller.org(), &start.run.id));
+    feed.push(ui_stream::start());
     let tee = FeedObserver {
         feed: &feed,
         inner: observer,
@@ -142,11 +143,11 @@ pub async fn execute(
     // follower that reads the record first and the log after misses none of them
     feed.close().await;
     let recorded =
-        workflow_runs::finish(&rt.pool, caller.org(), &start.run.id, succeeded, &outputs).await;
-    let key = events::key(caller.org(), &start.run.id);
+        workflow_runs::finish(rt.pool(), caller.org(), &start.run.id, succeeded, &outputs).await;
+    let key = event_log::key(caller.org(), &start.run.id);
     if let Err(e) = rt
-        .events
-        .append_all(&key, &[stream::finish().to_string()])
+        .events()
+        .append_all(&key, &[ui_stream::finish().to_string()])
         .await
     {
         tracing::debug!(error = %e, "could not log the run's finish chunk");
@@ -237,9 +238,10 @@ async fn run_step(
             (code, format!("step '{}': {e}", step.id))
         })?;
     // W2 shaping is proportional to the rows: off the async workers when large
-    let size = crate::runtime::fetch::outcome_bytes(&run.outcome);
+    let size = crate::walk::run_tool::outcome_bytes(&run.outcome);
     Ok(rt
-        .cpu
+        .walker()
+        .cpu()
         .run(caller.org(), size, move || step::output(&run))
         .await)
 }

@@ -118,7 +118,7 @@ async fn user_credentials_are_private_unless_a_cache_scope_is_shared() {
 
 #[tokio::test]
 async fn ttl_is_the_readers_and_expires_with_the_clock() {
-    let clock = Arc::new(loopgate::runtime::clock::ManualClock::default());
+    let clock = Arc::new(loopgate::results::wall_clock::ManualClock::default());
     let app = spawn_with_clock(test_settings(fresh_database().await), clock.clone()).await;
     let up = upstream_server::start().await;
     let rig = Rig::new(&app, &up, true).await;

@@ -12,8 +12,8 @@ use std::time::Duration;
 use serde_json::{json, value::RawValue, Value};
 use sqlx::PgPool;
 
-use loopgate::metrics::Metrics;
-use loopgate::retention::{prune_once, Policy};
+use loopgate::app::retention::{prune_once, Policy};
+use loopgate::telemetry::metrics::Metrics;
 
 use crate::cache_memory::{rig, rows_server, walk_args};
 use crate::call_records::{events, types};

@@ -13,7 +13,7 @@ use crate::rig::Rig;
 use crate::upstream_server::{self, CONTACTS};
 
 /// Settings that let 64 calls of one org run at once.
-fn roomy(database_url: String) -> loopgate::settings::Settings {
+fn roomy(database_url: String) -> loopgate::config::settings::Settings {
     let mut s = test_settings(database_url);
     s.org_concurrent_walks = 64;
     s.org_requests_per_second = 1000;

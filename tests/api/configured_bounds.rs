@@ -136,7 +136,7 @@ async fn operational_bounds_are_validated_at_startup_and_carried() {
         }),
     ];
     for (name, s) in bad {
-        let e = loopgate::startup::Application::build(s)
+        let e = loopgate::app::startup::Application::build(s)
             .await
             .err()
             .map(|e| format!("{e:#}"))

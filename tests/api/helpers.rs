@@ -3,8 +3,8 @@
 use std::sync::OnceLock;
 
 use base64::Engine as _;
-use loopgate::settings::Settings;
-use loopgate::startup::Application;
+use loopgate::app::startup::Application;
+use loopgate::config::settings::Settings;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 use sqlx::{Connection, Executor, PgConnection};
@@ -129,14 +129,14 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_with(settings: Settings) -> TestApp {
     spawn_with_clock(
         settings,
-        std::sync::Arc::new(loopgate::runtime::clock::SystemWallClock),
+        std::sync::Arc::new(loopgate::results::wall_clock::SystemWallClock),
     )
     .await
 }
 
 pub async fn spawn_with_clock(
     settings: Settings,
-    clock: std::sync::Arc<dyn loopgate::runtime::clock::WallClock>,
+    clock: std::sync::Arc<dyn loopgate::results::wall_clock::WallClock>,
 ) -> TestApp {
     let database_url = {
         use secrecy::ExposeSecret;

@@ -8,7 +8,7 @@ use crate::helpers::spawn_app;
 
 #[tokio::test]
 async fn committed_openapi_matches_the_code() {
-    let served = loopgate::api::doc::openapi_json();
+    let served = loopgate::api::openapi_doc::openapi_json();
     let path = format!("{}/openapi/openapi.json", env!("CARGO_MANIFEST_DIR"));
     if std::env::var("LOOPGATE_BLESS").is_ok() {
         std::fs::write(&path, format!("{served}\n")).unwrap();
@@ -71,7 +71,7 @@ async fn served_document_and_docs_page() {
 }
 
 pub fn document() -> Value {
-    serde_json::from_str(&loopgate::api::doc::openapi_json()).unwrap()
+    serde_json::from_str(&loopgate::api::openapi_doc::openapi_json()).unwrap()
 }
 
 const METHODS: [&str; 8] = [

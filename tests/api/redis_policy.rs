@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use loopgate::runtime::kv::eviction::{self, Eviction, MemoryPolicy};
+use loopgate::kv::eviction::{self, Eviction, MemoryPolicy};
 use reqwest::Method;
 
 use crate::helpers::{fresh_database, spawn_with, test_settings};
@@ -42,7 +42,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Logs {
 
 /// A connection without the client's default timeouts: nothing here depends on timing
 /// (the app's own read at startup is bounded, and logs either way).
-async fn unhurried(url: &str) -> loopgate::runtime::kv::Redis {
+async fn unhurried(url: &str) -> loopgate::kv::Redis {
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(None)
         .set_response_timeout(None);

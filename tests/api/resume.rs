@@ -31,7 +31,7 @@ async fn ledger(hits: web::Data<Arc<AtomicU32>>, req: HttpRequest) -> HttpRespon
 
 struct Ledger {
     app: TestApp,
-    clock: Arc<loopgate::runtime::clock::ManualClock>,
+    clock: Arc<loopgate::results::wall_clock::ManualClock>,
     hits: Arc<AtomicU32>,
     agent: String,
     token: String,
@@ -53,7 +53,7 @@ impl Ledger {
         .workers(1)
         .run();
         tokio::spawn(server);
-        let clock = Arc::new(loopgate::runtime::clock::ManualClock::default());
+        let clock = Arc::new(loopgate::results::wall_clock::ManualClock::default());
         let app = spawn_with_clock(test_settings(fresh_database().await), clock.clone()).await;
         let t = app.tenant("ledger").await;
         let provider = app

@@ -8,9 +8,9 @@ use std::time::Duration;
 use serde_json::json;
 use sqlx::PgPool;
 
-use loopgate::metrics::Metrics;
-use loopgate::retention::{prune_once, Policy};
+use loopgate::app::retention::{prune_once, Policy};
 use loopgate::store::retention::LOCK_KEY;
+use loopgate::telemetry::metrics::Metrics;
 
 use crate::helpers::{spawn_app, TestApp};
 use crate::rig::Rig;

@@ -7,7 +7,7 @@
 
 use serde_json::json;
 
-use loopgate::settings::Settings;
+use loopgate::config::settings::Settings;
 
 use crate::helpers::{fresh_database, spawn_with, test_settings};
 use crate::rig::{tool_defs, Rig};

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::json;
 use sqlx::PgPool;
 
-use loopgate::metrics::Metrics;
-use loopgate::retention::{prune_once, Policy};
+use loopgate::app::retention::{prune_once, Policy};
+use loopgate::telemetry::metrics::Metrics;
 
 use crate::helpers::{fresh_database, spawn_with, test_settings, TestApp};
 use crate::rig::Rig;

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use chrono::Utc;
-use loopgate::runtime::records::Records;
+use loopgate::call::call_records::Records;
 use loopgate::store::tool_calls::{Body, Filled, NewCall, Outcome, Write};
 use loopgate::store::OrgId;
 use serde_json::{json, Value};
@@ -168,7 +168,7 @@ async fn writes_queued_together_go_in_one_statement_each_with_its_own_row() {
     let app = spawn_with(test_settings(counter.url.clone())).await;
     let orgs = two_orgs(&app).await;
     let pool = sqlx::PgPool::connect(&counter.url).await.unwrap();
-    let metrics = std::sync::Arc::new(loopgate::metrics::Metrics::default());
+    let metrics = std::sync::Arc::new(loopgate::telemetry::metrics::Metrics::default());
     let records = Records::spawn(pool.clone(), metrics.clone());
     // 32 streamed calls started, then, queued together: their 32 ends, 16 new starts
     // and 16 calls written once, over both orgs

@@ -1,0 +1,262 @@
+//! Builds the application from `Settings` over a `TcpListener`, so tests bind port 0.
+
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::dev::{Server, Service as _};
+use actix_web::{web, App, HttpServer};
+use anyhow::Context;
+use futures_util::FutureExt as _;
+use secrecy::ExposeSecret;
+
+use crate::api::state::AppState;
+use crate::auth::tokens::TokenService;
+use crate::call::event_log::EventLog;
+use crate::call::{Runtime, RuntimeParts};
+use crate::config::settings::Settings;
+use crate::crypto::Cipher;
+use crate::kv::Kv;
+use crate::results::wall_clock::{SystemWallClock, WallClock};
+use crate::telemetry::metrics::Metrics;
+use crate::upstream::{Caller as HttpCaller, CallerConfig, RateLimits};
+use crate::walk::drain::Drain;
+use crate::walk::walk_slots::WalkSlots;
+use crate::walk::{Walker, WalkerParts};
+use crate::{api, store};
+
+pub struct Application {
+    port: u16,
+    server: Server,
+    state: web::Data<AppState>,
+}
+
+impl Application {
+    /// Connects to Postgres (and Redis, whose eviction policy it checks once), migrates,
+    /// and binds the listener.
+    pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        Self::build_with_clock(settings, Arc::new(SystemWallClock)).await
+    }
+
+    /// Like `build`, with the wall clock cache freshness is judged by (tests move it).
+    pub async fn build_with_clock(
+        settings: Settings,
+        clock: Arc<dyn WallClock>,
+    ) -> anyhow::Result<Self> {
+        let secrets = settings.validate()?;
+        let pool = store::connect(
+            secrets.database_url.expose_secret(),
+            settings.database_max_connections,
+        )
+        .await
+        .context("could not connect to Postgres (check DATABASE_URL)")?;
+        store::migrate(&pool)
+            .await
+            .context("database migration failed")?;
+        let redis_budget = std::time::Duration::from_millis(settings.redis_timeout_ms);
+        let result_ttl = std::time::Duration::from_secs(settings.result_ttl_seconds);
+        let redis = match &settings.redis_url {
+            None => None,
+            Some(url) => Some(
+                crate::kv::connect(url.expose_secret(), redis_budget)
+                    .context("invalid REDIS_URL")?,
+            ),
+        };
+        // keys must live until their TTL: a policy that evicts is logged, never fatal
+        if let Some(url) = &settings.redis_url {
+            crate::kv::eviction::check(url.expose_secret(), redis_budget).await;
+        }
+        // followers of running calls hold a pub/sub connection each, outside the pool
+        let events = match (&redis, &settings.redis_url) {
+            (Some(pool), Some(url)) => EventLog::new(
+                Some((
+                    pool.clone(),
+                    redis::Client::open(url.expose_secret()).context("invalid REDIS_URL")?,
+                )),
+                result_ttl,
+            ),
+            _ => EventLog::new(None, result_ttl),
+        };
+        let cipher = Cipher::new(&secrets.credential_key);
+        let tokens = TokenService::new(
+            &secrets.token_signing_key,
+            cipher.clone(),
+            &settings.token_issuer,
+            &settings.token_audience,
+        )
+        .context("invalid token signing key")?;
+        let listener = TcpListener::bind(&settings.bind)
+            .with_context(|| format!("could not bind {}", settings.bind))?;
+        let port = listener.local_addr()?.port();
+        let metrics = Arc::new(Metrics::default());
+        let records = crate::call::call_records::Records::connect(
+            secrets.database_url.expose_secret(),
+            metrics.clone(),
+        )
+        .await
+        .context("could not connect to Postgres (check DATABASE_URL)")?;
+        let quota = crate::quota::Shared::new(redis.clone(), settings.replicas, metrics.clone());
+        let limits = settings.engine_limits();
+        let walker = Walker::new(WalkerParts {
+            kv: Kv::new(
+                redis.clone(),
+                Some(metrics.clone()),
+                redis_budget,
+                result_ttl,
+            ),
+            http: HttpCaller::new(CallerConfig {
+                allow_private: settings.allow_private_upstreams,
+                timeout: std::time::Duration::from_millis(settings.upstream_timeout_ms),
+                max_body_bytes: settings.upstream_max_body_bytes,
+                ..CallerConfig::default()
+            }),
+            mcp_sessions: Default::default(),
+            rate_limits: RateLimits::across_replicas(quota.clone()),
+            slots: WalkSlots::across_replicas(
+                settings.org_concurrent_walks as usize,
+                quota.clone(),
+                limits.wall,
+            ),
+            limits,
+            metrics: metrics.clone(),
+            coalescer: Default::default(),
+            fingerprint_key: crate::crypto::sha256(
+                &[&secrets.credential_key[..], b"cache-fingerprint"].concat(),
+            ),
+            clock,
+            drain: Drain::new(),
+            cache_memory: crate::results::cache_memory::CacheMemory::new(
+                settings.cache_memory_bytes,
+                metrics.clone(),
+            ),
+            cache_max_entry_bytes: settings.cache_max_entry_bytes,
+            cpu: crate::walk::cpu_jobs::Cpu::new(
+                settings.cpu_jobs_per_org as usize,
+                settings.cpu_jobs as usize,
+                settings.cpu_inline_bytes,
+                metrics.clone(),
+            ),
+        });
+        let runtime = Runtime::new(RuntimeParts {
+            walker,
+            pool: pool.clone(),
+            cipher: cipher.clone(),
+            direct_tool_budget: settings.direct_tool_budget as usize,
+            search_indexes: Default::default(),
+            public_url: settings
+                .public_url
+                .clone()
+                .map(|u| u.trim_end_matches('/').to_string())
+                .unwrap_or_else(|| format!("http://127.0.0.1:{port}")),
+            oauth: crate::upstream::oauth::OAuthHttp::new(settings.allow_private_upstreams),
+            events,
+            compiled: Default::default(),
+            refresh_gates: Default::default(),
+            agent_memory: crate::call::agent_memory::AgentMemory::new(
+                crate::call::agent_memory::max_age(&settings),
+            ),
+            records,
+            thread_touch: crate::call::threads::touch_interval(
+                crate::app::retention::Policy::from_settings(&settings).threads_idle,
+            ),
+        });
+        let org_limiter =
+            crate::quota::org::OrgRequests::new(settings.org_requests_per_second, quota.clone());
+        let auth_guard = crate::auth::guard::AuthGuard::behind(settings.proxies()?);
+        let state = web::Data::new(AppState {
+            pool,
+            redis,
+            cipher,
+            tokens,
+            admin_token: secrets.admin_token,
+            settings,
+            metrics,
+            runtime,
+            org_limiter,
+            quota,
+            auth_guard,
+        });
+        crate::app::retention::spawn(
+            state.pool.clone(),
+            crate::app::retention::Policy::from_settings(&state.settings),
+            state.metrics.clone(),
+        );
+        let server = run(listener, state.clone())?;
+        Ok(Self {
+            port,
+            server,
+            state,
+        })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn state(&self) -> web::Data<AppState> {
+        self.state.clone()
+    }
+
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+
+    /// Serves until SIGTERM or SIGINT, then shuts down gracefully: drains (readiness off,
+    /// new calls refused), lets running calls and runs finish within
+    /// `shutdown_grace_seconds`, cuts what still runs so it records an honest partial
+    /// outcome, and stops.
+    pub async fn run_until_signalled(self) -> anyhow::Result<()> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).context("SIGTERM handler")?;
+        let mut int = signal(SignalKind::interrupt()).context("SIGINT handler")?;
+        let handle = self.server.handle();
+        let drain = self.state.runtime.walker().drain().clone();
+        let records = self.state.runtime.records().clone();
+        let grace = Duration::from_secs(self.state.settings.shutdown_grace_seconds);
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = term.recv() => tracing::info!("SIGTERM: shutting down gracefully"),
+                _ = int.recv() => tracing::info!("SIGINT: shutting down gracefully"),
+            }
+            drain.shut_down(grace, CUT_MARGIN).await;
+            // what the drained calls queued is written before the process ends
+            let _ = tokio::time::timeout(CUT_MARGIN, records.flush()).await;
+            handle.stop(true).await;
+        });
+        self.server.await.context("server failed")
+    }
+}
+
+/// Before the end of the grace period, running walks are cut this long ahead so their
+/// partial outcomes are stored and recorded in time.
+const CUT_MARGIN: Duration = Duration::from_secs(3);
+
+fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Server> {
+    let max_body = state.settings.request_max_bytes;
+    let server = HttpServer::new(move || {
+        let metrics = state.metrics.clone();
+        App::new()
+            .app_data(state.clone())
+            .wrap_fn(move |req, srv| {
+                let started = std::time::Instant::now();
+                let metrics = metrics.clone();
+                let method = req.method().clone();
+                let path = req.path().to_string();
+                srv.call(req).map(move |res| {
+                    if let Ok(r) = &res {
+                        let status = r.status().as_u16();
+                        metrics.observe_http(status, started.elapsed().as_micros() as u64);
+                        tracing::info!(%method, %path, status, elapsed_ms = started.elapsed().as_millis() as u64, "request");
+                    }
+                    res
+                })
+            })
+            .configure(|cfg| api::configure(cfg, max_body))
+    })
+    .listen(listener)?
+    // shutdown is `run_until_signalled`'s (the drain); connections left after it get 5 s
+    .disable_signals()
+    .shutdown_timeout(5)
+    .run();
+    Ok(server)
+}

@@ -1,0 +1,269 @@
+//! D1–D2 in the runtime: which of the agent's tools this thread is offered (placement
+//! under the agent's budget, plus what `load_tool` loaded in this thread, kept in
+//! Postgres), and the `search_tools` / `load_tool` meta-tools. The search index of an
+//! agent's pool is built once and rebuilt when the pooled tools change.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use crate::call::{AgentView, BoundTool, Runtime, RuntimeError, ThreadKey};
+use crate::discovery::meta::{
+    LOAD_MAX, LOAD_TOOL, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_TOOLS,
+};
+use crate::discovery::{self, Candidate, Place, SearchIndex, ToolText};
+use crate::store::loaded_tools;
+use crate::store::tools::ToolKind;
+use loopgate_engine::EngineError;
+
+/// The connected-app toolkit of a bound tool; `None` for the org's own API and MCP tools.
+pub fn toolkit_of(b: &BoundTool) -> Option<&str> {
+    (b.tool.kind == ToolKind::App).then(|| {
+        b.tool
+            .toolkit
+            .as_deref()
+            .or(b.provider.toolkit.as_deref())
+            .unwrap_or(&b.provider.name)
+    })
+}
+
+/// What one thread of an agent is offered.
+pub struct Offer {
+    /// Index-aligned with `AgentView::tools`.
+    pub place: Vec<Place>,
+    /// Tools loaded in this thread with `load_tool`.
+    pub loaded: HashSet<String>,
+}
+
+impl Offer {
+    /// Whether the model may call the agent's `i`-th tool directly in this thread.
+    pub fn offered(&self, agent: &AgentView, i: usize) -> bool {
+        self.place[i] == Place::Direct || self.loaded.contains(&agent.tools[i].tool.name)
+    }
+    pub fn any_pooled(&self) -> bool {
+        self.place.contains(&Place::Pooled)
+    }
+    pub fn pooled<'a>(&'a self, agent: &'a AgentView) -> impl Iterator<Item = &'a BoundTool> + 'a {
+        agent
+            .tools
+            .iter()
+            .zip(&self.place)
+            .filter(|(_, p)| **p == Place::Pooled)
+            .map(|(t, _)| t)
+    }
+}
+
+/// Search indexes of agents' pools, by agent, with a fingerprint of the pooled tools.
+#[derive(Default)]
+pub struct IndexCache(Mutex<HashMap<String, (u64, Arc<SearchIndex>)>>);
+
+const INDEX_CACHE_MAX: usize = 1000;
+
+impl AgentView {
+    /// D2: the placement of the agent's bindings under its budget.
+    pub fn placement(&self) -> Vec<Place> {
+        let candidates: Vec<Candidate<'_>> = self
+            .tools
+            .iter()
+            .map(|b| Candidate {
+                toolkit: toolkit_of(b),
+                discovery: b.binding.discovery,
+            })
+            .collect();
+        discovery::place(&candidates, self.budget)
+    }
+
+    /// The connected-app toolkits the agent holds, sorted.
+    pub fn toolkits(&self) -> Vec<&str> {
+        let mut kits: Vec<&str> = self.tools.iter().filter_map(toolkit_of).collect();
+        kits.sort_unstable();
+        kits.dedup();
+        kits
+    }
+}
+
+fn invalid(detail: String) -> RuntimeError {
+    RuntimeError::Engine(EngineError::InvalidArguments { detail })
+}
+
+impl Runtime {
+    /// The thread's offer: placement, and (only when something is pooled) what it loaded.
+    pub async fn offer(
+        &self,
+        agent: &AgentView,
+        thread: &ThreadKey,
+    ) -> Result<Offer, RuntimeError> {
+        let place = agent.placement();
+        let loaded = if place.contains(&Place::Pooled) {
+            loaded_tools::list(&self.pool, &thread.org, &thread.thread_id)
+                .await?
+                .into_iter()
+                .collect()
+        } else {
+            HashSet::new()
+        };
+        Ok(Offer { place, loaded })
+    }
+
+    fn pool_index(&self, agent: &AgentView, pooled: &[&BoundTool]) -> Arc<SearchIndex> {
+        let mut h = DefaultHasher::new();
+        for b in pooled {
+            (&b.tool.id, &b.tool.updated_at, toolkit_of(b)).hash(&mut h);
+        }
+        let fp = h.finish();
+        let mut cache = self
+            .search_indexes
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some((f, idx)) = cache.get(&agent.id) {
+            if *f == fp {
+                return idx.clone();
+            }
+        }
+        let texts: Vec<ToolText<'_>> = pooled
+            .iter()
+            .map(|b| ToolText {
+                name: &b.tool.name,
+                description: &b.tool.description,
+                toolkit: toolkit_of(b).unwrap_or(""),
+                input_schema: &b.tool.input_schema.0,
+            })
+            .collect();
+        let idx = Arc::new(SearchIndex::build(&texts));
+        if cache.len() >= INDEX_CACHE_MAX {
+            cache.clear();
+        }
+        cache.insert(agent.id.clone(), (fp, idx.clone()));
+        idx
+    }
+
+    /// `search_tools {query, limit?}` → `{tools: [{name, description, toolkit}]}` over the
+    /// pooled tools not loaded yet, best first.
+    pub(crate) fn search_tools(
+        &self,
+        agent: &AgentView,
+        offer: &Offer,
+        args: &Value,
+    ) -> Result<Value, RuntimeError> {
+        let query = args
+            .get("query")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|q| !q.is_empty())
+            .ok_or_else(|| {
+                invalid(format!(
+                    "{SEARCH_TOOLS} needs `query`: what you want to do, in plain words"
+                ))
+            })?;
+        if query.len() > 1000 {
+            return Err(invalid(format!(
+                "{SEARCH_TOOLS}: `query` must be at most 1000 characters"
+            )));
+        }
+        let limit = match args.get("limit") {
+            None | Some(Value::Null) => SEARCH_DEFAULT_LIMIT,
+            Some(v) => v
+                .as_u64()
+                .filter(|n| (1..=SEARCH_MAX_LIMIT as u64).contains(n))
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "{SEARCH_TOOLS}: `limit` must be an integer from 1 to {SEARCH_MAX_LIMIT}"
+                    ))
+                })? as usize,
+        };
+        let pooled: Vec<&BoundTool> = offer
+            .pooled(agent)
+            .filter(|b| !offer.loaded.contains(&b.tool.name))
+            .collect();
+        let index = self.pool_index(agent, &pooled);
+        let tools: Vec<Value> = index
+            .search(query, limit)
+            .into_iter()
+            .map(|i| {
+                let b = pooled[i];
+                json!({
+                    "name": b.tool.name,
+                    "description": discovery::short_description(&b.tool.description, 200),
+                    "toolkit": toolkit_of(b),
+                })
+            })
+            .collect();
+        Ok(json!({ "tools": tools }))
+    }
+
+    /// `load_tool {toolName | toolNames}` → `{loaded}`: the tools are offered directly for
+    /// the rest of this thread.
+    pub(crate) async fn load_tool(
+        &self,
+        agent: &AgentView,
+        thread: &ThreadKey,
+        args: &Value,
+    ) -> Result<Value, RuntimeError> {
+        let mut names: Vec<String> = Vec::new();
+        if let Some(n) = args.get("toolName").and_then(Value::as_str) {
+            names.push(n.to_string());
+        }
+        match args.get("toolNames") {
+            None | Some(Value::Null) => {}
+            Some(Value::Array(list)) if list.len() <= LOAD_MAX => {
+                for v in list {
+                    let n = v.as_str().ok_or_else(|| {
+                        invalid(format!(
+                            "{LOAD_TOOL}: `toolNames` must be a list of tool names"
+                        ))
+                    })?;
+                    names.push(n.to_string());
+                }
+            }
+            Some(_) => {
+                return Err(invalid(format!(
+                    "{LOAD_TOOL}: `toolNames` must be a list of at most {LOAD_MAX} tool names"
+                )))
+            }
+        }
+        if names.is_empty() {
+            return Err(invalid(format!(
+                "{LOAD_TOOL} needs `toolName` (one name) or `toolNames` (a list), as returned by {SEARCH_TOOLS}"
+            )));
+        }
+        names.dedup();
+        for n in &names {
+            if agent.tool(n).is_none() {
+                return Err(RuntimeError::UnknownTool(unknown_tool_detail(agent, n)));
+            }
+        }
+        loaded_tools::add(&self.pool, &thread.org, &thread.thread_id, &names).await?;
+        Ok(json!({ "loaded": names }))
+    }
+}
+
+/// An unknown tool name, with the agent's closest tool names (D1).
+pub fn unknown_tool_detail(agent: &AgentView, name: &str) -> String {
+    let close = discovery::close_matches(name, agent.tools.iter().map(|t| t.tool.name.as_str()), 5);
+    let hint = if close.is_empty() {
+        let mut names: Vec<&str> = agent
+            .tools
+            .iter()
+            .take(30)
+            .map(|t| t.tool.name.as_str())
+            .collect();
+        if agent.tools.len() > 30 {
+            names.push("…");
+        }
+        names.extend([
+            crate::call::retrieval_tools::QUERY_TOOL,
+            crate::call::retrieval_tools::FETCH_TOOL,
+        ]);
+        format!(
+            "available tools: {} (or {SEARCH_TOOLS} to find one)",
+            names.join(", ")
+        )
+    } else {
+        format!("did you mean: {}?", close.join(", "))
+    };
+    format!("there is no tool named '{name}' for this agent; {hint}")
+}

@@ -1,0 +1,81 @@
+//! One bound tool run by name outside a conversation (workflow steps, W): the same
+//! credential, cache and walk code as a tool call, but the caller gets the engine's
+//! `Outcome` and `CallPlan` to shape itself — no `_resultId`, no size guard (W3).
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+
+use crate::auth::Caller;
+use crate::call::{AgentView, Runtime, RuntimeError};
+use crate::store::deployments::CacheMode;
+use crate::walk::run_tool::CacheUse;
+use loopgate_engine::{CallPlan, Outcome, ProgressSink};
+
+/// How to run the tool.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RunOptions {
+    /// Parse the arguments as a looping call (reserved arguments allowed), whatever
+    /// the binding's `loop_responses` says.
+    pub looping: bool,
+    /// Never read or write the cache.
+    pub experiment: bool,
+    /// Use the dataset cache (in the deployment's mode) with this TTL; `None`: no cache.
+    pub cache_ttl: Option<Duration>,
+}
+
+pub struct BoundRun {
+    /// Shared with this replica's memory of the cache entry on a hit.
+    pub outcome: std::sync::Arc<Outcome>,
+    pub plan: CallPlan,
+    /// Served from the cache: (cached at, expires at).
+    pub hit: Option<(DateTime<Utc>, DateTime<Utc>)>,
+}
+
+impl Runtime {
+    /// Runs the agent's bound tool `name` with `args` and the caller's credentials.
+    pub async fn run_bound_tool<P: ProgressSink + Sync>(
+        &self,
+        caller: &Caller,
+        agent: &AgentView,
+        name: &str,
+        args: Value,
+        opts: RunOptions,
+        progress: &P,
+    ) -> Result<BoundRun, RuntimeError> {
+        let Some(bound) = agent.tool(name) else {
+            return Err(RuntimeError::UnknownTool(format!(
+                "there is no tool named '{name}' bound to agent {}",
+                agent.id
+            )));
+        };
+        let plan = loopgate_engine::parse_call(
+            &bound.analysis,
+            &bound.tool.input_schema.0,
+            args,
+            opts.looping || bound.binding.loop_responses,
+            self.walker.limits(),
+        )?;
+        let cache = CacheUse {
+            mode: match opts.cache_ttl {
+                Some(_) => agent.cache_mode,
+                None => CacheMode::Off,
+            },
+            experiment: opts.experiment,
+            ttl: opts.cache_ttl,
+            // a step stores no result whose writes could carry the version's confirmation
+            confirm_later: false,
+        };
+        let credential = self.credential(caller, bound).await?;
+        let fetched = self
+            .walker
+            .fetch(caller, bound, &plan, credential, cache, progress)
+            .await?;
+        Ok(BoundRun {
+            outcome: fetched.outcome,
+            plan,
+            hit: fetched.hit,
+        })
+    }
+}

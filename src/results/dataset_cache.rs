@@ -1,0 +1,459 @@
+//! The dataset cache of complete walks (C1–C6). Entries are keyed by the tool, the
+//! walk's identity (upstream arguments and fan-out values, not `_fields`/`_filter`/
+//! `_refresh`), the credential scope inside the org, and a keyed fingerprint of the
+//! credential, so no scope reads another's entries and a rotated credential never reads
+//! old data. The entry is the unprojected, unfiltered stored outcome. Identical walks in
+//! one process wait on a per-key lock, so N parallel calls make one upstream walk.
+//!
+//! An entry is stored as a line with its version (`cached_at` in ms), a line of header
+//! (`cached_at`, `expires_at`, the payload's shape) and then the stored outcome's JSON
+//! text as it is: a hit parses the rows once, never a JSON string holding JSON. A
+//! `_resultId` made from a walk the cache holds points at its entry version ([`Held`])
+//! instead of keeping a second copy; an entry replaced (`_refresh`, or stale for its
+//! reader) stays readable under `<key>#<version>` for the life of a stored result (G3).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::crypto::sha256;
+use crate::kv::{Kv, KvError};
+use crate::store::OrgId;
+use loopgate_engine::Outcome;
+
+pub const ORG_TTL: Duration = Duration::from_secs(24 * 3600);
+pub const USER_TTL: Duration = Duration::from_secs(3600);
+
+/// Whose credential fetched the data: the cache never crosses this line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    Org,
+    User(String),
+    Shared(String),
+}
+
+impl Scope {
+    fn label(&self) -> String {
+        match self {
+            Scope::Org => "org".into(),
+            Scope::User(u) => format!("user:{u}"),
+            Scope::Shared(s) => format!("scope:{s}"),
+        }
+    }
+}
+
+pub struct Entry {
+    pub cached_at: DateTime<Utc>,
+    /// When the store drops it (the writer's TTL).
+    pub expires_at: DateTime<Utc>,
+    /// The stored outcome's JSON text (`Outcome::to_stored_json`).
+    pub stored: String,
+    /// The tool's own payload shape (`Outcome::shape`), so a workflow step served from
+    /// the cache keeps it (W2).
+    pub shape: Option<serde_json::Value>,
+}
+
+/// What an entry says about itself beside its stored text: written as its header line.
+#[derive(Serialize, Deserialize)]
+pub struct Head {
+    pub cached_at: DateTime<Utc>,
+    /// When the store drops it (the writer's TTL).
+    pub expires_at: DateTime<Utc>,
+    /// As [`Entry::shape`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<serde_json::Value>,
+}
+
+impl Head {
+    /// The entry's version line and header line; the stored text follows them as it is
+    /// (compact JSON never holds a raw newline).
+    fn lines(&self) -> String {
+        let header = serde_json::to_string(self).unwrap_or_default();
+        format!("{}\n{header}\n", self.cached_at.timestamp_millis())
+    }
+
+    /// Where the entry written with this head lives, for a `_resultId` to point at.
+    pub fn held(&self, key: &str) -> Held {
+        Held {
+            key: key.to_owned(),
+            cached_at: self.cached_at,
+            expires_at: self.expires_at,
+        }
+    }
+}
+
+impl Entry {
+    /// `None` for anything else (an entry of an older layout is a miss).
+    fn decode(mut text: String) -> Option<Entry> {
+        let (version, rest) = text.split_once('\n')?;
+        let end = version.len() + 1 + rest.find('\n')?;
+        let header: Head = serde_json::from_str(&text[version.len() + 1..end]).ok()?;
+        text.replace_range(..=end, "");
+        Some(Entry {
+            cached_at: header.cached_at,
+            expires_at: header.expires_at,
+            stored: text,
+            shape: header.shape,
+        })
+    }
+
+    /// Where this entry lives, for a `_resultId` to point at.
+    pub fn held(&self, key: &str) -> Held {
+        Held {
+            key: key.to_owned(),
+            cached_at: self.cached_at,
+            expires_at: self.expires_at,
+        }
+    }
+
+    /// The stored outcome parsed once, shaped as the walk that filled the entry (W2):
+    /// work proportional to the entry, for `runtime::cpu`.
+    pub fn decode_rows(self) -> Decoded {
+        let text_bytes = self.stored.len();
+        let mut outcome = Outcome::from_stored_text(self.stored);
+        let shape_bytes = match &self.shape {
+            Some(shape) => {
+                outcome.restore_shape(shape);
+                // the frame, as a tree, costs a few times its text
+                4 * shape.to_string().len()
+            }
+            None => 0,
+        };
+        let bytes = text_bytes
+            + outcome.items.len() * std::mem::size_of::<loopgate_engine::Item>()
+            + shape_bytes;
+        Decoded {
+            cached_at: self.cached_at,
+            expires_at: self.expires_at,
+            outcome: Arc::new(outcome),
+            bytes,
+        }
+    }
+}
+
+/// An entry read and parsed: what a hit serves, shared by the calls it serves (and kept
+/// in this replica's `CacheMemory`).
+pub struct Decoded {
+    pub cached_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+    pub outcome: Arc<Outcome>,
+    /// About what it holds in memory: its text, its row index, its frame.
+    pub bytes: usize,
+}
+
+impl Decoded {
+    /// The entry's version (its first line): when it was cached, in ms.
+    pub fn version(&self) -> i64 {
+        self.cached_at.timestamp_millis()
+    }
+
+    pub fn held(&self, key: &str) -> Held {
+        Held {
+            key: key.to_owned(),
+            cached_at: self.cached_at,
+            expires_at: self.expires_at,
+        }
+    }
+}
+
+/// Bytes read to learn an entry's version: its first line (at most 20 digits, `\n`).
+const VERSION_HEAD: usize = 24;
+
+/// Which version of the entry under `key` is current, in one round trip that moves only
+/// the entry's first line (never the entry): `None` when there is none (expired, dropped,
+/// never written, or of an older layout).
+pub async fn current_version(kv: &Kv, key: &str) -> Result<Option<i64>, KvError> {
+    Ok(version_in(kv.get_head(key, VERSION_HEAD).await?.as_deref()))
+}
+
+/// What to read of the entry under `key` to learn its current version in a round trip
+/// made for something else ([`Kv::set_many_reading`]): read it with [`version_in`].
+pub fn version_probe(key: &str) -> (&str, usize) {
+    (key, VERSION_HEAD)
+}
+
+/// The version of the entry whose first bytes are `head` (as [`current_version`]).
+pub fn version_in(head: Option<&[u8]>) -> Option<i64> {
+    head.and_then(version_of)
+}
+
+/// The version line at the start of an entry's text.
+fn version_of(head: &[u8]) -> Option<i64> {
+    let end = head.iter().position(|b| *b == b'\n')?;
+    let digits = &head[..end];
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// A cache entry a stored result can point at rather than copy.
+#[derive(Debug, Clone)]
+pub struct Held {
+    pub key: String,
+    pub cached_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+impl Held {
+    /// The version of the entry held (its first line).
+    pub fn version(&self) -> i64 {
+        self.cached_at.timestamp_millis()
+    }
+
+    /// Lives at least `ttl` from `now` (else the result keeps its own copy).
+    pub fn outlives(&self, now: DateTime<Utc>, ttl: Duration) -> bool {
+        chrono::Duration::from_std(ttl).is_ok_and(|t| self.expires_at - now >= t)
+    }
+
+    /// The pointer's text: `<version> <key>`.
+    pub fn pointer(&self) -> String {
+        format!("{} {}", self.cached_at.timestamp_millis(), self.key)
+    }
+}
+
+/// What a pointer made by [`Held::pointer`] points at: the stored text of that version
+/// (the current entry, or the one it replaced), or `None` once it is gone.
+pub async fn follow(kv: &Kv, pointer: &str) -> Result<Option<String>, KvError> {
+    let Some((version, key)) = pointer.split_once(' ') else {
+        return Ok(None);
+    };
+    let is_it = |e: &Entry| e.cached_at.timestamp_millis().to_string() == version;
+    if let Some(e) = read(kv, key).await?.filter(is_it) {
+        return Ok(Some(e.stored));
+    }
+    Ok(read(kv, &format!("{key}#{version}"))
+        .await?
+        .filter(is_it)
+        .map(|e| e.stored))
+}
+
+/// The cache key of one walk.
+pub fn key(
+    org: &OrgId,
+    tool_id: &str,
+    identity: &serde_json::Value,
+    scope: &Scope,
+    fingerprint_key: &[u8; 32],
+    credential: Option<&str>,
+) -> String {
+    let mut fp_input = Vec::new();
+    fp_input.extend_from_slice(fingerprint_key);
+    fp_input.extend_from_slice(credential.unwrap_or("").as_bytes());
+    let fingerprint = hex::encode(&sha256(&fp_input)[..16]);
+    let material =
+        json!({"tool": tool_id, "walk": identity, "scope": scope.label(), "cred": fingerprint});
+    let digest = hex::encode(sha256(material.to_string().as_bytes()));
+    format!("lg:{org}:cache:{digest}")
+}
+
+pub async fn read(kv: &Kv, key: &str) -> Result<Option<Entry>, KvError> {
+    Ok(kv.get(key).await?.and_then(Entry::decode))
+}
+
+/// Writes an entry — `head`'s lines, then `stored` as it is, never concatenated (the store
+/// takes them in pieces) — to live exactly `ttl` (the writing binding's TTL, C3): a
+/// user's data is never kept longer than the TTL it was fetched under. `false` when it is
+/// larger than `max_bytes` (`cache_max_entry_bytes`): then nothing is written.
+pub async fn write(
+    kv: &Kv,
+    key: &str,
+    head: &Head,
+    stored: &str,
+    ttl: Duration,
+    max_bytes: usize,
+) -> Result<bool, KvError> {
+    let lines = head.lines();
+    if lines.len() + stored.len() > max_bytes {
+        return Ok(false);
+    }
+    kv.set_versioned(key, &[&lines, stored], ttl, retired_ttl(kv))
+        .await?;
+    Ok(true)
+}
+
+/// How long a replaced entry stays readable for the results that point at it: as long as
+/// those results live (`result_ttl_seconds`).
+pub fn retired_ttl(kv: &Kv) -> Duration {
+    kv.result_ttl()
+}
+
+/// How long one replica may hold the walk of a key before others walk anyway: the
+/// configured wall-clock bound of a walk (`limit_wall_seconds`) plus this margin.
+const LEASE_MARGIN: Duration = Duration::from_secs(15);
+
+/// The lease of a walk bounded by `wall`.
+pub fn walk_lease(wall: Duration) -> Duration {
+    wall + LEASE_MARGIN
+}
+
+/// Claims the walk of `key` across replicas for `lease`; `false` when another replica is
+/// walking it.
+pub async fn claim(kv: &Kv, key: &str, lease: Duration) -> Result<bool, KvError> {
+    kv.set_nx(&format!("{key}:walking"), "1", lease).await
+}
+
+pub async fn release(kv: &Kv, key: &str) -> Result<(), KvError> {
+    kv.del(&format!("{key}:walking")).await
+}
+
+/// Waits for another replica's walk of `key`: its entry, or `None` once the claim is gone
+/// (that walk was not cacheable, or failed) or the lease ran out.
+pub async fn await_peer(kv: &Kv, key: &str, lease: Duration) -> Result<Option<Entry>, KvError> {
+    let deadline = tokio::time::Instant::now() + lease;
+    while tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if let Some(e) = read(kv, key).await? {
+            return Ok(Some(e));
+        }
+        if kv.get(&format!("{key}:walking")).await?.is_none() {
+            return Ok(None);
+        }
+    }
+    Ok(None)
+}
+
+/// Per-key locks so identical walks in this process run once.
+#[derive(Default)]
+pub struct Coalescer {
+    locks: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
+}
+
+impl Coalescer {
+    pub fn lock_for(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
+        let Ok(mut map) = self.locks.lock() else {
+            return Arc::new(tokio::sync::Mutex::new(()));
+        };
+        map.retain(|_, w| w.strong_count() > 0);
+        if let Some(l) = map.get(key).and_then(Weak::upgrade) {
+            return l;
+        }
+        let l = Arc::new(tokio::sync::Mutex::new(()));
+        map.insert(key.to_string(), Arc::downgrade(&l));
+        l
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kv::{TEST_BUDGET, TEST_RESULT_TTL};
+
+    /// The test Redis when `REDIS_URL` is set, else the in-process store.
+    fn test_kv() -> Kv {
+        Kv::new(
+            std::env::var("REDIS_URL")
+                .ok()
+                .and_then(|u| crate::kv::connect(&u, TEST_BUDGET).ok()),
+            None,
+            TEST_BUDGET,
+            TEST_RESULT_TTL,
+        )
+    }
+
+    fn head(at: DateTime<Utc>, shape: Option<serde_json::Value>) -> Head {
+        Head {
+            cached_at: at,
+            expires_at: at + chrono::Duration::hours(1),
+            shape,
+        }
+    }
+
+    #[test]
+    fn c1_entry_is_a_header_line_then_the_stored_text() {
+        let at = Utc::now();
+        let h = head(at, Some(json!({"slot": "root"})));
+        let stored = r#"{"items":[{"t":"a\nb"}],"_itemCount":1}"#;
+        let text = format!("{}{stored}", h.lines());
+        let back = Entry::decode(text).unwrap();
+        assert_eq!(
+            (back.cached_at, back.stored.as_str(), &back.shape),
+            (at, stored, &h.shape)
+        );
+        assert_eq!(
+            version_of(h.lines().as_bytes()),
+            Some(at.timestamp_millis())
+        );
+        assert_eq!(version_of(b"12a\n"), None);
+        assert_eq!(version_of(b"123"), None, "no whole first line");
+        // an entry of the older layout (JSON holding the stored text as a string) is a miss
+        assert!(Entry::decode(json!({"cached_at": at, "stored": "{}"}).to_string()).is_none());
+        let held = back.held("k");
+        assert!(held.outlives(at, Duration::from_secs(900)));
+        assert!(!held.outlives(at, Duration::from_secs(7200)));
+        assert!(held.pointer().ends_with(" k"));
+    }
+
+    /// Issue 15: writing an entry, or a stored result, holds no copy of it: the store
+    /// takes the header and the stored text in pieces, so what a write holds beyond what
+    /// it leaves stored is a few pieces, whatever the entry's size.
+    #[tokio::test]
+    async fn c1_writing_an_entry_holds_a_few_pieces_not_a_copy() {
+        use crate::kv::PIECE_BYTES;
+        let kv = test_kv();
+        let stored = format!(r#"{{"items":["{}"]}}"#, "x".repeat(7 << 20));
+        let key = format!("lg:org_test:cache:{}", crate::crypto::random_token(12));
+        // a piece is held up to four times at once: the command, its packed form, the
+        // connection's buffer (and the piece itself is a slice of the text)
+        let bound = 5 * PIECE_BYTES as isize;
+        let mark = loopgate_engine::testing::Mark::now();
+        let h = head(Utc::now(), None);
+        assert!(
+            write(&kv, &key, &h, &stored, Duration::from_secs(60), 8 << 20)
+                .await
+                .unwrap()
+        );
+        let used = mark.usage();
+        assert!(used.peak - used.kept.max(0) <= bound, "{used:?}");
+        let mark = loopgate_engine::testing::Mark::now();
+        let res = format!("{key}:res");
+        kv.set_large(&res, &stored, Duration::from_secs(60))
+            .await
+            .unwrap();
+        let used = mark.usage();
+        assert!(used.peak - used.kept.max(0) <= bound, "{used:?}");
+        assert!(read(&kv, &key).await.unwrap().unwrap().stored == stored);
+        assert!(kv.get(&res).await.unwrap().unwrap() == stored);
+    }
+
+    /// G3: a result pointing at an entry still reads it after a `_refresh` replaced it —
+    /// small entries (one script) and large ones (written in pieces, then renamed into
+    /// place) alike.
+    #[tokio::test]
+    async fn g3_a_replaced_entry_stays_readable_by_its_pointer() {
+        let kv = test_kv();
+        let big = format!("\"{}\"", "x".repeat(crate::kv::PIECE_BYTES + 10));
+        for filler in ["1", big.as_str()] {
+            let key = format!("lg:org_test:cache:{}", crate::crypto::random_token(12));
+            let at = Utc::now();
+            let write_at = |at: DateTime<Utc>, rows: String| {
+                let (kv, key) = (&kv, &key);
+                async move {
+                    let h = head(at, None);
+                    assert!(write(kv, key, &h, &rows, Duration::from_secs(60), 8 << 20)
+                        .await
+                        .unwrap());
+                    (h.held(key).pointer(), rows)
+                }
+            };
+            let (first, first_rows) = write_at(at, format!("{{\"items\":[{filler}]}}")).await;
+            let at2 = at + chrono::Duration::seconds(5);
+            let (newer, newer_rows) = write_at(at2, format!("{{\"items\":[{filler},2]}}")).await;
+            let now = read(&kv, &key).await.unwrap().unwrap();
+            assert_eq!((now.cached_at, now.stored.len()), (at2, newer_rows.len()));
+            // issue 15: the current version, from the entry's first line alone
+            let version = current_version(&kv, &key).await.unwrap();
+            assert_eq!(version, Some(at2.timestamp_millis()));
+            let none = current_version(&kv, &format!("{key}:none")).await.unwrap();
+            assert_eq!(none, None);
+            assert!(now.stored == newer_rows);
+            assert!(follow(&kv, &first).await.unwrap() == Some(first_rows));
+            assert!(follow(&kv, &newer).await.unwrap() == Some(newer_rows));
+            assert_eq!(follow(&kv, &format!("1 {key}")).await.unwrap(), None);
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! Stored results (G3, G4, G6) and the thread's retrieval restriction (G5), kept in
+//! the `Kv` under keys scoped to the org and the thread: a `_resultId` from another
+//! thread or org is simply not found. Beside each result its provenance (Q1: was the
+//! walk complete) is kept for the same time. A result whose walk the dataset cache holds
+//! is a pointer to that entry (`@<pointer>`, see [`dataset_cache::Held`]): its rows are stored
+//! once. Stored JSON text never starts with `@`.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::kv::{self, Kv, KvError};
+use crate::results::dataset_cache::{self, Held};
+use crate::store::OrgId;
+use loopgate_engine::Provenance;
+
+/// How long we remember that a result existed, to say "expired" rather than "not found".
+const TOMBSTONE_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// The thread a result belongs to.
+#[derive(Debug, Clone)]
+pub struct ThreadKey {
+    pub org: OrgId,
+    pub thread_id: String,
+}
+
+impl ThreadKey {
+    fn key(&self, kind: &str, id: &str) -> String {
+        format!("lg:{}:{}:{kind}:{id}", self.org, self.thread_id)
+    }
+}
+
+/// How long results are kept, as the model reads it ("15 minutes", "90 seconds").
+#[derive(Debug, Clone, Copy)]
+pub struct KeptFor(pub Duration);
+
+impl std::fmt::Display for KeptFor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.0.as_secs();
+        match (s % 60, s / 60) {
+            (0, 1) => write!(f, "1 minute"),
+            (0, m) => write!(f, "{m} minutes"),
+            _ => write!(f, "{s} seconds"),
+        }
+    }
+}
+
+impl ResultError {
+    /// `id` expired, given how long `kv` keeps results.
+    pub fn expired(kv: &Kv, id: impl Into<String>) -> Self {
+        ResultError::Expired(id.into(), KeptFor(kv.result_ttl()))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResultError {
+    #[error("result '{0}' has expired (results are kept for {1}): call the tool again")]
+    Expired(String, KeptFor),
+    #[error("no result '{0}' exists in this conversation: use a _resultId returned by an earlier tool call here")]
+    NotFound(String),
+    #[error(transparent)]
+    Store(#[from] KvError),
+}
+
+fn now_ms() -> i64 {
+    chrono::Utc::now().timestamp_millis()
+}
+
+/// Cut results the agent has not read yet: id → expiry (unix ms).
+type Pending = BTreeMap<String, i64>;
+
+async fn pending_map(kv: &Kv, t: &ThreadKey) -> Result<Pending, KvError> {
+    Ok(live_pending(kv.get(&t.key("pending", "")).await?))
+}
+
+/// The unexpired entries of a stored pending map.
+fn live_pending(raw: Option<String>) -> Pending {
+    let mut map: Pending = raw
+        .and_then(|s| serde_json::from_str(&s).ok())
+        .unwrap_or_default();
+    let now = now_ms();
+    map.retain(|_, exp| *exp > now);
+    map
+}
+
+async fn save_pending(kv: &Kv, t: &ThreadKey, map: &Pending) -> Result<(), KvError> {
+    if map.is_empty() {
+        return kv
+            .del_many(&[&t.key("pending", ""), &t.key("restricted", "")])
+            .await;
+    }
+    let json = serde_json::to_string(map).unwrap_or_default();
+    kv.set(&t.key("pending", ""), &json, kv.result_ttl()).await
+}
+
+/// What a result keeps: its stored text, or the cache entry that holds it.
+pub enum Body<'a> {
+    Text(&'a str),
+    Cached(&'a Held),
+}
+
+/// Keeps a result aside; a `truncated` one marks the thread until it is read.
+///
+/// `unconfirmed`: the cache entry version the result was served from when Redis has not
+/// said yet that it is the current one (a hit from this replica's memory): it is asked in
+/// the same round trip as the writes. `false` when it is not current (a `_refresh`, a
+/// replacement or an expiry elsewhere): then nothing written stays under `id` — nobody
+/// was given it yet, and what was written is never read — and no G5 mark is set (only
+/// `holds`, the hint that retrieval tools are worth offering, which the result served in
+/// its place sets again).
+pub async fn put(
+    kv: &Kv,
+    t: &ThreadKey,
+    id: &str,
+    body: Body<'_>,
+    provenance: &Provenance,
+    truncated: bool,
+    unconfirmed: Option<&Held>,
+) -> Result<bool, KvError> {
+    let prov = serde_json::to_string(provenance).unwrap_or_default();
+    let pointer;
+    let body = match body {
+        Body::Text(text) => text,
+        Body::Cached(held) => {
+            pointer = format!("@{}", held.pointer());
+            &pointer
+        }
+    };
+    let (prov_key, res_key) = (t.key("prov", id), t.key("res", id));
+    let (seen_key, holds_key) = (t.key("seen", id), t.key("holds", ""));
+    if body.len() > kv::PIECE_BYTES {
+        kv.set_large(&res_key, body, kv.result_ttl()).await?;
+    }
+    let small =
+        (body.len() <= kv::PIECE_BYTES).then_some((res_key.as_str(), body, kv.result_ttl()));
+    let items: Vec<(&str, &str, Duration)> = [
+        (prov_key.as_str(), prov.as_str(), kv.result_ttl()),
+        (seen_key.as_str(), "1", TOMBSTONE_TTL),
+        (holds_key.as_str(), "1", kv.result_ttl()),
+    ]
+    .into_iter()
+    .chain(small)
+    .collect();
+    let probe = unconfirmed.map(|h| dataset_cache::version_probe(&h.key));
+    let head = kv.set_many_reading(probe, &items).await?;
+    if let Some(held) = unconfirmed {
+        if dataset_cache::version_in(head.as_deref()) != Some(held.version()) {
+            kv.del_many(&[&res_key, &prov_key, &seen_key]).await?;
+            return Ok(false);
+        }
+    }
+    if truncated {
+        let mut map = pending_map(kv, t).await?;
+        map.insert(
+            id.to_string(),
+            now_ms() + kv.result_ttl().as_millis() as i64,
+        );
+        save_pending(kv, t, &map).await?;
+    }
+    Ok(true)
+}
+
+/// The stored payload (JSON text), or why it cannot be read.
+pub async fn load(kv: &Kv, t: &ThreadKey, id: &str) -> Result<String, ResultError> {
+    if let Some(v) = kv.get_large(&t.key("res", id)).await? {
+        let Some(pointer) = v.strip_prefix('@') else {
+            return Ok(v);
+        };
+        // the cache entry went (or a `_refresh` replaced it): this result went with it
+        return dataset_cache::follow(kv, pointer)
+            .await?
+            .ok_or_else(|| ResultError::expired(kv, id));
+    }
+    if kv.get(&t.key("seen", id)).await?.is_some() {
+        return Err(ResultError::expired(kv, id));
+    }
+    Err(ResultError::NotFound(id.to_string()))
+}
+
+/// Q1: how complete the stored result's walk was (`None` for results stored before
+/// provenance was kept).
+pub async fn provenance(kv: &Kv, t: &ThreadKey, id: &str) -> Result<Option<Provenance>, KvError> {
+    Ok(kv
+        .get(&t.key("prov", id))
+        .await?
+        .and_then(|s| serde_json::from_str(&s).ok()))
+}
+
+/// The agent read this result: it no longer holds the thread back.
+pub async fn mark_read(kv: &Kv, t: &ThreadKey, id: &str) -> Result<(), KvError> {
+    let mut map = pending_map(kv, t).await?;
+    if map.remove(id).is_some() || map.is_empty() {
+        save_pending(kv, t, &map).await?;
+    }
+    Ok(())
+}
+
+/// What a thread's marks say, read in one round trip ([`thread_marks`]).
+#[derive(Debug, Clone)]
+pub struct Marks {
+    /// G5: cut results still unread (expired ones no longer count).
+    pub pending: Vec<String>,
+    /// A restricted step was handed out and some cut result is still unread: other tools
+    /// are refused.
+    pub restricted: bool,
+    /// The thread holds a readable stored result (then retrieval tools are offered).
+    pub holds: bool,
+}
+
+/// The thread's G5 marks in one round trip (`MGET`): for an unrestricted thread that is
+/// the whole cost of the restriction check. An expired mark also lifts the restriction
+/// (one more command, only then).
+pub async fn thread_marks(kv: &Kv, t: &ThreadKey) -> Result<Marks, KvError> {
+    let keys = mark_keys(t);
+    let got = kv.get_many(&[&keys[0], &keys[1], &keys[2]]).await?;
+    marks_of(kv, &keys, got).await
+}
+
+/// [`thread_marks`] with the value of `shared` read in the same round trip, as
+/// [`Kv::get_shared_and_many`] reads it (the org's config epoch,
+/// [`crate::call::agent_memory`]).
+pub async fn thread_marks_with(
+    kv: &Kv,
+    t: &ThreadKey,
+    shared: &str,
+) -> Result<(Option<Option<String>>, Marks), KvError> {
+    let keys = mark_keys(t);
+    let (shared, got) = kv
+        .get_shared_and_many(shared, &[&keys[0], &keys[1], &keys[2]])
+        .await?;
+    Ok((shared, marks_of(kv, &keys, got).await?))
+}
+
+/// The keys of the marks: restricted, pending, holds.
+fn mark_keys(t: &ThreadKey) -> [String; 3] {
+    [
+        t.key("restricted", ""),
+        t.key("pending", ""),
+        t.key("holds", ""),
+    ]
+}
+
+async fn marks_of(kv: &Kv, keys: &[String; 3], got: Vec<Option<String>>) -> Result<Marks, KvError> {
+    let mut got = got.into_iter();
+    let (restricted, pending, holds) = (got.next().flatten(), got.next().flatten(), got.next());
+    let pending: Vec<String> = live_pending(pending).into_keys().collect();
+    if restricted.is_some() && pending.is_empty() {
+        kv.del(&keys[0]).await?;
+    }
+    Ok(Marks {
+        restricted: restricted.is_some() && !pending.is_empty(),
+        pending,
+        holds: holds.flatten().is_some(),
+    })
+}
+
+/// Records that a restricted step was handed out: from now on other tools are refused.
+pub async fn set_restricted(kv: &Kv, t: &ThreadKey) -> Result<(), KvError> {
+    kv.set(&t.key("restricted", ""), "1", kv.result_ttl()).await
+}
+
+/// The next model step's number in this thread.
+pub async fn next_step(kv: &Kv, t: &ThreadKey) -> Result<i64, KvError> {
+    kv.incr(&t.key("step", ""), TOMBSTONE_TTL).await
+}

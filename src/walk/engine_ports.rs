@@ -1,0 +1,228 @@
+//! The engine's `Upstream` and `Clock`, implemented with the real HTTP caller and tokio.
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use secrecy::SecretString;
+
+use crate::store::tools::ToolKind;
+use crate::store::OrgId;
+use crate::telemetry::metrics::Metrics;
+use crate::upstream::mcp::{self, McpClient, ToolPayload};
+use crate::upstream::{CallError, ProviderLimiter, Request, Target};
+use crate::walk::credential::Credential;
+use crate::walk::drain::Drain;
+use crate::walk::{BoundTool, Walker};
+use loopgate_engine::document::Page;
+use loopgate_engine::{Clock, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse};
+
+/// One tool's upstream, with its credential and its provider's shared rate limiter: an
+/// HTTP API, or for a tool of kind `mcp` its MCP server (M1), through the same caller.
+pub struct HttpUpstream<'a> {
+    walker: &'a Walker,
+    target: Target,
+    limiter: Option<Arc<ProviderLimiter>>,
+    provider_id: String,
+    /// The tool's name on its MCP server, for a tool of kind `mcp`.
+    mcp_tool: Option<String>,
+    /// Whose CPU budget parsing this tool's responses takes (`runtime::cpu`).
+    org: OrgId,
+}
+
+impl<'a> HttpUpstream<'a> {
+    pub fn new(walker: &'a Walker, org: &OrgId, bound: &BoundTool, credential: Credential) -> Self {
+        let credential: Option<SecretString> = match credential {
+            Credential::User(s) | Credential::Connection(s) => Some(s),
+            Credential::Org(s) => s,
+        };
+        let target = Target {
+            template: bound.template.clone(),
+            method: bound.tool.method.clone(),
+            auth: bound.provider.auth.clone(),
+            credential,
+        };
+        let limiter = walker
+            .rate_limits
+            .for_provider(&bound.provider.id, bound.provider.rate_limit.as_ref());
+        let mcp_tool = (bound.tool.kind == ToolKind::Mcp)
+            .then(|| mcp::remote_name(&bound.tool.path).to_string());
+        Self {
+            walker,
+            target,
+            limiter,
+            provider_id: bound.provider.id.clone(),
+            mcp_tool,
+            org: org.clone(),
+        }
+    }
+
+    /// M1: `tools/call` on the MCP server; the payload is what the engine parses, and an
+    /// `isError` result is a failure whose message is the tool's own text.
+    async fn call_mcp(
+        &self,
+        name: &str,
+        req: &UpstreamRequest,
+    ) -> Result<UpstreamResponse, UpstreamFailure> {
+        if req.next_url.is_some() {
+            return Err(UpstreamFailure {
+                transient: false,
+                status: None,
+                retry_after: None,
+                message:
+                    "an MCP tool has no next-page URL to follow: it pages through its own arguments"
+                        .into(),
+            });
+        }
+        let client = McpClient {
+            caller: &self.walker.http,
+            sessions: &self.walker.mcp_sessions,
+            target: &self.target,
+            rate: self.limiter.as_deref(),
+        };
+        let typed = |ct: &str, body: Vec<u8>| UpstreamResponse {
+            status: 200,
+            headers: vec![("content-type".into(), ct.into())],
+            body,
+        };
+        match client.call_tool(name, &req.args, req.timeout).await {
+            Ok(ToolPayload::Json(body)) => Ok(typed("application/json", body)),
+            Ok(ToolPayload::Text(text)) => {
+                Ok(typed("text/plain; charset=utf-8", text.into_bytes()))
+            }
+            Ok(ToolPayload::Error(text)) => Err(UpstreamFailure {
+                transient: false,
+                status: None,
+                retry_after: None,
+                message: format!("the tool answered with an error: {text}"),
+            }),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// The upstream layer's classification, as the engine reads it.
+impl From<CallError> for UpstreamFailure {
+    fn from(e: CallError) -> Self {
+        UpstreamFailure {
+            transient: e.transient(),
+            status: e.status(),
+            retry_after: e.retry_after(),
+            message: e.to_string(),
+        }
+    }
+}
+
+impl Upstream for HttpUpstream<'_> {
+    fn follow(&self, next: &str) -> Option<String> {
+        // an MCP tool pages through its own arguments, never through a URL
+        if self.mcp_tool.is_some() {
+            return None;
+        }
+        self.target.next_page_url(next).ok().map(String::from)
+    }
+
+    async fn call(&self, req: UpstreamRequest) -> Result<UpstreamResponse, UpstreamFailure> {
+        tokio::select! {
+            r = self.call_uncut(req) => r,
+            _ = self.walker.drain.cut_signal() => {
+                // the replica is shutting down: the walk ends with what it has
+                Err(UpstreamFailure {
+                    transient: true,
+                    status: None,
+                    retry_after: None,
+                    message: "the request was abandoned because this replica is shutting down".into(),
+                })
+            }
+        }
+    }
+
+    /// A large body is parsed on the blocking pool, within the org's CPU share.
+    async fn parse_page(&self, body: Vec<u8>) -> Page {
+        let len = body.len();
+        self.walker
+            .cpu
+            .run(&self.org, len, move || Page::parse_owned(body))
+            .await
+    }
+}
+
+impl HttpUpstream<'_> {
+    /// One request (HTTP or MCP), with its metrics; [`Upstream::call`] races it with the
+    /// replica's shutdown cut.
+    async fn call_uncut(&self, req: UpstreamRequest) -> Result<UpstreamResponse, UpstreamFailure> {
+        let metrics = &self.walker.metrics;
+        Metrics::inc(&metrics.upstream_requests);
+        let started = Instant::now();
+        if let Some(name) = &self.mcp_tool {
+            let res = self.call_mcp(name, &req).await;
+            let status = match &res {
+                Ok(r) => Some(r.status),
+                Err(f) => f.status,
+            };
+            metrics.observe_upstream(&self.provider_id, status, started.elapsed());
+            if res.is_err() {
+                Metrics::inc(&metrics.upstream_failures);
+            }
+            return res;
+        }
+        let limiter = self.limiter.as_deref();
+        let request = match &req.next_url {
+            // next links go through the caller's origin check and credential rules
+            Some(url) => Request::NextUrl(url),
+            None => Request::Args(&req.args),
+        };
+        let res = self
+            .walker
+            .http
+            .send(&self.target, request, limiter, req.timeout)
+            .await;
+        let status = match &res {
+            Ok(r) => Some(r.status),
+            Err(e) => e.status(),
+        };
+        metrics.observe_upstream(&self.provider_id, status, started.elapsed());
+        match res {
+            Ok(r) => Ok(UpstreamResponse {
+                status: r.status,
+                headers: r.headers,
+                body: r.body,
+            }),
+            Err(e) => {
+                Metrics::inc(&metrics.upstream_failures);
+                Err(e.into())
+            }
+        }
+    }
+}
+
+/// Wall clock for walks: monotonic milliseconds and tokio sleeps. When the replica's
+/// shutdown cuts running walks ([`Drain::cut`]), time jumps past every wall-clock bound
+/// and sleeps end, so the engine stops the walk with `_stoppedBy: "time"`.
+pub struct SystemClock<'a> {
+    pub drain: &'a Drain,
+}
+
+/// How far a cut moves the clock: beyond any configured wall-clock bound.
+const CUT_JUMP_MS: u64 = 365 * 24 * 3600 * 1000;
+
+fn origin() -> Instant {
+    static START: OnceLock<Instant> = OnceLock::new();
+    *START.get_or_init(Instant::now)
+}
+
+impl Clock for SystemClock<'_> {
+    fn now_ms(&self) -> u64 {
+        let now = origin().elapsed().as_millis() as u64;
+        if self.drain.is_cut() {
+            now + CUT_JUMP_MS
+        } else {
+            now
+        }
+    }
+    async fn sleep(&self, d: Duration) {
+        tokio::select! {
+            _ = tokio::time::sleep(d) => {}
+            _ = self.drain.cut_signal() => {}
+        }
+    }
+}
