@@ -8,7 +8,7 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use super::error::{or_not_found, ApiError, Problem};
-use super::extract::Runtime;
+use super::extract::RuntimeAccess;
 use super::sse::{event, streaming, UiMessageStream, DONE};
 use crate::api::state::AppState;
 use crate::call::event_feed::{follow, Event, Finished};
@@ -69,7 +69,7 @@ where
     responses((status = 200, description = "The UI-message stream", body = UiMessageStream, content_type = "text/event-stream"), (status = 404, body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn tool_call(
-    Runtime(caller): Runtime,
+    RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,
     path: web::Path<String>,
     req: HttpRequest,
@@ -100,7 +100,7 @@ pub async fn tool_call(
     responses((status = 200, description = "The UI-message stream", body = UiMessageStream, content_type = "text/event-stream"), (status = 404, body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn workflow_run(
-    Runtime(caller): Runtime,
+    RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
     req: HttpRequest,

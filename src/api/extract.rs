@@ -300,17 +300,17 @@ impl<S: RequiredScope + 'static> FromRequest for OrgKey<S> {
 }
 
 /// A runtime caller: a runtime token, or an org key with scope `runtime`.
-pub struct Runtime(pub Caller);
+pub struct RuntimeAccess(pub Caller);
 
-impl FromRequest for Runtime {
+impl FromRequest for RuntimeAccess {
     type Error = ApiError;
     type Future = Fut<Self>;
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
         Box::pin(async move {
             match authenticate(req).await?.1 {
-                Presented::Runtime(r) => Ok(Runtime(Caller::Runtime(r))),
-                Presented::Key(k) if k.scopes.contains(&Scope::Runtime) => Ok(Runtime(Caller::Key(k))),
+                Presented::Runtime(r) => Ok(RuntimeAccess(Caller::Runtime(r))),
+                Presented::Key(k) if k.scopes.contains(&Scope::Runtime) => Ok(RuntimeAccess(Caller::Key(k))),
                 Presented::Key(_) => Err(ApiError::Forbidden("this API key lacks scope `runtime`".into())),
                 Presented::Admin => Err(ApiError::Forbidden(
                     "the admin token cannot run agents: use a runtime token or an org key with scope `runtime`"

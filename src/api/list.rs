@@ -5,13 +5,13 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::error::ApiError;
-use crate::store::{Page, PageRequest};
+use crate::store::{ListPage, PageRequest};
 
 /// Paging parameters of every list endpoint.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListParams {
-    /// Page size, 1–200 (default 50).
+    /// ListPage size, 1–200 (default 50).
     #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
     /// The `cursor` of the previous page, passed back unchanged to continue.
@@ -37,8 +37,8 @@ pub struct ListResponse<T> {
     pub total: Option<i64>,
 }
 
-impl<T> From<Page<T>> for ListResponse<T> {
-    fn from(p: Page<T>) -> Self {
+impl<T> From<ListPage<T>> for ListResponse<T> {
+    fn from(p: ListPage<T>) -> Self {
         ListResponse {
             data: p.items,
             has_more: p.has_more,

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use super::error::{or_not_found, ApiError, Problem};
-use super::extract::Runtime;
+use super::extract::RuntimeAccess;
 use crate::api::state::AppState;
 use crate::auth::Caller;
 use crate::mcp::server::{self, Answer, Incoming, McpError};
@@ -101,7 +101,7 @@ fn wants_sse(req: &HttpRequest) -> bool {
               (status = 404, body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn post(
-    Runtime(caller): Runtime,
+    RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,
     path: web::Path<String>,
     req: HttpRequest,
@@ -171,7 +171,7 @@ pub async fn post(
               (status = 404, description = "Not an agent of the caller's org", body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn get(
-    Runtime(caller): Runtime,
+    RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,
     path: web::Path<String>,
     req: HttpRequest,
@@ -187,7 +187,7 @@ pub async fn get(
               (status = 403, body = Problem), (status = 404, body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn delete(
-    Runtime(caller): Runtime,
+    RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,
     path: web::Path<String>,
     req: HttpRequest,

@@ -13,7 +13,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::error::{ApiError, Problem};
-use super::extract::Runtime;
+use super::extract::RuntimeAccess;
 use super::sse::{self, UiMessageStream};
 use crate::api::state::AppState;
 use crate::call::accepted_call::{Recording, ToolCallInput};
@@ -104,7 +104,7 @@ impl MessageBody for ToolCallBody {
 #[utoipa::path(post, operation_id = "createStep", path = "/v1/agents/{agent_id}/threads/{thread_id}/steps", tag = "runtime",
     responses((status = 200, body = StepView), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn steps(
-    Runtime(caller): Runtime,
+    RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
@@ -138,7 +138,7 @@ fn wants_stream(req: &HttpRequest) -> bool {
         (status = 502, description = "The upstream API failed (`upstream_failed`), with what was learned from it and nothing of the credential", body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn tool_call(
-    Runtime(caller): Runtime,
+    RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
     req: HttpRequest,
@@ -179,7 +179,7 @@ pub async fn tool_call(
 #[utoipa::path(get, operation_id = "getToolCall", path = "/v1/tool-calls/{call_id}", tag = "runtime",
     responses((status = 200, body = ToolCallRecord), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn get_tool_call(
-    Runtime(caller): Runtime,
+    RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {

@@ -10,7 +10,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::error::{or_not_found, ApiError, Problem};
-use super::extract::Runtime;
+use super::extract::RuntimeAccess;
 use super::list::{ListParams, ListResponse};
 use super::sse::UiMessageStream;
 use super::workflow_sse;
@@ -57,7 +57,7 @@ fn wants_stream(req: &HttpRequest) -> bool {
         (status = 403, body = Problem), (status = 404, body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn create(
-    Runtime(caller): Runtime,
+    RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,
     path: web::Path<String>,
     req: HttpRequest,
@@ -93,7 +93,7 @@ pub async fn create(
 #[utoipa::path(get, operation_id = "listWorkflowRuns", path = "/v1/workflows/{workflow_id}/runs", tag = "runtime", params(ListParams),
     responses((status = 200, body = ListResponse<WorkflowRun>), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn list(
-    Runtime(caller): Runtime,
+    RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,
     path: web::Path<String>,
     q: web::Query<ListParams>,
@@ -115,7 +115,7 @@ pub async fn list(
 #[utoipa::path(get, operation_id = "getWorkflowRun", path = "/v1/workflows/{workflow_id}/runs/{run_id}", tag = "runtime",
     responses((status = 200, body = WorkflowRun), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn get(
-    Runtime(caller): Runtime,
+    RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {

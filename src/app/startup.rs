@@ -19,7 +19,7 @@ use crate::crypto::Cipher;
 use crate::kv::Kv;
 use crate::results::wall_clock::{SystemWallClock, WallClock};
 use crate::telemetry::metrics::Metrics;
-use crate::upstream::{Caller as HttpCaller, CallerConfig, RateLimits};
+use crate::upstream::{CallerConfig, RateLimits, UpstreamClient};
 use crate::walk::drain::Drain;
 use crate::walk::walk_slots::WalkSlots;
 use crate::walk::{Walker, WalkerParts};
@@ -104,7 +104,7 @@ impl Application {
                 redis_budget,
                 result_ttl,
             ),
-            http: HttpCaller::new(CallerConfig {
+            http: UpstreamClient::new(CallerConfig {
                 allow_private: settings.allow_private_upstreams,
                 timeout: std::time::Duration::from_millis(settings.upstream_timeout_ms),
                 max_body_bytes: settings.upstream_max_body_bytes,

@@ -30,7 +30,7 @@ pub enum ConnectError {
 }
 
 /// What the page shows.
-pub struct Page {
+pub struct ConnectPageView {
     pub toolkit: String,
     pub form: Form,
 }
@@ -88,13 +88,13 @@ impl Runtime {
     }
 
     /// `GET /connect/{link}`.
-    pub async fn connect_page(&self, token: &str) -> Result<Page, ConnectError> {
+    pub async fn connect_page(&self, token: &str) -> Result<ConnectPageView, ConnectError> {
         let (link, provider) = self.link(token).await?;
         let form = match provider.connection {
             Some(Connection::ApiKey { instructions }) => Form::ApiKey { instructions },
             _ => Form::OAuth,
         };
-        Ok(Page {
+        Ok(ConnectPageView {
             toolkit: link.toolkit,
             form,
         })

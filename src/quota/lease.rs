@@ -76,18 +76,18 @@ impl Drop for InQueue<'_> {
 
 /// Where a lease reads the time: the monotonic clock, or (tests) one they drive, so a
 /// lease's age and a remembered refusal do not depend on how fast the machine runs.
-enum Clock {
+enum LeaseClock {
     System,
     #[cfg(test)]
     Driven(Arc<Mutex<Instant>>),
 }
 
-impl Clock {
+impl LeaseClock {
     fn now(&self) -> Instant {
         match self {
-            Clock::System => Instant::now(),
+            LeaseClock::System => Instant::now(),
             #[cfg(test)]
-            Clock::Driven(t) => *t.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
+            LeaseClock::Driven(t) => *t.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
         }
     }
 }
@@ -104,7 +104,7 @@ pub struct RateLease {
     asking: tokio::sync::Mutex<()>,
     waiting: AtomicU32,
     asked: AtomicU64,
-    clock: Clock,
+    clock: LeaseClock,
 }
 
 #[derive(Default)]
@@ -136,7 +136,7 @@ impl RateLease {
             asking: tokio::sync::Mutex::new(()),
             waiting: AtomicU32::new(0),
             asked: AtomicU64::new(0),
-            clock: Clock::System,
+            clock: LeaseClock::System,
         }
     }
 
@@ -146,7 +146,7 @@ impl RateLease {
     pub(crate) fn driven(key: String, rps: f64, burst: u32) -> (Self, Arc<Mutex<Instant>>) {
         let time = Arc::new(Mutex::new(Instant::now()));
         let lease = RateLease {
-            clock: Clock::Driven(time.clone()),
+            clock: LeaseClock::Driven(time.clone()),
             ..Self::new(key, rps, burst)
         };
         (lease, time)

@@ -10,7 +10,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 use utoipa::ToSchema;
 
 use super::page::{self, Keyed, ListQuery};
-use super::{OrgId, Page, PageRequest, StoreError};
+use super::{ListPage, OrgId, PageRequest, StoreError};
 use crate::crypto::new_id;
 
 /// One tool bound to an agent.
@@ -265,7 +265,7 @@ pub async fn list(
     pool: &PgPool,
     org: &OrgId,
     req: &PageRequest,
-) -> Result<Page<Agent>, StoreError> {
+) -> Result<ListPage<Agent>, StoreError> {
     let q = ListQuery {
         from: "agents",
         columns: COLUMNS,

@@ -7,7 +7,7 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use super::page::{self, Keyed, ListQuery};
-use super::{OrgId, Page, PageRequest, StoreError};
+use super::{ListPage, OrgId, PageRequest, StoreError};
 use crate::crypto::{ct_eq, new_id, random_token, sha256};
 
 /// What a key may do: configure (`studio`), mint runtime tokens (`mint`), run tool calls (`runtime`).
@@ -120,7 +120,7 @@ pub async fn list(
     pool: &PgPool,
     org: &OrgId,
     req: &PageRequest,
-) -> Result<Page<ApiKey>, StoreError> {
+) -> Result<ListPage<ApiKey>, StoreError> {
     let q = ListQuery {
         from: "api_keys",
         columns: COLUMNS,

@@ -10,7 +10,7 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use super::page::{self, Keyed, ListQuery};
-use super::{OrgId, Page, PageRequest, StoreError};
+use super::{ListPage, OrgId, PageRequest, StoreError};
 use crate::crypto::Sealed;
 
 /// A connection as the customer backend sees it (never a secret).
@@ -215,7 +215,7 @@ pub async fn list(
     org: &OrgId,
     user_id: Option<&str>,
     req: &PageRequest,
-) -> Result<Page<Connection>, StoreError> {
+) -> Result<ListPage<Connection>, StoreError> {
     let mut filters = vec![("org_id", org.as_str())];
     if let Some(u) = user_id {
         filters.push(("user_id", u));

@@ -6,7 +6,7 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use super::page::{self, Keyed, ListQuery};
-use super::{OrgId, Page, PageRequest, StoreError};
+use super::{ListPage, OrgId, PageRequest, StoreError};
 use crate::crypto::new_id;
 
 /// `off`: never cache; `shadow`: record walks, never serve them; `on`: serve hits.
@@ -76,7 +76,7 @@ pub async fn list(
     pool: &PgPool,
     org: &OrgId,
     req: &PageRequest,
-) -> Result<Page<Deployment>, StoreError> {
+) -> Result<ListPage<Deployment>, StoreError> {
     let q = ListQuery {
         from: "deployments",
         columns: COLUMNS,

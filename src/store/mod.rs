@@ -22,7 +22,7 @@ pub mod workflow_runs;
 pub mod workflows;
 
 pub use error::StoreError;
-pub use page::{Page, PageRequest};
+pub use page::{ListPage, PageRequest};
 
 use serde::Serialize;
 use sqlx::postgres::PgPoolOptions;

@@ -6,7 +6,7 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use super::page::{self, Keyed, ListQuery};
-use super::{OrgId, Page, PageRequest, StoreError};
+use super::{ListPage, OrgId, PageRequest, StoreError};
 use crate::crypto::new_id;
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
@@ -55,7 +55,7 @@ pub async fn resolve(pool: &PgPool, id: &str) -> Result<OrgId, StoreError> {
     get(pool, id).await.map(|o| OrgId::trusted(o.id))
 }
 
-pub async fn list(pool: &PgPool, req: &PageRequest) -> Result<Page<Org>, StoreError> {
+pub async fn list(pool: &PgPool, req: &PageRequest) -> Result<ListPage<Org>, StoreError> {
     let q = ListQuery {
         from: "orgs",
         columns: COLUMNS,

@@ -59,7 +59,7 @@ pub trait Keyed {
 }
 
 #[derive(Debug)]
-pub struct Page<T> {
+pub struct ListPage<T> {
     pub items: Vec<T>,
     pub has_more: bool,
     pub cursor: Option<String>,
@@ -67,9 +67,9 @@ pub struct Page<T> {
     pub total: Option<i64>,
 }
 
-impl<T> Page<T> {
-    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Page<U> {
-        Page {
+impl<T> ListPage<T> {
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> ListPage<U> {
+        ListPage {
             items: self.items.into_iter().map(f).collect(),
             has_more: self.has_more,
             cursor: self.cursor,
@@ -100,7 +100,7 @@ pub async fn list<T>(
     pool: &PgPool,
     q: ListQuery<'_>,
     req: &PageRequest,
-) -> Result<Page<T>, StoreError>
+) -> Result<ListPage<T>, StoreError>
 where
     T: for<'r> FromRow<'r, PgRow> + Send + Unpin + Keyed,
 {
@@ -134,7 +134,7 @@ where
     } else {
         None
     };
-    Ok(Page {
+    Ok(ListPage {
         items,
         has_more,
         cursor,

@@ -10,7 +10,7 @@ use utoipa::ToSchema;
 
 use super::page::{self, Keyed, ListQuery};
 use super::tools::ToolKind;
-use super::{OrgId, Page, PageRequest, StoreError};
+use super::{ListPage, OrgId, PageRequest, StoreError};
 
 /// Where the credential goes on an upstream request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema, sqlx::Type)]
@@ -291,7 +291,7 @@ pub async fn list(
     pool: &PgPool,
     org: &OrgId,
     req: &PageRequest,
-) -> Result<Page<Provider>, StoreError> {
+) -> Result<ListPage<Provider>, StoreError> {
     let q = ListQuery {
         from: "providers",
         columns: COLUMNS,

@@ -9,7 +9,7 @@ use sqlx::{PgPool, Postgres, Transaction};
 use utoipa::ToSchema;
 
 use super::page::{self, Keyed, ListQuery};
-use super::{OrgId, Page, PageRequest, StoreError};
+use super::{ListPage, OrgId, PageRequest, StoreError};
 use crate::crypto::new_id;
 
 #[derive(
@@ -146,7 +146,7 @@ pub async fn list(
     org: &OrgId,
     provider_id: Option<&str>,
     req: &PageRequest,
-) -> Result<Page<Tool>, StoreError> {
+) -> Result<ListPage<Tool>, StoreError> {
     let mut filters = vec![("org_id", org.as_str())];
     if let Some(p) = provider_id {
         filters.push(("provider_id", p));

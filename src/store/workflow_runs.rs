@@ -9,7 +9,7 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use super::page::{self, Keyed, ListQuery};
-use super::{OrgId, Page, PageRequest, StoreError};
+use super::{ListPage, OrgId, PageRequest, StoreError};
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
 pub struct WorkflowRun {
@@ -111,7 +111,7 @@ pub async fn list(
     caller: &str,
     workflow_id: &str,
     req: &PageRequest,
-) -> Result<Page<WorkflowRun>, StoreError> {
+) -> Result<ListPage<WorkflowRun>, StoreError> {
     let q = ListQuery {
         from: "workflow_runs",
         columns: COLUMNS,

@@ -8,7 +8,7 @@ use sqlx::PgPool;
 use utoipa::ToSchema;
 
 use super::page::{self, Keyed, ListQuery};
-use super::{OrgId, Page, PageRequest, StoreError};
+use super::{ListPage, OrgId, PageRequest, StoreError};
 use crate::crypto::new_id;
 
 #[derive(Debug, Clone, Serialize, sqlx::FromRow, ToSchema)]
@@ -84,7 +84,7 @@ pub async fn list(
     pool: &PgPool,
     org: &OrgId,
     req: &PageRequest,
-) -> Result<Page<Workflow>, StoreError> {
+) -> Result<ListPage<Workflow>, StoreError> {
     let q = ListQuery {
         from: "workflows",
         columns: COLUMNS,

@@ -1,4 +1,4 @@
-//! [`Caller`]: sends one built request (or a next-page URL) through the guarded HTTP
+//! [`UpstreamClient`]: sends one built request (or a next-page URL) through the guarded HTTP
 //! client, with the credential, rate-limit permits, manual redirects, the whole-call
 //! timeout and the response byte cap.
 
@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use url::Url;
 
 use super::build::{self, Body};
-use super::credential::{credential, header_map, strip_query, Credential};
+use super::credential::{credential, header_map, strip_query, WireCredential};
 use super::error::Redactor;
 use super::response::{self, ReadError, ERROR_BODY_BYTES};
 use super::ssrf;
@@ -22,7 +22,7 @@ use super::{CallError, CallerConfig, ProviderLimiter, RawResponse, Request, Targ
 const CROSS_ORIGIN_DROPPED: &[&str] = &["authorization", "cookie", "proxy-authorization"];
 
 /// The process's upstream HTTP client (and its connection pool): build one, share it.
-pub struct Caller {
+pub struct UpstreamClient {
     /// `Err` when the client could not be built; every call then fails with it
     /// (never with an unguarded client).
     client: Result<reqwest::Client, String>,
@@ -36,21 +36,21 @@ struct Hop {
     body: Option<Body>,
 }
 
-impl Caller {
+impl UpstreamClient {
     /// Never fails: should the HTTP client not build (no TLS backend), the error is
     /// logged and every call returns it as [`CallError::Misconfigured`]. Use
-    /// [`Caller::try_new`] to fail at start instead.
+    /// [`UpstreamClient::try_new`] to fail at start instead.
     pub fn new(cfg: CallerConfig) -> Self {
         let client = Self::client(&cfg);
         if let Err(e) = &client {
             tracing::error!(error = %e, "the upstream HTTP client could not be built");
         }
-        Caller { client, cfg }
+        UpstreamClient { client, cfg }
     }
 
     pub fn try_new(cfg: CallerConfig) -> Result<Self, CallError> {
         let client = Self::client(&cfg).map_err(CallError::Misconfigured)?;
-        Ok(Caller {
+        Ok(UpstreamClient {
             client: Ok(client),
             cfg,
         })
@@ -160,7 +160,7 @@ impl Caller {
         base: &Url,
         mut hop: Hop,
         headers: HeaderMap,
-        credential: &Credential,
+        credential: &WireCredential,
         rate: Option<&ProviderLimiter>,
         redactor: &Redactor,
         sent: &AtomicBool,
@@ -182,19 +182,19 @@ impl Caller {
             let mut url = hop.url.clone();
             let mut hop_headers = headers.clone();
             match credential {
-                Credential::Query(name, value) => {
+                WireCredential::Query(name, value) => {
                     strip_query(&mut url, name);
                     if with_credential {
                         url.query_pairs_mut().append_pair(name, value);
                     }
                 }
-                Credential::Header(name, value) => {
+                WireCredential::Header(name, value) => {
                     hop_headers.remove(name);
                     if with_credential {
                         hop_headers.insert(name.clone(), value.clone());
                     }
                 }
-                Credential::None => {}
+                WireCredential::None => {}
             }
             if !with_credential {
                 for name in CROSS_ORIGIN_DROPPED {

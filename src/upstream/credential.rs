@@ -9,7 +9,7 @@ use super::{CallError, Target};
 use crate::store::providers::AuthType;
 
 /// What the credential looks like on the wire, resolved once per call.
-pub(crate) enum Credential {
+pub(crate) enum WireCredential {
     None,
     Header(HeaderName, HeaderValue),
     Query(String, String),
@@ -36,9 +36,9 @@ pub(crate) fn strip_query(url: &mut Url, name: &str) {
     url.set_query(if kept.is_empty() { None } else { Some(&kept) });
 }
 
-pub(crate) fn credential(target: &Target) -> Result<Credential, CallError> {
+pub(crate) fn credential(target: &Target) -> Result<WireCredential, CallError> {
     let Some(secret) = &target.credential else {
-        return Ok(Credential::None);
+        return Ok(WireCredential::None);
     };
     let secret = secret.expose_secret();
     let name = || {
@@ -53,12 +53,12 @@ pub(crate) fn credential(target: &Target) -> Result<Credential, CallError> {
     let bad_value =
         || CallError::Misconfigured("the credential is not a valid header value".into());
     Ok(match target.auth.kind {
-        AuthType::None => Credential::None,
+        AuthType::None => WireCredential::None,
         AuthType::Bearer => {
             let mut value =
                 HeaderValue::from_str(&format!("Bearer {secret}")).map_err(|_| bad_value())?;
             value.set_sensitive(true);
-            Credential::Header(AUTHORIZATION, value)
+            WireCredential::Header(AUTHORIZATION, value)
         }
         AuthType::Header => {
             let header = HeaderName::from_bytes(name()?.as_bytes()).map_err(|_| {
@@ -66,9 +66,9 @@ pub(crate) fn credential(target: &Target) -> Result<Credential, CallError> {
             })?;
             let mut value = HeaderValue::from_str(secret).map_err(|_| bad_value())?;
             value.set_sensitive(true);
-            Credential::Header(header, value)
+            WireCredential::Header(header, value)
         }
-        AuthType::Query => Credential::Query(name()?.to_string(), secret.to_string()),
+        AuthType::Query => WireCredential::Query(name()?.to_string(), secret.to_string()),
     })
 }
 

@@ -8,13 +8,13 @@ use secrecy::SecretString;
 use serde_json::{json, Map, Value};
 
 use super::testserver::{serve, Reply, Seen};
-use super::{CallError, Caller, CallerConfig, Request, Target};
+use super::{CallError, CallerConfig, Request, Target, UpstreamClient};
 use crate::store::providers::{AuthType, ProviderAuth};
 
 pub(super) const SECRET: &str = "sk_live_S3cr3t+/=x";
 
-pub(super) fn caller() -> Caller {
-    Caller::new(CallerConfig {
+pub(super) fn caller() -> UpstreamClient {
+    UpstreamClient::new(CallerConfig {
         allow_private: true,
         timeout: Duration::from_secs(10),
         ..CallerConfig::default()

@@ -9,7 +9,7 @@ use serde_json::{json, Map};
 
 use super::http_tests::{caller, get, target};
 use super::testserver::{serve, Body, Reply};
-use super::{CallError, Caller, CallerConfig, RateLimits, Request};
+use super::{CallError, CallerConfig, RateLimits, Request, UpstreamClient};
 use crate::store::providers::{AuthType, RateLimit};
 
 #[tokio::test]
@@ -25,7 +25,7 @@ async fn bodies_past_the_cap_are_abandoned_while_streaming() {
         delay: Duration::ZERO,
     })
     .await;
-    let c = Caller::new(CallerConfig {
+    let c = UpstreamClient::new(CallerConfig {
         allow_private: true,
         max_body_bytes: 1 << 20,
         timeout: Duration::from_secs(10),
@@ -63,7 +63,7 @@ async fn slow_upstreams_time_out() {
         ..Reply::new(200, "late")
     })
     .await;
-    let c = Caller::new(CallerConfig {
+    let c = UpstreamClient::new(CallerConfig {
         allow_private: true,
         timeout: Duration::from_millis(300),
         ..CallerConfig::default()

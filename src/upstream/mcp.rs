@@ -1,5 +1,5 @@
 //! MCP over streamable HTTP, client side (LOOP_ENGINE M1). An MCP server registered as a
-//! provider is reached through the same guarded [`Caller`] as an HTTP API: every JSON-RPC
+//! provider is reached through the same guarded [`UpstreamClient`] as an HTTP API: every JSON-RPC
 //! message is one `POST` to the provider's endpoint with its credential, under the SSRF
 //! guard, its rate limit, the timeout and the byte cap.
 //!
@@ -20,7 +20,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use super::error::Redactor;
-use super::{CallError, Caller, ProviderLimiter, RawResponse, Request, Target};
+use super::{CallError, ProviderLimiter, RawResponse, Request, Target, UpstreamClient};
 
 /// The protocol revision loopgate asks for; the server's answer decides.
 pub const PROTOCOL_VERSION: &str = "2025-06-18";
@@ -75,7 +75,7 @@ impl McpSessions {
 /// One MCP server as this call reaches it: its target (endpoint in `base_url`, auth,
 /// credential) and its provider's rate limiter.
 pub struct McpClient<'a> {
-    pub caller: &'a Caller,
+    pub caller: &'a UpstreamClient,
     pub sessions: &'a McpSessions,
     pub target: &'a Target,
     pub rate: Option<&'a ProviderLimiter>,

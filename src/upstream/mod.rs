@@ -5,13 +5,13 @@
 //! [`RawResponse`] / [`CallError`] to the engine's `UpstreamResponse` / `UpstreamFailure`).
 //!
 //! # API
-//! - [`Caller::new`]`(`[`CallerConfig`]`)`: one per process (it holds the connection pool).
-//! - [`Caller::call`]`(&target, &args, rate)`: builds the request from the tool
-//!   ([`Target`]) and the model's arguments; [`Caller::call_url`]`(&target, next, rate)`:
+//! - [`UpstreamClient::new`]`(`[`CallerConfig`]`)`: one per process (it holds the connection pool).
+//! - [`UpstreamClient::call`]`(&target, &args, rate)`: builds the request from the tool
+//!   ([`Target`]) and the model's arguments; [`UpstreamClient::call_url`]`(&target, next, rate)`:
 //!   GETs a next-page URL, which must be on the `base_url`'s origin (scheme, host, port)
 //!   or it is [`CallError::OffOrigin`] (a relative one is resolved against `base_url`);
 //!   the credential is applied as configured (a query credential replaces any echoed
-//!   copy). [`Caller::send`] is the general form taking a [`Request`] and a timeout
+//!   copy). [`UpstreamClient::send`] is the general form taking a [`Request`] and a timeout
 //!   (capped by the configured one) — the engine's `UpstreamRequest` maps onto it.
 //! - Success is a 2xx [`RawResponse`] `{status, headers, body}`. Every non-2xx is
 //!   [`CallError::Status`] with a redacted body excerpt, classified by the one rule
@@ -19,7 +19,7 @@
 //!   [`CallError::retry_after`] give the engine its `UpstreamFailure`. No retries happen
 //!   here: the engine decides on retry and backoff from that class.
 //! - [`next_page_url`] is the one next-page origin rule: the walk asks it before it
-//!   follows a link, and [`Caller::send`] applies it to every next-page request.
+//!   follows a link, and [`UpstreamClient::send`] applies it to every next-page request.
 //! - [`RateLimits::for_provider`] hands out the process-wide [`ProviderLimiter`] of a
 //!   provider; pass it to every call of that provider. Each HTTP request (each redirect
 //!   hop included) waits for a permit, and the wait counts against the timeout.
@@ -49,7 +49,7 @@
 //! - Unknown arguments: refused with the list of real ones, unless the schema has no
 //!   `properties` at all (then placed by the hand-defined rule).
 //!
-//! # Credential
+//! # WireCredential
 //! `bearer` → `Authorization: Bearer …`, `header` → the header `auth.name`, `query` → the
 //! query parameter `auth.name`, `none` → nothing (a target without a credential sends
 //! none; refusing that is the runtime's `credential_required`). It is marked sensitive,
@@ -92,7 +92,7 @@ use secrecy::SecretString;
 use serde_json::{Map, Value};
 
 pub use build::Template;
-pub use caller::{next_page_url, Caller};
+pub use caller::{next_page_url, UpstreamClient};
 pub use error::CallError;
 pub use mcp::McpSessions;
 pub use rate::{ProviderLimiter, RateLimits};

@@ -19,7 +19,7 @@ use crate::results::cache_memory::CacheMemory;
 use crate::results::dataset_cache::Coalescer;
 use crate::results::wall_clock::WallClock;
 use crate::telemetry::metrics::Metrics;
-use crate::upstream::{Caller as HttpCaller, McpSessions, RateLimits};
+use crate::upstream::{McpSessions, RateLimits, UpstreamClient};
 use loopgate_engine::Limits;
 
 pub use bound_tool::BoundTool;
@@ -31,7 +31,7 @@ pub use error::RuntimeError;
 /// layer reaches the shared handles through the accessors.
 pub struct Walker {
     kv: Kv,
-    http: HttpCaller,
+    http: UpstreamClient,
     mcp_sessions: McpSessions,
     rate_limits: RateLimits,
     slots: walk_slots::WalkSlots,
@@ -49,7 +49,7 @@ pub struct Walker {
 /// The parts a [`Walker`] is built from.
 pub struct WalkerParts {
     pub kv: Kv,
-    pub http: HttpCaller,
+    pub http: UpstreamClient,
     /// Open sessions with MCP servers (M1), reused by every call of this process.
     pub mcp_sessions: McpSessions,
     pub rate_limits: RateLimits,
@@ -95,7 +95,7 @@ impl Walker {
     pub fn kv(&self) -> &Kv {
         &self.kv
     }
-    pub fn http(&self) -> &HttpCaller {
+    pub fn http(&self) -> &UpstreamClient {
         &self.http
     }
     pub fn mcp_sessions(&self) -> &McpSessions {

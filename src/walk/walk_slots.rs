@@ -75,7 +75,7 @@ pub struct WalkSlots {
 }
 
 /// A running walk's slot; given back (or kept as a spare) when dropped.
-pub struct Slot {
+pub struct WalkSlot {
     _local: OwnedSemaphorePermit,
     _fallback: Option<OwnedSemaphorePermit>,
     shared: Option<Held>,
@@ -91,7 +91,7 @@ struct Held {
     spare: Option<Spares>,
 }
 
-impl Drop for Slot {
+impl Drop for WalkSlot {
     fn drop(&mut self) {
         let Some(held) = self.shared.take() else {
             return;
@@ -160,7 +160,7 @@ impl WalkSlots {
     }
 
     /// A slot for one running walk.
-    pub async fn acquire(&self, org: &OrgId) -> Result<Slot, RuntimeError> {
+    pub async fn acquire(&self, org: &OrgId) -> Result<WalkSlot, RuntimeError> {
         let slots = {
             let mut map = self
                 .per_org
@@ -179,7 +179,7 @@ impl WalkSlots {
                 .clone()
         };
         let local = slots.local.try_acquire_owned().map_err(|_| self.busy())?;
-        let mut slot = Slot {
+        let mut slot = WalkSlot {
             _local: local,
             _fallback: None,
             shared: None,
@@ -252,7 +252,7 @@ mod tests {
         OrgId::trusted(format!("org_{}", random_token(12)))
     }
 
-    fn member(slot: &Slot) -> String {
+    fn member(slot: &WalkSlot) -> String {
         slot.shared.as_ref().unwrap().member.clone()
     }
 
