@@ -1,5 +1,5 @@
-//! `ApiError` and its RFC 9457 problem+json body. One table maps each code to its
-//! status; a 5xx logs its cause chain and shows none of it.
+//! `ApiError` and its RFC 9457 problem+json body. Its code and status come from the one
+//! error table (`loopgate_engine::ErrorCode`); a 5xx logs its cause chain and shows none of it.
 
 use actix_web::http::{header, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
@@ -7,6 +7,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::store::StoreError;
+use loopgate_engine::ErrorCode;
 
 /// An RFC 9457 problem document with loopgate's stable `code`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -52,11 +53,7 @@ pub enum ApiError {
     },
     /// A tool-call error whose detail is written for the model (see API.md).
     #[error("{detail}")]
-    Tool {
-        status: u16,
-        code: &'static str,
-        detail: String,
-    },
+    Tool { code: ErrorCode, detail: String },
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
 }
@@ -78,35 +75,33 @@ impl ApiError {
         ApiError::NotFound(format!("{what} not found"))
     }
 
-    pub fn code(&self) -> &'static str {
+    /// Which row of the error table this is.
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            ApiError::Unauthorized(_) => "unauthorized",
-            ApiError::Forbidden(_) => "forbidden",
-            ApiError::NotFound(_) => "not_found",
-            ApiError::Validation { .. } => "validation_failed",
-            ApiError::Conflict(_) => "conflict",
-            ApiError::CredentialRequired(_) => "credential_required",
-            ApiError::MethodNotAllowed(_) => "method_not_allowed",
-            ApiError::RateLimited { .. } => "rate_limited",
-            ApiError::Unavailable { .. } => "unavailable",
-            ApiError::Tool { code, .. } => code,
-            ApiError::Internal(_) => "internal_error",
+            ApiError::Unauthorized(_) => ErrorCode::Unauthorized,
+            ApiError::Forbidden(_) => ErrorCode::Forbidden,
+            ApiError::NotFound(_) => ErrorCode::NotFound,
+            ApiError::Validation { status: 400, .. } => ErrorCode::Malformed,
+            ApiError::Validation { .. } => ErrorCode::ValidationFailed,
+            ApiError::Conflict(_) => ErrorCode::Conflict,
+            ApiError::CredentialRequired(_) => ErrorCode::CredentialRequired,
+            ApiError::MethodNotAllowed(_) => ErrorCode::MethodNotAllowed,
+            ApiError::RateLimited { .. } => ErrorCode::RateLimited,
+            ApiError::Unavailable { .. } => ErrorCode::Unavailable,
+            ApiError::Tool { code, .. } => *code,
+            ApiError::Internal(_) => ErrorCode::InternalError,
         }
     }
 
+    pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
+    }
+
+    /// A tool call's problems share one title: their `code` and `detail` say the rest.
     fn title(&self) -> &'static str {
         match self {
-            ApiError::Unauthorized(_) => "Unauthorized",
-            ApiError::Forbidden(_) => "Forbidden",
-            ApiError::NotFound(_) => "Not found",
-            ApiError::Validation { .. } => "Validation failed",
-            ApiError::Conflict(_) => "Conflict",
-            ApiError::CredentialRequired(_) => "Credential required",
-            ApiError::MethodNotAllowed(_) => "Method not allowed",
-            ApiError::RateLimited { .. } => "Too many requests",
-            ApiError::Unavailable { .. } => "Service unavailable",
             ApiError::Tool { .. } => "Tool call failed",
-            ApiError::Internal(_) => "Internal server error",
+            other => other.error_code().title(),
         }
     }
 
@@ -117,7 +112,7 @@ impl ApiError {
             other => other.to_string(),
         };
         Problem {
-            kind: format!("https://loopgate.dev/problems/{}", code.replace('_', "-")),
+            kind: self.error_code().type_uri(),
             title: self.title().into(),
             status: self.status_code().as_u16(),
             detail,
@@ -148,18 +143,8 @@ impl From<StoreError> for ApiError {
 
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
-        let code = match self {
-            ApiError::Unauthorized(_) => 401,
-            ApiError::Forbidden(_) => 403,
-            ApiError::NotFound(_) => 404,
-            ApiError::Validation { status, .. } | ApiError::Tool { status, .. } => *status,
-            ApiError::Conflict(_) | ApiError::CredentialRequired(_) => 409,
-            ApiError::MethodNotAllowed(_) => 405,
-            ApiError::RateLimited { .. } => 429,
-            ApiError::Unavailable { .. } => 503,
-            ApiError::Internal(_) => 500,
-        };
-        StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+        StatusCode::from_u16(self.error_code().status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
 
     fn error_response(&self) -> HttpResponse {

@@ -24,7 +24,7 @@ use crate::store::StoreError;
 
 impl From<RuntimeError> for ApiError {
     fn from(e: RuntimeError) -> Self {
-        let (code, status) = e.code_status();
+        let code = e.error_code();
         match e {
             RuntimeError::NotFound(what) => ApiError::not_found(what),
             RuntimeError::Forbidden(d) => ApiError::Forbidden(d),
@@ -50,7 +50,6 @@ impl From<RuntimeError> for ApiError {
             RuntimeError::Store(s) => s.into(),
             RuntimeError::Internal(e) => ApiError::Internal(e),
             other => ApiError::Tool {
-                status,
                 code,
                 detail: other.to_string(),
             },

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::store::StoreError;
-use loopgate_engine::EngineError;
+use loopgate_engine::{EngineError, ErrorCode};
 
 use crate::kv::KvError;
 use crate::results::stored_results::ResultError;
@@ -50,28 +50,34 @@ pub enum RuntimeError {
 }
 
 impl RuntimeError {
-    /// Stable code and HTTP status of the problem document.
-    pub fn code_status(&self) -> (&'static str, u16) {
+    /// Which row of the error table this is.
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            RuntimeError::NotFound(_) => ("not_found", 404),
-            RuntimeError::Forbidden(_) => ("forbidden", 403),
-            RuntimeError::Engine(e) => (e.code(), e.http_status()),
-            RuntimeError::UnknownTool(_) => ("invalid_arguments", 400),
-            RuntimeError::RetrievalRequired(_) => ("retrieval_required", 409),
-            RuntimeError::CredentialRequired(_) => ("credential_required", 409),
-            RuntimeError::ToolNotLoaded(_) => ("tool_not_loaded", 409),
-            RuntimeError::ConnectRequired(_) => ("connect_required", 409),
-            RuntimeError::Result(ResultError::Expired(..)) => ("result_expired", 410),
-            RuntimeError::Result(ResultError::NotFound(_)) => ("result_not_found", 404),
+            RuntimeError::NotFound(_) => ErrorCode::NotFound,
+            RuntimeError::Forbidden(_) => ErrorCode::Forbidden,
+            RuntimeError::Engine(e) => e.error_code(),
+            RuntimeError::UnknownTool(_) => ErrorCode::InvalidArguments,
+            RuntimeError::RetrievalRequired(_) => ErrorCode::RetrievalRequired,
+            RuntimeError::CredentialRequired(_) => ErrorCode::CredentialRequired,
+            RuntimeError::ToolNotLoaded(_) => ErrorCode::ToolNotLoaded,
+            RuntimeError::ConnectRequired(_) => ErrorCode::ConnectRequired,
+            RuntimeError::Result(ResultError::Expired(..)) => ErrorCode::ResultExpired,
+            RuntimeError::Result(ResultError::NotFound(_)) => ErrorCode::ResultNotFound,
             RuntimeError::Result(ResultError::Store(_)) | RuntimeError::Kv(_) => {
-                ("unavailable", 503)
+                ErrorCode::Unavailable
             }
-            RuntimeError::RateLimited { .. } => ("rate_limited", 429),
-            RuntimeError::Upstream(_) => ("upstream_failed", 502),
-            RuntimeError::Draining => ("unavailable", 503),
-            RuntimeError::Store(StoreError::NotFound) => ("not_found", 404),
-            RuntimeError::Store(StoreError::Unavailable(_)) => ("unavailable", 503),
-            RuntimeError::Store(_) | RuntimeError::Internal(_) => ("internal_error", 500),
+            RuntimeError::RateLimited { .. } => ErrorCode::RateLimited,
+            RuntimeError::Upstream(_) => ErrorCode::UpstreamFailed,
+            RuntimeError::Draining => ErrorCode::Unavailable,
+            RuntimeError::Store(StoreError::NotFound) => ErrorCode::NotFound,
+            RuntimeError::Store(StoreError::Unavailable(_)) => ErrorCode::Unavailable,
+            RuntimeError::Store(_) | RuntimeError::Internal(_) => ErrorCode::InternalError,
         }
+    }
+
+    /// Stable code and HTTP status of the problem document (from the error table).
+    pub fn code_status(&self) -> (&'static str, u16) {
+        let code = self.error_code();
+        (code.as_str(), code.status())
     }
 }

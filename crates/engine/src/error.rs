@@ -1,8 +1,10 @@
-//! The one error type of the engine. Every variant has a stable snake_case code (the API
-//! layer maps it to problem+json) and a detail written for the model: it says what was
+//! The one error type of the engine. Every variant is a row of the error table
+//! ([`ErrorCode`]: its code and status) and a detail written for the model: it says what was
 //! wrong and what to send instead, because the runtime hands it to the model verbatim.
 
 use thiserror::Error;
+
+use crate::error_code::ErrorCode;
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum EngineError {
@@ -29,28 +31,21 @@ pub enum EngineError {
 }
 
 impl EngineError {
-    /// Stable machine-readable code, identical to the API's problem `code`.
-    pub fn code(&self) -> &'static str {
+    /// Which row of the error table ([`ErrorCode`]) this is.
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            Self::InvalidArguments { .. } => "invalid_arguments",
-            Self::LimitExceeded { .. } => "argument_limit_exceeded",
-            Self::InvalidForEachKey { .. } => "invalid_for_each_key",
-            Self::AllPagesUnsupported { .. } => "all_pages_unsupported",
-            Self::Upstream { .. } => "upstream_failed",
-            Self::ResultNotFound { .. } => "result_not_found",
+            Self::InvalidArguments { .. } => ErrorCode::InvalidArguments,
+            Self::LimitExceeded { .. } => ErrorCode::ArgumentLimitExceeded,
+            Self::InvalidForEachKey { .. } => ErrorCode::InvalidForEachKey,
+            Self::AllPagesUnsupported { .. } => ErrorCode::AllPagesUnsupported,
+            Self::Upstream { .. } => ErrorCode::UpstreamFailed,
+            Self::ResultNotFound { .. } => ErrorCode::ResultNotFound,
         }
     }
 
-    /// The HTTP status the API layer should use for this error.
-    pub fn http_status(&self) -> u16 {
-        match self {
-            Self::InvalidArguments { .. }
-            | Self::LimitExceeded { .. }
-            | Self::InvalidForEachKey { .. }
-            | Self::AllPagesUnsupported { .. } => 400,
-            Self::Upstream { .. } => 502,
-            Self::ResultNotFound { .. } => 404,
-        }
+    /// Stable machine-readable code, identical to the API's problem `code`.
+    pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
     }
 
     /// The model-readable explanation.

@@ -37,7 +37,7 @@
 //!
 //! # What the runtime does around it
 //! 1. `analyze` once per tool; `model_tool` for the schema the model sees.
-//! 2. `parse_call`. Errors carry `code()`, `http_status()`, `detail()`.
+//! 2. `parse_call`. Errors carry `error_code()` (code and status: [`ErrorCode`]), `detail()`.
 //! 3. Cache lookup with `cache_identity()` (unless `plan.refresh`); on a hit use
 //!    `Outcome::from_stored_json`, present it with `Labels { cache: Some(CacheLabel::hit(..)) }`.
 //! 4. `run`; `store()` (built once, the rows moved into it) when `presented.stored`, under
@@ -59,6 +59,7 @@
 pub mod analysis;
 pub mod document;
 pub mod error;
+pub mod error_code;
 pub mod limits;
 pub mod outcome;
 pub mod plan;
@@ -80,6 +81,7 @@ pub use analysis::{analyze, Param, ToolAnalysis};
 pub use document::item::Item;
 pub use document::Slot;
 pub use error::EngineError;
+pub use error_code::ErrorCode;
 pub use limits::Limits;
 pub use outcome::{Outcome, Provenance, StopReason, StoredJson, Verdict};
 pub use plan::model_tools::{loop_guidance, model_tool, retrieval_tools, ModelTool};

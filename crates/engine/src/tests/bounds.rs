@@ -168,7 +168,10 @@ fn plain_call_failure_is_an_upstream_error() {
     )
     .err();
     let e = e.unwrap_or_else(|| panic!("expected failure"));
-    assert_eq!((e.code(), e.http_status()), ("upstream_failed", 502));
+    assert_eq!(
+        (e.code(), e.error_code().status()),
+        ("upstream_failed", 502)
+    );
     assert!(matches!(
         e,
         EngineError::Upstream {
