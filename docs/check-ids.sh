@@ -29,8 +29,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 exec python3 - "$root" <<'PY'
-import os, re, sys
+import os, re, signal, sys
 from collections import defaultdict
+
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into `head`
 
 root = sys.argv[1]
 DOC = os.path.join(root, "docs", "behaviour.md")
