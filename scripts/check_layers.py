@@ -31,7 +31,7 @@ LAYERS = [
     ["walk"],
     ["discovery"],
     ["call"],
-    ["workflow", "mcp", "openapi_import"],
+    ["workflow", "mcp", "openapi_import", "studio"],
     ["api"],
     ["app"],
     ["fuzzing"],

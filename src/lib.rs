@@ -23,6 +23,7 @@ pub mod discovery;
 
 pub mod mcp;
 pub mod openapi_import;
+pub mod studio;
 pub mod workflow;
 
 pub mod api;

@@ -174,6 +174,19 @@ impl ResponseError for ApiError {
     }
 }
 
+impl From<crate::studio::StudioError> for ApiError {
+    fn from(e: crate::studio::StudioError) -> Self {
+        use crate::studio::StudioError;
+        match e {
+            StudioError::Invalid(m) => ApiError::invalid(m),
+            StudioError::Conflict(m) => ApiError::Conflict(m),
+            StudioError::CredentialRequired(m) => ApiError::CredentialRequired(m),
+            StudioError::NotFound(what) => ApiError::not_found(what),
+            StudioError::Store(s) => s.into(),
+        }
+    }
+}
+
 /// Maps a store error to a 404 naming the object when it was not found.
 pub fn or_not_found(what: &'static str) -> impl FnOnce(StoreError) -> ApiError {
     move |e| match e {

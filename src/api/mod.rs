@@ -22,7 +22,6 @@ pub mod runtime;
 pub mod runtime_tokens;
 pub mod sse;
 pub mod state;
-pub mod toolkits;
 pub mod tools;
 pub mod validate;
 pub mod workflow_runs;

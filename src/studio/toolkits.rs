@@ -1,14 +1,16 @@
-//! Studio: the connected-app side of a provider of kind `app` — its `toolkit` and how
-//! end users connect it (`connection`), LOOP_ENGINE D3–D4. The OAuth client secret is
+//! The connected-app side of a provider of kind `app` — its `toolkit` and how
+//! end users connect it (`connection`), D3–D4. The OAuth client secret is
 //! sealed to the provider id and never returned.
 
 use secrecy::{ExposeSecret, SecretString};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::error::ApiError;
+use sqlx::PgPool;
+
 use super::validate::absolute_url;
-use crate::api::state::AppState;
+use super::StudioError;
+use crate::crypto::Cipher;
 use crate::store::providers::{self, origin, Connection, Provider};
 use crate::store::tools::ToolKind;
 use crate::store::OrgId;
@@ -48,12 +50,12 @@ pub fn check_binding(
     cur: &Provider,
     next_base_url: &str,
     connection: Option<&ConnectionInput>,
-) -> Result<(), ApiError> {
+) -> Result<(), StudioError> {
     if cur.kind != ToolKind::App {
         return Ok(());
     }
     if origin(&cur.base_url) != origin(next_base_url) {
-        return Err(ApiError::Conflict(
+        return Err(StudioError::Conflict(
             "an app provider's base_url cannot move to another origin: its users' connections \
              were made for this one. Create a new provider for the new origin"
                 .into(),
@@ -73,7 +75,7 @@ pub fn check_binding(
         )
     );
     if keeps_secret && token_origin_moves(cur, connection) {
-        return Err(ApiError::CredentialRequired(
+        return Err(StudioError::CredentialRequired(
             "moving connection.token_url to another origin sends the stored OAuth client \
              secret somewhere new: send connection.client_secret again in the same request"
                 .into(),
@@ -100,16 +102,17 @@ pub fn token_origin_moves(cur: &Provider, connection: Option<&ConnectionInput>) 
 /// Checks `toolkit` / `connection` against the provider's kind and stores them; a
 /// provider that is not kind `app` takes neither.
 pub async fn apply(
-    state: &AppState,
+    pool: &PgPool,
+    cipher: &Cipher,
     org: &OrgId,
     provider: Provider,
     toolkit: Option<String>,
     connection: Option<ConnectionInput>,
-) -> Result<Provider, ApiError> {
+) -> Result<Provider, StudioError> {
     if provider.kind != ToolKind::App {
         if toolkit.is_some() || connection.is_some() {
-            return Err(ApiError::invalid(
-                "`toolkit` and `connection` belong to providers of kind app (connected-app toolkits)",
+            return Err(StudioError::Invalid(
+                "`toolkit` and `connection` belong to providers of kind app (connected-app toolkits)".into(),
             ));
         }
         return Ok(provider);
@@ -118,27 +121,29 @@ pub async fn apply(
         return Ok(provider);
     }
     let toolkit = toolkit.or(provider.toolkit.clone()).ok_or_else(|| {
-        ApiError::invalid("a provider of kind app needs `toolkit`: the name end users and models know it by, [A-Za-z0-9_-]{1,64}")
+        StudioError::Invalid("a provider of kind app needs `toolkit`: the name end users and models know it by, [A-Za-z0-9_-]{1,64}".into())
     })?;
     if !valid_toolkit(&toolkit) {
-        return Err(ApiError::invalid("toolkit must match [A-Za-z0-9_-]{1,64}"));
+        return Err(StudioError::Invalid(
+            "toolkit must match [A-Za-z0-9_-]{1,64}".into(),
+        ));
     }
     let (conn, secret) = match connection {
         None => match provider.connection.clone() {
             Some(c) => (c, None),
-            None => return Err(ApiError::invalid(
-                "a provider of kind app needs `connection`: {type: \"oauth2\", authorize_url, token_url, client_id, client_secret, scopes} or {type: \"api_key\", instructions}",
+            None => return Err(StudioError::Invalid(
+                "a provider of kind app needs `connection`: {type: \"oauth2\", authorize_url, token_url, client_id, client_secret, scopes} or {type: \"api_key\", instructions}".into(),
             )),
         },
         Some(ConnectionInput::Oauth2 { authorize_url, token_url, client_id, client_secret, scopes }) => {
             if client_id.trim().is_empty() || client_id.len() > 500 || scopes.len() > 50 {
-                return Err(ApiError::invalid("connection.client_id must be 1 to 500 characters, with at most 50 scopes"));
+                return Err(StudioError::Invalid("connection.client_id must be 1 to 500 characters, with at most 50 scopes".into()));
             }
             let sealed = match &client_secret {
                 Some(s) if !s.expose_secret().is_empty() && s.expose_secret().len() <= 4096 => {
-                    Some(state.cipher.encrypt(s.expose_secret().as_bytes(), provider.id.as_bytes()))
+                    Some(cipher.encrypt(s.expose_secret().as_bytes(), provider.id.as_bytes()))
                 }
-                Some(_) => return Err(ApiError::invalid("connection.client_secret must be 1 to 4096 bytes")),
+                Some(_) => return Err(StudioError::Invalid("connection.client_secret must be 1 to 4096 bytes".into())),
                 None => None,
             };
             let has_client_secret = sealed.is_some()
@@ -154,10 +159,10 @@ pub async fn apply(
         }
         Some(ConnectionInput::ApiKey { instructions }) => {
             if instructions.as_ref().is_some_and(|i| i.len() > 4096) {
-                return Err(ApiError::invalid("connection.instructions must be at most 4096 bytes"));
+                return Err(StudioError::Invalid("connection.instructions must be at most 4096 bytes".into()));
             }
             (Connection::ApiKey { instructions }, None)
         }
     };
-    Ok(providers::set_app(&state.pool, org, &provider.id, &toolkit, &conn, secret).await?)
+    Ok(providers::set_app(pool, org, &provider.id, &toolkit, &conn, secret).await?)
 }
