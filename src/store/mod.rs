@@ -1,7 +1,10 @@
 //! Postgres system of record. Every function that touches tenant data takes the
 //! `OrgId` first and filters on it; another org's row is simply not found.
-//! Queries are checked at runtime (sqlx `query_as`) rather than at compile time so the
-//! crate builds without a database; every one of them is exercised by `tests/`.
+//! Every static query is checked at compile time (sqlx `query!`, `query_as!`,
+//! `query_scalar!`) against the schema the migrations make, through the offline data in
+//! `.sqlx/` (so a build needs no database: `.cargo/config.toml` sets `SQLX_OFFLINE`;
+//! `scripts/sqlx-prepare` regenerates it). Only the lists' shared keyset pagination
+//! ([`page::list`]) builds its SQL at run time.
 
 pub mod agent_load;
 pub mod agents;
@@ -25,7 +28,7 @@ pub use error::StoreError;
 pub use page::{Page, PageRequest};
 
 use serde::Serialize;
-use sqlx::postgres::PgPoolOptions;
+use sqlx::postgres::{PgPoolOptions, PgQueryResult};
 use sqlx::PgPool;
 
 /// An org id that was proven by authentication or by an admin lookup; store
@@ -49,18 +52,8 @@ impl std::fmt::Display for OrgId {
     }
 }
 
-/// Runs a static `DELETE … WHERE org_id = $1 AND id = $2`; no row deleted is `NotFound`.
-pub(crate) async fn delete_owned(
-    pool: &PgPool,
-    sql: &'static str,
-    org: &OrgId,
-    id: &str,
-) -> Result<(), StoreError> {
-    let done = sqlx::query(sql)
-        .bind(org.as_str())
-        .bind(id)
-        .execute(pool)
-        .await?;
+/// What a `DELETE … WHERE org_id = $1 AND id = $2` did: no row deleted is `NotFound`.
+pub(crate) fn deleted(done: PgQueryResult) -> Result<(), StoreError> {
     if done.rows_affected() == 0 {
         return Err(StoreError::NotFound);
     }
