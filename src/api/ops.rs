@@ -66,7 +66,7 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
     detail.extend(degradations(&state));
     let postgres = tokio::time::timeout(
         std::time::Duration::from_secs(3),
-        sqlx::query("SELECT 1").execute(&state.pool),
+        sqlx::query_scalar!("SELECT 1 AS ready").fetch_one(&state.pool),
     )
     .await;
     if !matches!(postgres, Ok(Ok(_))) {

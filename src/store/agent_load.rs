@@ -76,7 +76,6 @@ pub struct SeenThread {
     pub fresh_for: std::time::Duration,
 }
 
-#[derive(sqlx::FromRow)]
 struct Row {
     id: String,
     instructions: String,
@@ -101,27 +100,6 @@ struct Row {
     conn_broken: Option<bool>,
 }
 
-const SQL: &str = "SELECT a.id, a.instructions, a.direct_tool_budget, a.token_budget, d.cache, \
-     th.id AS thread_id, EXTRACT(EPOCH FROM th.last_used_at + $5 * interval '1 second' - now())::float8 \
-       AS thread_fresh_secs, \
-     b.tool_id, b.provider_id, b.loop_responses, b.dataset_ttl_hours, b.discovery, \
-     t.updated_at AS tool_version, p.updated_at AS provider_version, \
-     p.credential_ciphertext AS org_credential, \
-     CASE WHEN t.kind = 'app' THEN COALESCE(t.toolkit, p.toolkit, p.name) END AS app_toolkit, \
-     c.id AS conn_id, c.kind AS conn_kind, c.secret_ciphertext AS conn_secret, \
-     c.expires_at AS conn_expires_at, c.broken AS conn_broken \
-     FROM agents a \
-     JOIN deployments d ON d.org_id = a.org_id AND d.id = a.deployment_id \
-     LEFT JOIN threads th ON th.org_id = a.org_id AND th.agent_id = a.id \
-       AND th.caller = $3 AND th.thread_key = $4 \
-     LEFT JOIN agent_tools b ON b.org_id = a.org_id AND b.agent_id = a.id \
-     LEFT JOIN tools t ON t.org_id = b.org_id AND t.id = b.tool_id \
-     LEFT JOIN providers p ON p.org_id = b.org_id AND p.id = b.provider_id \
-     LEFT JOIN connections c ON c.org_id = a.org_id AND c.user_id = $6 AND t.kind = 'app' \
-       AND c.toolkit = COALESCE(t.toolkit, p.toolkit, p.name) AND c.provider_id = b.provider_id \
-     WHERE a.org_id = $1 AND a.id = $2 \
-     ORDER BY b.position, b.created_at, b.tool_id";
-
 /// The agent `id` of `org` with its versioned bindings, the `thread` looked up (a missing
 /// one is `None`) and, with `connections_of` (a connection user,
 /// [`crate::auth::Caller::connection_user`]), that user's connection of each app
@@ -133,15 +111,44 @@ pub async fn load(
     thread: Option<ThreadLookup<'_>>,
     connections_of: Option<&str>,
 ) -> Result<AgentLoad, StoreError> {
-    let rows: Vec<Row> = sqlx::query_as(SQL)
-        .bind(org.as_str())
-        .bind(id)
-        .bind(thread.map(|t| t.caller))
-        .bind(thread.map(|t| t.key))
-        .bind(thread.map_or(0.0, |t| t.fresh_within.as_secs_f64()))
-        .bind(connections_of)
-        .fetch_all(pool)
-        .await?;
+    // every column of a LEFT JOINed table is nullable (`?`): an agent has no bindings, a
+    // call no thread or connection yet
+    let rows = sqlx::query_as!(
+        Row,
+        r#"SELECT a.id, a.instructions, a.direct_tool_budget, a.token_budget,
+             d.cache AS "cache: CacheMode",
+             th.id AS "thread_id?",
+             EXTRACT(EPOCH FROM th.last_used_at + $5 * interval '1 second' - now())::float8
+               AS "thread_fresh_secs?",
+             b.tool_id AS "tool_id?", b.provider_id AS "provider_id?",
+             b.loop_responses AS "loop_responses?", b.dataset_ttl_hours AS "dataset_ttl_hours?",
+             b.discovery AS "discovery?",
+             t.updated_at AS "tool_version?", p.updated_at AS "provider_version?",
+             p.credential_ciphertext AS "org_credential?",
+             CASE WHEN t.kind = 'app' THEN COALESCE(t.toolkit, p.toolkit, p.name) END
+               AS "app_toolkit?",
+             c.id AS "conn_id?", c.kind AS "conn_kind?", c.secret_ciphertext AS "conn_secret?",
+             c.expires_at AS "conn_expires_at?", c.broken AS "conn_broken?"
+           FROM agents a
+           JOIN deployments d ON d.org_id = a.org_id AND d.id = a.deployment_id
+           LEFT JOIN threads th ON th.org_id = a.org_id AND th.agent_id = a.id
+             AND th.caller = $3 AND th.thread_key = $4
+           LEFT JOIN agent_tools b ON b.org_id = a.org_id AND b.agent_id = a.id
+           LEFT JOIN tools t ON t.org_id = b.org_id AND t.id = b.tool_id
+           LEFT JOIN providers p ON p.org_id = b.org_id AND p.id = b.provider_id
+           LEFT JOIN connections c ON c.org_id = a.org_id AND c.user_id = $6 AND t.kind = 'app'
+             AND c.toolkit = COALESCE(t.toolkit, p.toolkit, p.name) AND c.provider_id = b.provider_id
+           WHERE a.org_id = $1 AND a.id = $2
+           ORDER BY b.position, b.created_at, b.tool_id"#,
+        org.as_str(),
+        id,
+        thread.map(|t| t.caller),
+        thread.map(|t| t.key),
+        thread.map_or(0.0, |t| t.fresh_within.as_secs_f64()),
+        connections_of,
+    )
+    .fetch_all(pool)
+    .await?;
     let Some(first) = rows.first() else {
         return Err(StoreError::NotFound);
     };

@@ -85,17 +85,9 @@ impl Row {
     }
 }
 
-macro_rules! columns {
-    () => {
-        "id, org_id, deployment_id, name, instructions, direct_tool_budget, token_budget, created_at, updated_at"
-    };
-}
-const COLUMNS: &str = columns!();
-macro_rules! binding_columns {
-    () => {
-        "tool_id, provider_id, loop_responses, dataset_ttl_hours, discovery"
-    };
-}
+/// The columns of [`Row`], for the list (the static queries spell them out).
+const COLUMNS: &str = "id, org_id, deployment_id, name, instructions, direct_tool_budget, \
+     token_budget, created_at, updated_at";
 
 /// Checks every binding against the org's tools; the message names the offending entry.
 async fn check_bindings(
@@ -104,13 +96,16 @@ async fn check_bindings(
     bindings: &[Binding],
 ) -> Result<(), StoreError> {
     let ids: Vec<String> = bindings.iter().map(|b| b.tool_id.clone()).collect();
-    let owners: Vec<(String, String)> =
-        sqlx::query_as("SELECT id, provider_id FROM tools WHERE org_id = $1 AND id = ANY($2)")
-            .bind(org.as_str())
-            .bind(&ids)
-            .fetch_all(&mut **tx)
-            .await?;
-    let owners: HashMap<String, String> = owners.into_iter().collect();
+    let owners: HashMap<String, String> = sqlx::query!(
+        "SELECT id, provider_id FROM tools WHERE org_id = $1 AND id = ANY($2)",
+        org.as_str(),
+        &ids,
+    )
+    .fetch_all(&mut **tx)
+    .await?
+    .into_iter()
+    .map(|r| (r.id, r.provider_id))
+    .collect();
     let mut seen = std::collections::HashSet::new();
     for (i, b) in bindings.iter().enumerate() {
         let Some(provider) = owners.get(&b.tool_id) else {
@@ -150,51 +145,46 @@ async fn insert_bindings(
 ) -> Result<(), StoreError> {
     check_bindings(tx, org, bindings).await?;
     for (pos, b) in bindings.iter().enumerate() {
-        sqlx::query(
+        sqlx::query!(
             "INSERT INTO agent_tools (org_id, agent_id, tool_id, provider_id, loop_responses, \
              dataset_ttl_hours, discovery, position) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            org.as_str(),
+            agent_id,
+            &b.tool_id,
+            &b.provider_id,
+            b.loop_responses,
+            b.dataset_ttl_hours,
+            b.discovery,
+            pos as i32,
         )
-        .bind(org.as_str())
-        .bind(agent_id)
-        .bind(&b.tool_id)
-        .bind(&b.provider_id)
-        .bind(b.loop_responses)
-        .bind(b.dataset_ttl_hours)
-        .bind(b.discovery)
-        .bind(pos as i32)
         .execute(&mut **tx)
         .await?;
     }
     Ok(())
 }
 
-/// `(agent_id, tool_id, provider_id, loop_responses, dataset_ttl_hours, discovery)`
-type BindingRow = (String, String, String, bool, Option<i32>, Option<bool>);
-
 async fn bindings_of(
     pool: &PgPool,
     org: &OrgId,
     agent_ids: &[String],
 ) -> Result<HashMap<String, Vec<Binding>>, StoreError> {
-    let sql = concat!(
-        "SELECT agent_id, ",
-        binding_columns!(),
-        " FROM agent_tools WHERE org_id = $1 AND agent_id = ANY($2) \
-         ORDER BY position, created_at, tool_id"
-    );
-    let rows: Vec<BindingRow> = sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(agent_ids)
-        .fetch_all(pool)
-        .await?;
+    let rows = sqlx::query!(
+        "SELECT agent_id, tool_id, provider_id, loop_responses, dataset_ttl_hours, discovery \
+         FROM agent_tools WHERE org_id = $1 AND agent_id = ANY($2) \
+         ORDER BY position, created_at, tool_id",
+        org.as_str(),
+        agent_ids,
+    )
+    .fetch_all(pool)
+    .await?;
     let mut out: HashMap<String, Vec<Binding>> = HashMap::new();
-    for (agent, tool_id, provider_id, loop_responses, dataset_ttl_hours, discovery) in rows {
-        out.entry(agent).or_default().push(Binding {
-            tool_id,
-            provider_id,
-            loop_responses,
-            dataset_ttl_hours,
-            discovery,
+    for r in rows {
+        out.entry(r.agent_id).or_default().push(Binding {
+            tool_id: r.tool_id,
+            provider_id: r.provider_id,
+            loop_responses: r.loop_responses,
+            dataset_ttl_hours: r.dataset_ttl_hours,
+            discovery: r.discovery,
         });
     }
     Ok(out)
@@ -224,38 +214,37 @@ pub async fn create(
     bindings: &[Binding],
 ) -> Result<Agent, StoreError> {
     let mut tx = pool.begin().await?;
-    let sql =
-        concat!(
+    let row = sqlx::query_as!(
+        Row,
         "INSERT INTO agents (id, org_id, deployment_id, name, instructions, direct_tool_budget, \
-         token_budget) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ", columns!(), ""
-    );
-    let row: Row = sqlx::query_as(sql)
-        .bind(new_id("agt"))
-        .bind(org.as_str())
-        .bind(f.deployment_id)
-        .bind(f.name)
-        .bind(f.instructions)
-        .bind(f.direct_tool_budget)
-        .bind(f.token_budget)
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(|e| deployment_error(e, f.deployment_id))?;
+         token_budget) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id, org_id, deployment_id, \
+         name, instructions, direct_tool_budget, token_budget, created_at, updated_at",
+        new_id("agt"),
+        org.as_str(),
+        f.deployment_id,
+        f.name,
+        f.instructions,
+        f.direct_tool_budget,
+        f.token_budget,
+    )
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(|e| deployment_error(e, f.deployment_id))?;
     insert_bindings(&mut tx, org, &row.id, bindings).await?;
     tx.commit().await?;
     Ok(row.with(bindings.to_vec()))
 }
 
 pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<Agent, StoreError> {
-    let sql = concat!(
-        "SELECT ",
-        columns!(),
-        " FROM agents WHERE org_id = $1 AND id = $2"
-    );
-    let row: Row = sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(id)
-        .fetch_one(pool)
-        .await?;
+    let row = sqlx::query_as!(
+        Row,
+        "SELECT id, org_id, deployment_id, name, instructions, direct_tool_budget, token_budget, \
+         created_at, updated_at FROM agents WHERE org_id = $1 AND id = $2",
+        org.as_str(),
+        id,
+    )
+    .fetch_one(pool)
+    .await?;
     let mut b = bindings_of(pool, org, std::slice::from_ref(&row.id)).await?;
     let tools = b.remove(&row.id).unwrap_or_default();
     Ok(row.with(tools))
@@ -299,32 +288,35 @@ pub async fn update(
     p: &AgentPatch<'_>,
 ) -> Result<Agent, StoreError> {
     let mut tx = pool.begin().await?;
-    let sql = concat!(
+    let row = sqlx::query_as!(
+        Row,
         "UPDATE agents SET name = COALESCE($3, name), deployment_id = COALESCE($4, deployment_id), \
          instructions = COALESCE($5, instructions), \
          direct_tool_budget = CASE WHEN $6 THEN $7 ELSE direct_tool_budget END, \
          token_budget = CASE WHEN $8 THEN $9 ELSE token_budget END, updated_at = now() \
-         WHERE org_id = $1 AND id = $2 RETURNING ", columns!(), ""
-    );
-    let row: Row = sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(id)
-        .bind(p.name)
-        .bind(p.deployment_id)
-        .bind(p.instructions)
-        .bind(p.direct_tool_budget.is_some())
-        .bind(p.direct_tool_budget.flatten())
-        .bind(p.token_budget.is_some())
-        .bind(p.token_budget.flatten())
-        .fetch_one(&mut *tx)
-        .await
-        .map_err(|e| deployment_error(e, p.deployment_id.unwrap_or_default()))?;
+         WHERE org_id = $1 AND id = $2 RETURNING id, org_id, deployment_id, name, instructions, \
+         direct_tool_budget, token_budget, created_at, updated_at",
+        org.as_str(),
+        id,
+        p.name,
+        p.deployment_id,
+        p.instructions,
+        p.direct_tool_budget.is_some(),
+        p.direct_tool_budget.flatten(),
+        p.token_budget.is_some(),
+        p.token_budget.flatten(),
+    )
+    .fetch_one(&mut *tx)
+    .await
+    .map_err(|e| deployment_error(e, p.deployment_id.unwrap_or_default()))?;
     if let Some(bindings) = p.agent_tools {
-        sqlx::query("DELETE FROM agent_tools WHERE org_id = $1 AND agent_id = $2")
-            .bind(org.as_str())
-            .bind(id)
-            .execute(&mut *tx)
-            .await?;
+        sqlx::query!(
+            "DELETE FROM agent_tools WHERE org_id = $1 AND agent_id = $2",
+            org.as_str(),
+            id,
+        )
+        .execute(&mut *tx)
+        .await?;
         insert_bindings(&mut tx, org, id, bindings).await?;
     }
     tx.commit().await?;
@@ -332,13 +324,14 @@ pub async fn update(
 }
 
 pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
-    super::delete_owned(
-        pool,
+    let done = sqlx::query!(
         "DELETE FROM agents WHERE org_id = $1 AND id = $2",
-        org,
+        org.as_str(),
         id,
     )
-    .await
+    .execute(pool)
+    .await?;
+    super::deleted(done)
 }
 
 pub async fn add_binding(
@@ -348,35 +341,37 @@ pub async fn add_binding(
     b: &Binding,
 ) -> Result<Binding, StoreError> {
     let mut tx = pool.begin().await?;
-    let agent: Option<(String,)> =
-        sqlx::query_as("SELECT id FROM agents WHERE org_id = $1 AND id = $2")
-            .bind(org.as_str())
-            .bind(agent_id)
-            .fetch_optional(&mut *tx)
-            .await?;
+    let agent = sqlx::query_scalar!(
+        "SELECT id FROM agents WHERE org_id = $1 AND id = $2",
+        org.as_str(),
+        agent_id,
+    )
+    .fetch_optional(&mut *tx)
+    .await?;
     if agent.is_none() {
         return Err(StoreError::NotFound);
     }
-    let position: i32 = sqlx::query_scalar(
-        "SELECT COALESCE(MAX(position), -1) + 1 FROM agent_tools WHERE org_id = $1 AND agent_id = $2",
+    let position = sqlx::query_scalar!(
+        r#"SELECT COALESCE(MAX(position), -1) + 1 AS "position!" FROM agent_tools
+           WHERE org_id = $1 AND agent_id = $2"#,
+        org.as_str(),
+        agent_id,
     )
-    .bind(org.as_str())
-    .bind(agent_id)
     .fetch_one(&mut *tx)
     .await?;
     check_bindings(&mut tx, org, std::slice::from_ref(b)).await?;
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO agent_tools (org_id, agent_id, tool_id, provider_id, loop_responses, \
          dataset_ttl_hours, discovery, position) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        org.as_str(),
+        agent_id,
+        &b.tool_id,
+        &b.provider_id,
+        b.loop_responses,
+        b.dataset_ttl_hours,
+        b.discovery,
+        position,
     )
-    .bind(org.as_str())
-    .bind(agent_id)
-    .bind(&b.tool_id)
-    .bind(&b.provider_id)
-    .bind(b.loop_responses)
-    .bind(b.dataset_ttl_hours)
-    .bind(b.discovery)
-    .bind(position)
     .execute(&mut *tx)
     .await
     .map_err(|e| match StoreError::from(e) {
@@ -396,17 +391,16 @@ pub async fn get_binding(
     agent_id: &str,
     tool_id: &str,
 ) -> Result<Binding, StoreError> {
-    let sql = concat!(
-        "SELECT ",
-        binding_columns!(),
-        " FROM agent_tools WHERE org_id = $1 AND agent_id = $2 AND tool_id = $3"
-    );
-    Ok(sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(agent_id)
-        .bind(tool_id)
-        .fetch_one(pool)
-        .await?)
+    Ok(sqlx::query_as!(
+        Binding,
+        "SELECT tool_id, provider_id, loop_responses, dataset_ttl_hours, discovery \
+         FROM agent_tools WHERE org_id = $1 AND agent_id = $2 AND tool_id = $3",
+        org.as_str(),
+        agent_id,
+        tool_id,
+    )
+    .fetch_one(pool)
+    .await?)
 }
 
 /// `None` leaves a field as it is; `Some(None)` clears a nullable one.
@@ -423,25 +417,24 @@ pub async fn update_binding(
     tool_id: &str,
     p: &BindingPatch,
 ) -> Result<Binding, StoreError> {
-    let sql = concat!(
+    Ok(sqlx::query_as!(
+        Binding,
         "UPDATE agent_tools SET loop_responses = COALESCE($4, loop_responses), \
          dataset_ttl_hours = CASE WHEN $5 THEN $6 ELSE dataset_ttl_hours END, \
          discovery = CASE WHEN $7 THEN $8 ELSE discovery END, updated_at = now() \
-         WHERE org_id = $1 AND agent_id = $2 AND tool_id = $3 RETURNING ",
-        binding_columns!(),
-        ""
-    );
-    Ok(sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(agent_id)
-        .bind(tool_id)
-        .bind(p.loop_responses)
-        .bind(p.dataset_ttl_hours.is_some())
-        .bind(p.dataset_ttl_hours.flatten())
-        .bind(p.discovery.is_some())
-        .bind(p.discovery.flatten())
-        .fetch_one(pool)
-        .await?)
+         WHERE org_id = $1 AND agent_id = $2 AND tool_id = $3 \
+         RETURNING tool_id, provider_id, loop_responses, dataset_ttl_hours, discovery",
+        org.as_str(),
+        agent_id,
+        tool_id,
+        p.loop_responses,
+        p.dataset_ttl_hours.is_some(),
+        p.dataset_ttl_hours.flatten(),
+        p.discovery.is_some(),
+        p.discovery.flatten(),
+    )
+    .fetch_one(pool)
+    .await?)
 }
 
 pub async fn remove_binding(
@@ -450,13 +443,14 @@ pub async fn remove_binding(
     agent_id: &str,
     tool_id: &str,
 ) -> Result<(), StoreError> {
-    let done =
-        sqlx::query("DELETE FROM agent_tools WHERE org_id = $1 AND agent_id = $2 AND tool_id = $3")
-            .bind(org.as_str())
-            .bind(agent_id)
-            .bind(tool_id)
-            .execute(pool)
-            .await?;
+    let done = sqlx::query!(
+        "DELETE FROM agent_tools WHERE org_id = $1 AND agent_id = $2 AND tool_id = $3",
+        org.as_str(),
+        agent_id,
+        tool_id,
+    )
+    .execute(pool)
+    .await?;
     if done.rows_affected() == 0 {
         return Err(StoreError::NotFound);
     }

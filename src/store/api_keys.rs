@@ -80,12 +80,7 @@ impl From<Row> for ApiKey {
     }
 }
 
-macro_rules! columns {
-    () => {
-        "id, org_id, name, scopes, created_at, revoked_at, last_used_at"
-    };
-}
-const COLUMNS: &str = columns!();
+const COLUMNS: &str = "id, org_id, name, scopes, created_at, revoked_at, last_used_at";
 
 /// The presented form is `lgk_<key id without prefix>_<secret>`.
 pub const KEY_PREFIX: &str = "lgk_";
@@ -101,15 +96,17 @@ pub async fn create(
     let secret = random_token(40);
     let hash = sha256(secret.as_bytes());
     let scopes: Vec<&str> = scopes.iter().map(|s| s.as_str()).collect();
-    let row: Row = sqlx::query_as(
+    let row = sqlx::query_as!(
+        Row,
         "INSERT INTO api_keys (id, org_id, name, secret_hash, scopes) VALUES ($1, $2, $3, $4, $5) \
          RETURNING id, org_id, name, scopes, created_at, revoked_at, last_used_at",
+        &id,
+        org.as_str(),
+        name,
+        &hash[..],
+        // borrowed elements, which the macro's check (owned `String`s) does not take
+        &scopes as _,
     )
-    .bind(&id)
-    .bind(org.as_str())
-    .bind(name)
-    .bind(&hash[..])
-    .bind(&scopes)
     .fetch_one(pool)
     .await?;
     let token = format!("{KEY_PREFIX}{}_{secret}", &id["key_".len()..]);
@@ -130,12 +127,13 @@ pub async fn list(
 }
 
 pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<ApiKey, StoreError> {
-    let row: Row = sqlx::query_as(
+    let row = sqlx::query_as!(
+        Row,
         "SELECT id, org_id, name, scopes, created_at, revoked_at, last_used_at \
          FROM api_keys WHERE org_id = $1 AND id = $2",
+        org.as_str(),
+        id,
     )
-    .bind(org.as_str())
-    .bind(id)
     .fetch_one(pool)
     .await?;
     Ok(row.into())
@@ -143,12 +141,13 @@ pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<ApiKey, StoreEr
 
 /// Revoking is idempotent; the key stops working at once.
 pub async fn revoke(pool: &PgPool, org: &OrgId, id: &str) -> Result<ApiKey, StoreError> {
-    let row: Row = sqlx::query_as(
+    let row = sqlx::query_as!(
+        Row,
         "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE org_id = $1 AND id = $2 \
          RETURNING id, org_id, name, scopes, created_at, revoked_at, last_used_at",
+        org.as_str(),
+        id,
     )
-    .bind(org.as_str())
-    .bind(id)
     .fetch_one(pool)
     .await?;
     Ok(row.into())
@@ -186,36 +185,34 @@ pub async fn authenticate(
         return Ok(Err(Refusal::Malformed));
     };
     let secret = &presented[presented.len() - SECRET_CHARS..];
-    let found: Option<(Vec<u8>,)> =
-        sqlx::query_as("SELECT secret_hash FROM api_keys WHERE id = $1")
-            .bind(&id)
-            .fetch_optional(pool)
-            .await?;
+    let found = sqlx::query_scalar!("SELECT secret_hash FROM api_keys WHERE id = $1", &id)
+        .fetch_optional(pool)
+        .await?;
     // Hash even when the id is unknown so both paths cost the same.
     let presented_hash = sha256(secret.as_bytes());
-    let Some((stored,)) = found else {
+    let Some(stored) = found else {
         return Ok(Err(Refusal::Unknown));
     };
     if !ct_eq(&stored, &presented_hash) {
         return Ok(Err(Refusal::WrongSecret));
     }
-    let row: Row = sqlx::query_as(concat!(
-        "SELECT ",
-        columns!(),
-        " FROM api_keys WHERE id = $1"
-    ))
-    .bind(&id)
+    let row = sqlx::query_as!(
+        Row,
+        "SELECT id, org_id, name, scopes, created_at, revoked_at, last_used_at \
+         FROM api_keys WHERE id = $1",
+        &id,
+    )
     .fetch_one(pool)
     .await?;
     if row.revoked_at.is_some() {
         return Ok(Err(Refusal::Revoked));
     }
     // at most one write a minute per key, not one per request
-    sqlx::query(
+    sqlx::query!(
         "UPDATE api_keys SET last_used_at = now() WHERE id = $1 \
          AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
+        &id,
     )
-    .bind(&id)
     .execute(pool)
     .await?;
     Ok(Ok(row.into()))

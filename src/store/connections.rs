@@ -46,11 +46,7 @@ pub struct Secret {
     pub broken: bool,
 }
 
-macro_rules! columns {
-    () => {
-        "id, user_id, toolkit, created_at, expires_at, broken"
-    };
-}
+const COLUMNS: &str = "id, user_id, toolkit, created_at, expires_at, broken";
 
 /// What a new connection holds.
 pub struct NewConnection<'a> {
@@ -65,21 +61,21 @@ pub struct NewConnection<'a> {
 
 /// Stores the user's connection of the toolkit, replacing an earlier one.
 pub async fn upsert(pool: &PgPool, org: &OrgId, c: NewConnection<'_>) -> Result<(), StoreError> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO connections (id, org_id, user_id, toolkit, provider_id, kind, secret_ciphertext, expires_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
          ON CONFLICT (org_id, user_id, toolkit) DO UPDATE SET provider_id = EXCLUDED.provider_id, \
          kind = EXCLUDED.kind, secret_ciphertext = EXCLUDED.secret_ciphertext, \
          expires_at = EXCLUDED.expires_at, broken = FALSE, created_at = now(), updated_at = now()",
+        c.id,
+        org.as_str(),
+        c.user_id,
+        c.toolkit,
+        c.provider_id,
+        c.kind,
+        c.secret_ciphertext,
+        c.expires_at,
     )
-    .bind(c.id)
-    .bind(org.as_str())
-    .bind(c.user_id)
-    .bind(c.toolkit)
-    .bind(c.provider_id)
-    .bind(c.kind)
-    .bind(c.secret_ciphertext)
-    .bind(c.expires_at)
     .execute(pool)
     .await?;
     Ok(())
@@ -95,14 +91,15 @@ pub async fn secret(
 ) -> Result<Option<Secret>, StoreError> {
     // the provider too: a tool of another provider naming the same toolkit never gets the
     // user's token (it would be sent to that provider's base_url)
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as!(
+        Secret,
         "SELECT id, kind, secret_ciphertext, expires_at, broken FROM connections \
          WHERE org_id = $1 AND user_id = $2 AND toolkit = $3 AND provider_id = $4",
+        org.as_str(),
+        user_id,
+        toolkit,
+        provider_id,
     )
-    .bind(org.as_str())
-    .bind(user_id)
-    .bind(toolkit)
-    .bind(provider_id)
     .fetch_optional(pool)
     .await?)
 }
@@ -110,12 +107,12 @@ pub async fn secret(
 /// Whether any user holds an OAuth connection made through `provider_id` (its refresh
 /// token belongs to the provider's token endpoint).
 pub async fn any_oauth(pool: &PgPool, org: &OrgId, provider_id: &str) -> Result<bool, StoreError> {
-    Ok(sqlx::query_scalar(
-        "SELECT EXISTS (SELECT 1 FROM connections \
-         WHERE org_id = $1 AND provider_id = $2 AND kind = 'oauth2')",
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM connections
+             WHERE org_id = $1 AND provider_id = $2 AND kind = 'oauth2') AS "exists!""#,
+        org.as_str(),
+        provider_id,
     )
-    .bind(org.as_str())
-    .bind(provider_id)
     .fetch_one(pool)
     .await?)
 }
@@ -139,12 +136,13 @@ pub async fn lock_for_refresh(
     id: &str,
 ) -> Result<Option<(RefreshLock, Secret)>, StoreError> {
     let mut tx = pool.begin().await?;
-    let row: Option<Secret> = sqlx::query_as(
+    let row = sqlx::query_as!(
+        Secret,
         "SELECT id, kind, secret_ciphertext, expires_at, broken FROM connections \
          WHERE org_id = $1 AND id = $2 FOR UPDATE",
+        org.as_str(),
+        id,
     )
-    .bind(org.as_str())
-    .bind(id)
     .fetch_optional(&mut *tx)
     .await?;
     Ok(row.map(|secret| {
@@ -169,14 +167,14 @@ impl RefreshLock {
         secret_ciphertext: Vec<u8>,
         expires_at: Option<DateTime<Utc>>,
     ) -> Result<(), StoreError> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE connections SET secret_ciphertext = $3, expires_at = $4, broken = FALSE, updated_at = now() \
              WHERE org_id = $1 AND id = $2",
+            self.org.as_str(),
+            &self.id,
+            secret_ciphertext,
+            expires_at,
         )
-        .bind(self.org.as_str())
-        .bind(&self.id)
-        .bind(secret_ciphertext)
-        .bind(expires_at)
         .execute(&mut *self.tx)
         .await?;
         Ok(self.tx.commit().await?)
@@ -184,11 +182,11 @@ impl RefreshLock {
 
     /// A refresh failed: the next call answers `connect_required`.
     pub async fn broken(mut self) -> Result<(), StoreError> {
-        sqlx::query(
+        sqlx::query!(
             "UPDATE connections SET broken = TRUE, updated_at = now() WHERE org_id = $1 AND id = $2",
+            self.org.as_str(),
+            &self.id,
         )
-        .bind(self.org.as_str())
-        .bind(&self.id)
         .execute(&mut *self.tx)
         .await?;
         Ok(self.tx.commit().await?)
@@ -201,11 +199,11 @@ pub async fn connected_toolkits(
     org: &OrgId,
     user_id: &str,
 ) -> Result<Vec<String>, StoreError> {
-    Ok(sqlx::query_scalar(
+    Ok(sqlx::query_scalar!(
         "SELECT toolkit FROM connections WHERE org_id = $1 AND user_id = $2 AND NOT broken",
+        org.as_str(),
+        user_id,
     )
-    .bind(org.as_str())
-    .bind(user_id)
     .fetch_all(pool)
     .await?)
 }
@@ -222,20 +220,21 @@ pub async fn list(
     }
     let q = ListQuery {
         from: "connections",
-        columns: columns!(),
+        columns: COLUMNS,
         filters,
     };
     page::list::<Connection>(pool, q, req).await
 }
 
 pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
-    super::delete_owned(
-        pool,
+    let done = sqlx::query!(
         "DELETE FROM connections WHERE org_id = $1 AND id = $2",
-        org,
+        org.as_str(),
         id,
     )
-    .await
+    .execute(pool)
+    .await?;
+    super::deleted(done)
 }
 
 /// An open connect link.
@@ -258,38 +257,31 @@ pub async fn create_link(
     provider_id: &str,
     expires_at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO connect_links (token_hash, org_id, user_id, toolkit, provider_id, expires_at) \
          VALUES ($1, $2, $3, $4, $5, $6)",
+        token_hash,
+        org.as_str(),
+        user_id,
+        toolkit,
+        provider_id,
+        expires_at,
     )
-    .bind(token_hash)
-    .bind(org.as_str())
-    .bind(user_id)
-    .bind(toolkit)
-    .bind(provider_id)
-    .bind(expires_at)
     .execute(pool)
     .await?;
     Ok(())
 }
 
-macro_rules! link_columns {
-    () => {
-        "org_id, user_id, toolkit, provider_id, verifier_ciphertext, token_hash"
-    };
-}
-
 /// The link of this token hash, if it is unused and unexpired.
 pub async fn open_link(pool: &PgPool, token_hash: &[u8]) -> Result<Option<Link>, StoreError> {
-    let sql = concat!(
-        "SELECT ",
-        link_columns!(),
-        " FROM connect_links WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()"
-    );
-    Ok(sqlx::query_as(sql)
-        .bind(token_hash)
-        .fetch_optional(pool)
-        .await?)
+    Ok(sqlx::query_as!(
+        Link,
+        "SELECT org_id, user_id, toolkit, provider_id, verifier_ciphertext, token_hash \
+         FROM connect_links WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()",
+        token_hash,
+    )
+    .fetch_optional(pool)
+    .await?)
 }
 
 /// Uses the link up (at most once: false when it was already used or has expired);
@@ -300,13 +292,13 @@ pub async fn consume_link(
     state_hash: Option<&[u8]>,
     verifier_ciphertext: Option<Vec<u8>>,
 ) -> Result<bool, StoreError> {
-    let done = sqlx::query(
+    let done = sqlx::query!(
         "UPDATE connect_links SET used_at = now(), state_hash = $2, verifier_ciphertext = $3 \
          WHERE token_hash = $1 AND used_at IS NULL AND expires_at > now()",
+        token_hash,
+        state_hash,
+        verifier_ciphertext,
     )
-    .bind(token_hash)
-    .bind(state_hash)
-    .bind(verifier_ciphertext)
     .execute(pool)
     .await?;
     Ok(done.rows_affected() == 1)
@@ -315,14 +307,14 @@ pub async fn consume_link(
 /// The OAuth flow of this `state` hash, taken once (its state is cleared) and only
 /// within the link's lifetime.
 pub async fn take_state(pool: &PgPool, state_hash: &[u8]) -> Result<Option<Link>, StoreError> {
-    let sql = concat!(
-        "UPDATE connect_links SET state_hash = NULL WHERE state_hash = $1 AND expires_at > now() RETURNING ",
-        link_columns!()
-    );
-    Ok(sqlx::query_as(sql)
-        .bind(state_hash)
-        .fetch_optional(pool)
-        .await?)
+    Ok(sqlx::query_as!(
+        Link,
+        "UPDATE connect_links SET state_hash = NULL WHERE state_hash = $1 AND expires_at > now() \
+         RETURNING org_id, user_id, toolkit, provider_id, verifier_ciphertext, token_hash",
+        state_hash,
+    )
+    .fetch_optional(pool)
+    .await?)
 }
 
 #[cfg(test)]

@@ -36,12 +36,7 @@ impl Keyed for Deployment {
     }
 }
 
-macro_rules! columns {
-    () => {
-        "id, org_id, name, cache, created_at, updated_at"
-    };
-}
-const COLUMNS: &str = columns!();
+const COLUMNS: &str = "id, org_id, name, cache, created_at, updated_at";
 
 pub async fn create(
     pool: &PgPool,
@@ -49,25 +44,28 @@ pub async fn create(
     name: &str,
     cache: CacheMode,
 ) -> Result<Deployment, StoreError> {
-    Ok(sqlx::query_as(
-        "INSERT INTO deployments (id, org_id, name, cache) VALUES ($1, $2, $3, $4) \
-         RETURNING id, org_id, name, cache, created_at, updated_at",
+    // `cache` is TEXT to Postgres: the macro's check knows only `&str` for it
+    Ok(sqlx::query_as!(
+        Deployment,
+        r#"INSERT INTO deployments (id, org_id, name, cache) VALUES ($1, $2, $3, $4)
+           RETURNING id, org_id, name, cache AS "cache: CacheMode", created_at, updated_at"#,
+        new_id("dep"),
+        org.as_str(),
+        name,
+        cache as _,
     )
-    .bind(new_id("dep"))
-    .bind(org.as_str())
-    .bind(name)
-    .bind(cache)
     .fetch_one(pool)
     .await?)
 }
 
 pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<Deployment, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT id, org_id, name, cache, created_at, updated_at FROM deployments \
-         WHERE org_id = $1 AND id = $2",
+    Ok(sqlx::query_as!(
+        Deployment,
+        r#"SELECT id, org_id, name, cache AS "cache: CacheMode", created_at, updated_at
+           FROM deployments WHERE org_id = $1 AND id = $2"#,
+        org.as_str(),
+        id,
     )
-    .bind(org.as_str())
-    .bind(id)
     .fetch_one(pool)
     .await?)
 }
@@ -92,28 +90,35 @@ pub async fn update(
     name: Option<&str>,
     cache: Option<CacheMode>,
 ) -> Result<Deployment, StoreError> {
-    Ok(sqlx::query_as(
-        "UPDATE deployments SET name = COALESCE($3, name), cache = COALESCE($4, cache), \
-         updated_at = now() WHERE org_id = $1 AND id = $2 \
-         RETURNING id, org_id, name, cache, created_at, updated_at",
+    Ok(sqlx::query_as!(
+        Deployment,
+        r#"UPDATE deployments SET name = COALESCE($3, name), cache = COALESCE($4, cache),
+             updated_at = now() WHERE org_id = $1 AND id = $2
+           RETURNING id, org_id, name, cache AS "cache: CacheMode", created_at, updated_at"#,
+        org.as_str(),
+        id,
+        name,
+        cache as _,
     )
-    .bind(org.as_str())
-    .bind(id)
-    .bind(name)
-    .bind(cache)
     .fetch_one(pool)
     .await?)
 }
 
 pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
-    let sql = "DELETE FROM deployments WHERE org_id = $1 AND id = $2";
-    super::delete_owned(pool, sql, org, id)
-        .await
-        .map_err(|e| match e {
-            // the agents' foreign key refuses the delete
-            StoreError::Invalid(_) => StoreError::Conflict(
-                "the deployment still has agents: move or delete them first".into(),
-            ),
-            other => other,
-        })
+    sqlx::query!(
+        "DELETE FROM deployments WHERE org_id = $1 AND id = $2",
+        org.as_str(),
+        id,
+    )
+    .execute(pool)
+    .await
+    .map_err(StoreError::from)
+    .and_then(super::deleted)
+    .map_err(|e| match e {
+        // the agents' foreign key refuses the delete
+        StoreError::Invalid(_) => StoreError::Conflict(
+            "the deployment still has agents: move or delete them first".into(),
+        ),
+        other => other,
+    })
 }

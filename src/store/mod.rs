@@ -1,7 +1,11 @@
 //! Postgres system of record. Every function that touches tenant data takes the
 //! `OrgId` first and filters on it; another org's row is simply not found.
-//! Queries are checked at runtime (sqlx `query_as`) rather than at compile time so the
-//! crate builds without a database; every one of them is exercised by `tests/`.
+//! Every static query is checked at compile time (sqlx `query!`, `query_as!`,
+//! `query_scalar!`) against the schema the migrations make, through the offline data in
+//! `.sqlx/` (so a build needs no database: `.cargo/config.toml` sets `SQLX_OFFLINE`).
+//! `scripts/sqlx-prepare` regenerates that data; the `query_data` tests fail while it
+//! disagrees with the sources or the migrations. Only the lists' shared keyset
+//! pagination ([`page::list`]) builds its SQL at run time.
 
 pub mod agent_load;
 pub mod agents;
@@ -13,6 +17,8 @@ pub mod loaded_tools;
 pub mod orgs;
 pub mod page;
 pub mod providers;
+#[cfg(test)]
+mod query_data;
 pub mod retention;
 pub mod threads;
 pub mod token_revocations;
@@ -25,7 +31,7 @@ pub use error::StoreError;
 pub use page::{ListPage, PageRequest};
 
 use serde::Serialize;
-use sqlx::postgres::PgPoolOptions;
+use sqlx::postgres::{PgPoolOptions, PgQueryResult};
 use sqlx::PgPool;
 
 /// An org id that was proven by authentication or by an admin lookup; store
@@ -49,18 +55,8 @@ impl std::fmt::Display for OrgId {
     }
 }
 
-/// Runs a static `DELETE … WHERE org_id = $1 AND id = $2`; no row deleted is `NotFound`.
-pub(crate) async fn delete_owned(
-    pool: &PgPool,
-    sql: &'static str,
-    org: &OrgId,
-    id: &str,
-) -> Result<(), StoreError> {
-    let done = sqlx::query(sql)
-        .bind(org.as_str())
-        .bind(id)
-        .execute(pool)
-        .await?;
+/// What a `DELETE … WHERE org_id = $1 AND id = $2` did: no row deleted is `NotFound`.
+pub(crate) fn deleted(done: PgQueryResult) -> Result<(), StoreError> {
     if done.rows_affected() == 0 {
         return Err(StoreError::NotFound);
     }

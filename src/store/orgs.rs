@@ -24,30 +24,27 @@ impl Keyed for Org {
     }
 }
 
-macro_rules! columns {
-    () => {
-        "id, name, created_at, updated_at"
-    };
-}
-const COLUMNS: &str = columns!();
+const COLUMNS: &str = "id, name, created_at, updated_at";
 
 pub async fn create(pool: &PgPool, name: &str) -> Result<Org, StoreError> {
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as!(
+        Org,
         "INSERT INTO orgs (id, name) VALUES ($1, $2) RETURNING id, name, created_at, updated_at",
+        new_id("org"),
+        name,
     )
-    .bind(new_id("org"))
-    .bind(name)
     .fetch_one(pool)
     .await?)
 }
 
 pub async fn get(pool: &PgPool, id: &str) -> Result<Org, StoreError> {
-    Ok(
-        sqlx::query_as("SELECT id, name, created_at, updated_at FROM orgs WHERE id = $1")
-            .bind(id)
-            .fetch_one(pool)
-            .await?,
+    Ok(sqlx::query_as!(
+        Org,
+        "SELECT id, name, created_at, updated_at FROM orgs WHERE id = $1",
+        id,
     )
+    .fetch_one(pool)
+    .await?)
 }
 
 /// Admin lookup: the org exists, so its id may be used as a tenant.
@@ -65,20 +62,20 @@ pub async fn list(pool: &PgPool, req: &PageRequest) -> Result<ListPage<Org>, Sto
 }
 
 pub async fn rename(pool: &PgPool, id: &str, name: &str) -> Result<Org, StoreError> {
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as!(
+        Org,
         "UPDATE orgs SET name = $2, updated_at = now() WHERE id = $1 \
          RETURNING id, name, created_at, updated_at",
+        id,
+        name,
     )
-    .bind(id)
-    .bind(name)
     .fetch_one(pool)
     .await?)
 }
 
 /// Deletes the org and, by cascade, everything it owns.
 pub async fn delete(pool: &PgPool, id: &str) -> Result<(), StoreError> {
-    let done = sqlx::query("DELETE FROM orgs WHERE id = $1")
-        .bind(id)
+    let done = sqlx::query!("DELETE FROM orgs WHERE id = $1", id)
         .execute(pool)
         .await?;
     if done.rows_affected() == 0 {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use sqlx::types::Json;
 use sqlx::PgPool;
 use utoipa::ToSchema;
 
@@ -150,7 +151,7 @@ struct Row {
     rate_limit_burst: Option<i32>,
     concurrency: Option<i32>,
     toolkit: Option<String>,
-    connection: Option<sqlx::types::Json<Connection>>,
+    connection: Option<Json<Connection>>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
 }
@@ -192,14 +193,13 @@ impl From<Row> for Provider {
     }
 }
 
-macro_rules! columns {
-    () => {
-        "id, org_id, name, kind, base_url, auth_type, auth_name, \
+/// The columns of [`Row`], for the list. The static queries spell them out, with the
+/// types Postgres cannot tell (`kind`, `auth_type`: TEXT holding an enum; `connection`:
+/// JSONB holding a [`Connection`]) and that `has_credential` is never NULL; a TEXT
+/// parameter taking such an enum is passed `as _` (the macro's check knows only `&str`).
+const COLUMNS: &str = "id, org_id, name, kind, base_url, auth_type, auth_name, \
      credential_ciphertext IS NOT NULL AS has_credential, user_credentials_required, \
-     rate_limit_rps, rate_limit_burst, concurrency, toolkit, connection, created_at, updated_at"
-    };
-}
-const COLUMNS: &str = columns!();
+     rate_limit_rps, rate_limit_burst, concurrency, toolkit, connection, created_at, updated_at";
 
 /// A provider's full, validated configuration as written.
 pub struct ProviderFields {
@@ -229,42 +229,48 @@ pub async fn create(
     f: &ProviderFields,
     credential_ciphertext: Option<Vec<u8>>,
 ) -> Result<Provider, StoreError> {
-    let sql = concat!(
-        "INSERT INTO providers (id, org_id, name, base_url, auth_type, auth_name, \
-         credential_ciphertext, user_credentials_required, rate_limit_rps, rate_limit_burst, kind, \
-         concurrency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ",
-        columns!(),
-        ""
-    );
-    let row: Row = sqlx::query_as(sql)
-        .bind(id)
-        .bind(org.as_str())
-        .bind(&f.name)
-        .bind(&f.base_url)
-        .bind(f.auth.kind)
-        .bind(&f.auth.name)
-        .bind(credential_ciphertext)
-        .bind(f.user_credentials_required)
-        .bind(f.rate_limit.as_ref().map(|r| r.requests_per_second))
-        .bind(f.rate_limit.as_ref().map(|r| r.burst as i32))
-        .bind(f.kind)
-        .bind(f.concurrency.map(|c| c as i32))
-        .fetch_one(pool)
-        .await?;
+    let row = sqlx::query_as!(
+        Row,
+        r#"INSERT INTO providers (id, org_id, name, base_url, auth_type, auth_name,
+             credential_ciphertext, user_credentials_required, rate_limit_rps, rate_limit_burst,
+             kind, concurrency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+           RETURNING id, org_id, name, kind AS "kind: ToolKind", base_url,
+             auth_type AS "auth_type: AuthType", auth_name,
+             credential_ciphertext IS NOT NULL AS "has_credential!", user_credentials_required,
+             rate_limit_rps, rate_limit_burst, concurrency, toolkit,
+             connection AS "connection: Json<Connection>", created_at, updated_at"#,
+        id,
+        org.as_str(),
+        &f.name,
+        &f.base_url,
+        f.auth.kind as _,
+        f.auth.name.as_deref(),
+        credential_ciphertext,
+        f.user_credentials_required,
+        f.rate_limit.as_ref().map(|r| r.requests_per_second),
+        f.rate_limit.as_ref().map(|r| r.burst as i32),
+        f.kind as _,
+        f.concurrency.map(|c| c as i32),
+    )
+    .fetch_one(pool)
+    .await?;
     Ok(row.into())
 }
 
 pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<Provider, StoreError> {
-    let sql = concat!(
-        "SELECT ",
-        columns!(),
-        " FROM providers WHERE org_id = $1 AND id = $2"
-    );
-    let row: Row = sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(id)
-        .fetch_one(pool)
-        .await?;
+    let row = sqlx::query_as!(
+        Row,
+        r#"SELECT id, org_id, name, kind AS "kind: ToolKind", base_url,
+             auth_type AS "auth_type: AuthType", auth_name,
+             credential_ciphertext IS NOT NULL AS "has_credential!", user_credentials_required,
+             rate_limit_rps, rate_limit_burst, concurrency, toolkit,
+             connection AS "connection: Json<Connection>", created_at, updated_at
+           FROM providers WHERE org_id = $1 AND id = $2"#,
+        org.as_str(),
+        id,
+    )
+    .fetch_one(pool)
+    .await?;
     Ok(row.into())
 }
 
@@ -274,16 +280,19 @@ pub async fn get_many(
     org: &OrgId,
     ids: &[String],
 ) -> Result<Vec<Provider>, StoreError> {
-    let sql = concat!(
-        "SELECT ",
-        columns!(),
-        " FROM providers WHERE org_id = $1 AND id = ANY($2)"
-    );
-    let rows: Vec<Row> = sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(ids)
-        .fetch_all(pool)
-        .await?;
+    let rows = sqlx::query_as!(
+        Row,
+        r#"SELECT id, org_id, name, kind AS "kind: ToolKind", base_url,
+             auth_type AS "auth_type: AuthType", auth_name,
+             credential_ciphertext IS NOT NULL AS "has_credential!", user_credentials_required,
+             rate_limit_rps, rate_limit_burst, concurrency, toolkit,
+             connection AS "connection: Json<Connection>", created_at, updated_at
+           FROM providers WHERE org_id = $1 AND id = ANY($2)"#,
+        org.as_str(),
+        ids,
+    )
+    .fetch_all(pool)
+    .await?;
     Ok(rows.into_iter().map(Provider::from).collect())
 }
 
@@ -312,40 +321,44 @@ pub async fn update(
         CredentialChange::Clear => (false, None),
         CredentialChange::Set(c) => (false, Some(c)),
     };
-    let sql = concat!(
-        "UPDATE providers SET name = $3, base_url = $4, auth_type = $5, auth_name = $6, \
-         credential_ciphertext = CASE WHEN $7 THEN credential_ciphertext ELSE $8 END, \
-         user_credentials_required = $9, rate_limit_rps = $10, rate_limit_burst = $11, \
-         concurrency = $12, updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING ",
-        columns!(),
-        ""
-    );
-    let row: Row = sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(id)
-        .bind(&f.name)
-        .bind(&f.base_url)
-        .bind(f.auth.kind)
-        .bind(&f.auth.name)
-        .bind(keep)
-        .bind(new)
-        .bind(f.user_credentials_required)
-        .bind(f.rate_limit.as_ref().map(|r| r.requests_per_second))
-        .bind(f.rate_limit.as_ref().map(|r| r.burst as i32))
-        .bind(f.concurrency.map(|c| c as i32))
-        .fetch_one(pool)
-        .await?;
+    let row = sqlx::query_as!(
+        Row,
+        r#"UPDATE providers SET name = $3, base_url = $4, auth_type = $5, auth_name = $6,
+             credential_ciphertext = CASE WHEN $7 THEN credential_ciphertext ELSE $8 END,
+             user_credentials_required = $9, rate_limit_rps = $10, rate_limit_burst = $11,
+             concurrency = $12, updated_at = now() WHERE org_id = $1 AND id = $2
+           RETURNING id, org_id, name, kind AS "kind: ToolKind", base_url,
+             auth_type AS "auth_type: AuthType", auth_name,
+             credential_ciphertext IS NOT NULL AS "has_credential!", user_credentials_required,
+             rate_limit_rps, rate_limit_burst, concurrency, toolkit,
+             connection AS "connection: Json<Connection>", created_at, updated_at"#,
+        org.as_str(),
+        id,
+        &f.name,
+        &f.base_url,
+        f.auth.kind as _,
+        f.auth.name.as_deref(),
+        keep,
+        new,
+        f.user_credentials_required,
+        f.rate_limit.as_ref().map(|r| r.requests_per_second),
+        f.rate_limit.as_ref().map(|r| r.burst as i32),
+        f.concurrency.map(|c| c as i32),
+    )
+    .fetch_one(pool)
+    .await?;
     Ok(row.into())
 }
 
 pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
-    super::delete_owned(
-        pool,
+    let done = sqlx::query!(
         "DELETE FROM providers WHERE org_id = $1 AND id = $2",
-        org,
+        org.as_str(),
         id,
     )
-    .await
+    .execute(pool)
+    .await?;
+    super::deleted(done)
 }
 
 /// The org-level credential's ciphertext, for the upstream caller only.
@@ -354,13 +367,13 @@ pub async fn credential_ciphertext(
     org: &OrgId,
     id: &str,
 ) -> Result<Option<Vec<u8>>, StoreError> {
-    let row: (Option<Vec<u8>>,) =
-        sqlx::query_as("SELECT credential_ciphertext FROM providers WHERE org_id = $1 AND id = $2")
-            .bind(org.as_str())
-            .bind(id)
-            .fetch_one(pool)
-            .await?;
-    Ok(row.0)
+    Ok(sqlx::query_scalar!(
+        "SELECT credential_ciphertext FROM providers WHERE org_id = $1 AND id = $2",
+        org.as_str(),
+        id,
+    )
+    .fetch_one(pool)
+    .await?)
 }
 
 /// The credential bindings of the given providers that exist in the org, by id (a
@@ -370,18 +383,22 @@ pub async fn credential_bindings(
     org: &OrgId,
     ids: &[String],
 ) -> Result<HashMap<String, Option<CredentialBinding>>, StoreError> {
-    let rows: Vec<(String, String, AuthType, Option<String>)> = sqlx::query_as(
-        "SELECT id, base_url, auth_type, auth_name FROM providers WHERE org_id = $1 AND id = ANY($2)",
+    let rows = sqlx::query!(
+        r#"SELECT id, base_url, auth_type AS "auth_type: AuthType", auth_name FROM providers
+           WHERE org_id = $1 AND id = ANY($2)"#,
+        org.as_str(),
+        ids,
     )
-    .bind(org.as_str())
-    .bind(ids)
     .fetch_all(pool)
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(id, base_url, kind, name)| {
-            let binding = CredentialBinding::of(&base_url, &ProviderAuth { kind, name });
-            (id, binding)
+        .map(|r| {
+            let auth = ProviderAuth {
+                kind: r.auth_type,
+                name: r.auth_name,
+            };
+            (r.id, CredentialBinding::of(&r.base_url, &auth))
         })
         .collect())
 }
@@ -396,27 +413,31 @@ pub async fn set_app(
     connection: &Connection,
     secret: Option<Vec<u8>>,
 ) -> Result<Provider, StoreError> {
-    let sql = concat!(
-        "UPDATE providers SET toolkit = $3, connection = $4, \
-         connection_secret_ciphertext = COALESCE($5, connection_secret_ciphertext), updated_at = now() \
-         WHERE org_id = $1 AND id = $2 RETURNING ",
-        columns!(),
-        ""
-    );
-    let row: Row = sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(id)
-        .bind(toolkit)
-        .bind(sqlx::types::Json(connection))
-        .bind(secret)
-        .fetch_one(pool)
-        .await
-        .map_err(|e| match StoreError::from(e) {
-            StoreError::Conflict(_) => StoreError::Conflict(format!(
-                "another provider of this org already is toolkit '{toolkit}'"
-            )),
-            other => other,
-        })?;
+    let row = sqlx::query_as!(
+        Row,
+        r#"UPDATE providers SET toolkit = $3, connection = $4,
+             connection_secret_ciphertext = COALESCE($5, connection_secret_ciphertext),
+             updated_at = now() WHERE org_id = $1 AND id = $2
+           RETURNING id, org_id, name, kind AS "kind: ToolKind", base_url,
+             auth_type AS "auth_type: AuthType", auth_name,
+             credential_ciphertext IS NOT NULL AS "has_credential!", user_credentials_required,
+             rate_limit_rps, rate_limit_burst, concurrency, toolkit,
+             connection AS "connection: Json<Connection>", created_at, updated_at"#,
+        org.as_str(),
+        id,
+        toolkit,
+        // JSONB from a `Connection`, not the `serde_json::Value` the macro's check knows
+        Json(connection) as _,
+        secret,
+    )
+    .fetch_one(pool)
+    .await
+    .map_err(|e| match StoreError::from(e) {
+        StoreError::Conflict(_) => StoreError::Conflict(format!(
+            "another provider of this org already is toolkit '{toolkit}'"
+        )),
+        other => other,
+    })?;
     Ok(row.into())
 }
 
@@ -426,12 +447,11 @@ pub async fn connection_secret(
     org: &OrgId,
     id: &str,
 ) -> Result<Option<Vec<u8>>, StoreError> {
-    let row: (Option<Vec<u8>>,) = sqlx::query_as(
+    Ok(sqlx::query_scalar!(
         "SELECT connection_secret_ciphertext FROM providers WHERE org_id = $1 AND id = $2",
+        org.as_str(),
+        id,
     )
-    .bind(org.as_str())
-    .bind(id)
     .fetch_one(pool)
-    .await?;
-    Ok(row.0)
+    .await?)
 }

@@ -64,46 +64,6 @@ impl Table {
             Table::TokenRevocations => "runtime_token_revocations",
         }
     }
-
-    /// `$1`: age in seconds (rows older than `now() - $1` go); `$2`: batch size.
-    fn sql(self) -> &'static str {
-        match self {
-            Table::ToolCalls => {
-                "DELETE FROM tool_calls WHERE id IN (SELECT id FROM tool_calls \
-                 WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
-                 AND created_at < now() - $1 * interval '1 second'"
-            }
-            Table::ToolCallBodies => {
-                "DELETE FROM tool_call_bodies WHERE (org_id, id) IN (SELECT b.org_id, b.id \
-                 FROM tool_call_bodies b WHERE b.created_at < now() - $1 * interval '1 second' \
-                 AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.org_id = b.org_id AND c.body_id = b.id) \
-                 LIMIT $2) \
-                 AND created_at < now() - $1 * interval '1 second'"
-            }
-            Table::WorkflowRuns => {
-                "DELETE FROM workflow_runs WHERE id IN (SELECT id FROM workflow_runs \
-                 WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
-                 AND created_at < now() - $1 * interval '1 second'"
-            }
-            Table::Threads => {
-                "DELETE FROM threads WHERE id IN (SELECT id FROM threads \
-                 WHERE last_used_at < now() - $1 * interval '1 second' LIMIT $2) \
-                 AND last_used_at < now() - $1 * interval '1 second'"
-            }
-            Table::ConnectLinks => {
-                "DELETE FROM connect_links WHERE token_hash IN ( \
-                 (SELECT token_hash FROM connect_links WHERE expires_at < now() - $1 * interval '1 second' LIMIT $2) \
-                 UNION (SELECT token_hash FROM connect_links WHERE used_at < now() - $1 * interval '1 second' LIMIT $2)) \
-                 AND (expires_at < now() - $1 * interval '1 second' OR used_at < now() - $1 * interval '1 second')"
-            }
-            Table::TokenRevocations => {
-                "DELETE FROM runtime_token_revocations WHERE (org_id, token_id) IN \
-                 (SELECT org_id, token_id FROM runtime_token_revocations \
-                 WHERE expires_at < now() - $1 * interval '1 second' LIMIT $2) \
-                 AND expires_at < now() - $1 * interval '1 second'"
-            }
-        }
-    }
 }
 
 /// Deletes at most `limit` rows of `table` older than `age_seconds`; the count deleted
@@ -114,26 +74,70 @@ pub async fn delete_batch(
     age_seconds: f64,
     limit: i64,
 ) -> Result<u64, StoreError> {
-    let done = sqlx::query(table.sql())
-        .bind(age_seconds)
-        .bind(limit)
-        .execute(conn)
-        .await?;
-    Ok(done.rows_affected())
+    // `$1`: age in seconds (rows older than `now() - $1` go); `$2`: batch size
+    let query = match table {
+        Table::ToolCalls => sqlx::query!(
+            "DELETE FROM tool_calls WHERE id IN (SELECT id FROM tool_calls \
+             WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
+             AND created_at < now() - $1 * interval '1 second'",
+            age_seconds,
+            limit,
+        ),
+        Table::ToolCallBodies => sqlx::query!(
+            "DELETE FROM tool_call_bodies WHERE (org_id, id) IN (SELECT b.org_id, b.id \
+             FROM tool_call_bodies b WHERE b.created_at < now() - $1 * interval '1 second' \
+             AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.org_id = b.org_id AND c.body_id = b.id) \
+             LIMIT $2) \
+             AND created_at < now() - $1 * interval '1 second'",
+            age_seconds,
+            limit,
+        ),
+        Table::WorkflowRuns => sqlx::query!(
+            "DELETE FROM workflow_runs WHERE id IN (SELECT id FROM workflow_runs \
+             WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
+             AND created_at < now() - $1 * interval '1 second'",
+            age_seconds,
+            limit,
+        ),
+        Table::Threads => sqlx::query!(
+            "DELETE FROM threads WHERE id IN (SELECT id FROM threads \
+             WHERE last_used_at < now() - $1 * interval '1 second' LIMIT $2) \
+             AND last_used_at < now() - $1 * interval '1 second'",
+            age_seconds,
+            limit,
+        ),
+        Table::ConnectLinks => sqlx::query!(
+            "DELETE FROM connect_links WHERE token_hash IN ( \
+             (SELECT token_hash FROM connect_links WHERE expires_at < now() - $1 * interval '1 second' LIMIT $2) \
+             UNION (SELECT token_hash FROM connect_links WHERE used_at < now() - $1 * interval '1 second' LIMIT $2)) \
+             AND (expires_at < now() - $1 * interval '1 second' OR used_at < now() - $1 * interval '1 second')",
+            age_seconds,
+            limit,
+        ),
+        Table::TokenRevocations => sqlx::query!(
+            "DELETE FROM runtime_token_revocations WHERE (org_id, token_id) IN \
+             (SELECT org_id, token_id FROM runtime_token_revocations \
+             WHERE expires_at < now() - $1 * interval '1 second' LIMIT $2) \
+             AND expires_at < now() - $1 * interval '1 second'",
+            age_seconds,
+            limit,
+        ),
+    };
+    Ok(query.execute(conn).await?.rows_affected())
 }
 
 /// Takes the pass's session lock on this connection if no other session holds it.
 pub async fn try_lock(conn: &mut PgConnection) -> Result<bool, StoreError> {
-    Ok(sqlx::query_scalar("SELECT pg_try_advisory_lock($1)")
-        .bind(LOCK_KEY)
-        .fetch_one(conn)
-        .await?)
+    Ok(
+        sqlx::query_scalar!(r#"SELECT pg_try_advisory_lock($1) AS "locked!""#, LOCK_KEY)
+            .fetch_one(conn)
+            .await?,
+    )
 }
 
 /// Releases the lock taken by [`try_lock`] on the same connection.
 pub async fn unlock(conn: &mut PgConnection) -> Result<(), StoreError> {
-    let _: bool = sqlx::query_scalar("SELECT pg_advisory_unlock($1)")
-        .bind(LOCK_KEY)
+    let _: bool = sqlx::query_scalar!(r#"SELECT pg_advisory_unlock($1) AS "unlocked!""#, LOCK_KEY)
         .fetch_one(conn)
         .await?;
     Ok(())

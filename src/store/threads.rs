@@ -16,16 +16,16 @@ pub async fn get_or_create(
     caller: &str,
     thread_key: &str,
 ) -> Result<String, StoreError> {
-    let id: String = sqlx::query_scalar(
+    let id = sqlx::query_scalar!(
         "INSERT INTO threads (id, org_id, agent_id, caller, thread_key) VALUES ($1, $2, $3, $4, $5) \
          ON CONFLICT (org_id, agent_id, caller, thread_key) DO UPDATE SET last_used_at = now() \
          RETURNING id",
+        new_id("thr"),
+        org.as_str(),
+        agent_id,
+        caller,
+        thread_key,
     )
-    .bind(new_id("thr"))
-    .bind(org.as_str())
-    .bind(agent_id)
-    .bind(caller)
-    .bind(thread_key)
     .fetch_one(pool)
     .await?;
     Ok(id)

@@ -14,16 +14,16 @@ pub async fn token_alive(
     minting_key: &str,
     token_id: &str,
 ) -> Result<bool, StoreError> {
-    let (alive,): (bool,) = sqlx::query_as(
-        "SELECT EXISTS (SELECT 1 FROM api_keys WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL) \
-         AND NOT EXISTS (SELECT 1 FROM runtime_token_revocations WHERE org_id = $1 AND token_id = $3)",
+    Ok(sqlx::query_scalar!(
+        r#"SELECT EXISTS (SELECT 1 FROM api_keys WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL)
+             AND NOT EXISTS (SELECT 1 FROM runtime_token_revocations
+               WHERE org_id = $1 AND token_id = $3) AS "alive!""#,
+        org.as_str(),
+        minting_key,
+        token_id,
     )
-    .bind(org.as_str())
-    .bind(minting_key)
-    .bind(token_id)
     .fetch_one(pool)
-    .await?;
-    Ok(alive)
+    .await?)
 }
 
 /// Revokes one token (idempotent); the row is kept until the token would have expired.
@@ -33,13 +33,13 @@ pub async fn revoke(
     token_id: &str,
     expires_at: DateTime<Utc>,
 ) -> Result<(), StoreError> {
-    sqlx::query(
+    sqlx::query!(
         "INSERT INTO runtime_token_revocations (org_id, token_id, expires_at) VALUES ($1, $2, $3) \
          ON CONFLICT (org_id, token_id) DO NOTHING",
+        org.as_str(),
+        token_id,
+        expires_at,
     )
-    .bind(org.as_str())
-    .bind(token_id)
-    .bind(expires_at)
     .execute(pool)
     .await?;
     Ok(())

@@ -307,7 +307,9 @@ pub async fn write_all(pool: &PgPool, writes: &[Write]) -> Result<(), StoreError
         }
     }
     let bodies = Bodies::of(writes);
-    sqlx::query(
+    // every parameter is an array of borrowed and often optional elements, which the
+    // macro's check (owned `Vec<String>` and the like) does not take: each is cast in the SQL
+    sqlx::query!(
         "WITH bodies AS (\
            INSERT INTO tool_call_bodies (org_id, id, parts) \
            SELECT b.org_id, b.id, array_agg(p.part ORDER BY p.n) \
@@ -336,35 +338,35 @@ pub async fn write_all(pool: &PgPool, writes: &[Write]) -> Result<(), StoreError
              AS e(org_id, id, status, result, body_id, body_fill, error) \
            WHERE t.org_id = e.org_id AND t.id = e.id \
            RETURNING 1) \
-         SELECT (SELECT count(*) FROM bodies), (SELECT count(*) FROM new), \
-           (SELECT count(*) FROM ended)",
+         SELECT (SELECT count(*) FROM bodies) AS bodies, (SELECT count(*) FROM new) AS new, \
+           (SELECT count(*) FROM ended) AS ended",
+        &new.ids as _,
+        &new.orgs as _,
+        &new.agents as _,
+        &new.threads as _,
+        &new.callers as _,
+        &new.names as _,
+        &new.arguments as _,
+        &new.statuses as _,
+        &new.results as _,
+        &new.errors as _,
+        &new.created as _,
+        &new.finished as _,
+        &ends.orgs as _,
+        &ends.ids as _,
+        &ends.statuses as _,
+        &ends.results as _,
+        &ends.errors as _,
+        &bodies.orgs as _,
+        &bodies.ids as _,
+        &bodies.parts as _,
+        &bodies.owners[..],
+        &new.body_ids as _,
+        &new.fills as _,
+        &ends.body_ids as _,
+        &ends.fills as _,
     )
-    .bind(&new.ids)
-    .bind(&new.orgs)
-    .bind(&new.agents)
-    .bind(&new.threads)
-    .bind(&new.callers)
-    .bind(&new.names)
-    .bind(&new.arguments)
-    .bind(&new.statuses)
-    .bind(&new.results)
-    .bind(&new.errors)
-    .bind(&new.created)
-    .bind(&new.finished)
-    .bind(&ends.orgs)
-    .bind(&ends.ids)
-    .bind(&ends.statuses)
-    .bind(&ends.results)
-    .bind(&ends.errors)
-    .bind(&bodies.orgs)
-    .bind(&bodies.ids)
-    .bind(&bodies.parts)
-    .bind(&bodies.owners)
-    .bind(&new.body_ids)
-    .bind(&new.fills)
-    .bind(&ends.body_ids)
-    .bind(&ends.fills)
-    .execute(pool)
+    .fetch_one(pool)
     .await?;
     Ok(())
 }
@@ -376,16 +378,18 @@ pub async fn get(
     caller: &str,
     id: &str,
 ) -> Result<ToolCallRecord, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT c.id, c.agent_id, c.name, c.status, \
-         COALESCE(c.result, array_to_string(b.parts, c.body_fill)::json) AS result, c.error, \
-         c.created_at, c.finished_at FROM tool_calls c \
-         LEFT JOIN tool_call_bodies b ON b.org_id = c.org_id AND b.id = c.body_id \
-         WHERE c.org_id = $1 AND c.caller = $2 AND c.id = $3",
+    Ok(sqlx::query_as!(
+        ToolCallRecord,
+        r#"SELECT c.id, c.agent_id, c.name, c.status,
+             COALESCE(c.result, array_to_string(b.parts, c.body_fill)::json)
+               AS "result: Json<Value>",
+             c.error AS "error: Json<Value>", c.created_at, c.finished_at FROM tool_calls c
+           LEFT JOIN tool_call_bodies b ON b.org_id = c.org_id AND b.id = c.body_id
+           WHERE c.org_id = $1 AND c.caller = $2 AND c.id = $3"#,
+        org.as_str(),
+        caller,
+        id,
     )
-    .bind(org.as_str())
-    .bind(caller)
-    .bind(id)
     .fetch_one(pool)
     .await?)
 }
@@ -397,13 +401,12 @@ pub async fn arguments(
     caller: &str,
     id: &str,
 ) -> Result<Value, StoreError> {
-    let (args,): (Json<Value>,) = sqlx::query_as(
+    Ok(sqlx::query_scalar!(
         "SELECT arguments FROM tool_calls WHERE org_id = $1 AND caller = $2 AND id = $3",
+        org.as_str(),
+        caller,
+        id,
     )
-    .bind(org.as_str())
-    .bind(caller)
-    .bind(id)
     .fetch_one(pool)
-    .await?;
-    Ok(args.0)
+    .await?)
 }

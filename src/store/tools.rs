@@ -48,12 +48,11 @@ impl Keyed for Tool {
     }
 }
 
-macro_rules! columns {
-    () => {
-        "id, provider_id, name, description, method, path, input_schema, kind, toolkit, created_at, updated_at"
-    };
-}
-const COLUMNS: &str = columns!();
+/// The columns of [`Tool`], for the list. The static queries spell them out, with the
+/// type of `kind` (TEXT holding a [`ToolKind`]); a parameter taking it is passed `as _`
+/// (the macro's check knows only `&str` for TEXT).
+const COLUMNS: &str = "id, provider_id, name, description, method, path, input_schema, kind, \
+     toolkit, created_at, updated_at";
 
 /// A tool's full, validated definition as written.
 #[derive(Debug, Clone)]
@@ -73,23 +72,25 @@ async fn insert(
     org: &OrgId,
     f: &ToolFields,
 ) -> Result<Tool, StoreError> {
-    let sql = concat!(
-        "INSERT INTO tools (id, org_id, provider_id, name, description, method, path, input_schema, kind, toolkit) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING ", columns!(), ""
-    );
-    Ok(sqlx::query_as(sql)
-        .bind(new_id("tool"))
-        .bind(org.as_str())
-        .bind(&f.provider_id)
-        .bind(&f.name)
-        .bind(&f.description)
-        .bind(&f.method)
-        .bind(&f.path)
-        .bind(Json(&f.input_schema))
-        .bind(f.kind)
-        .bind(&f.toolkit)
-        .fetch_one(&mut **tx)
-        .await?)
+    Ok(sqlx::query_as!(
+        Tool,
+        r#"INSERT INTO tools (id, org_id, provider_id, name, description, method, path,
+             input_schema, kind, toolkit) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+           RETURNING id, provider_id, name, description, method, path, input_schema,
+             kind AS "kind: ToolKind", toolkit, created_at, updated_at"#,
+        new_id("tool"),
+        org.as_str(),
+        &f.provider_id,
+        &f.name,
+        &f.description,
+        &f.method,
+        &f.path,
+        &f.input_schema,
+        f.kind as _,
+        f.toolkit.as_deref(),
+    )
+    .fetch_one(&mut **tx)
+    .await?)
 }
 
 pub async fn create(pool: &PgPool, org: &OrgId, f: &ToolFields) -> Result<Tool, StoreError> {
@@ -115,30 +116,30 @@ pub async fn create_many(
 }
 
 pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<Tool, StoreError> {
-    let sql = concat!(
-        "SELECT ",
-        columns!(),
-        " FROM tools WHERE org_id = $1 AND id = $2"
-    );
-    Ok(sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(id)
-        .fetch_one(pool)
-        .await?)
+    Ok(sqlx::query_as!(
+        Tool,
+        r#"SELECT id, provider_id, name, description, method, path, input_schema,
+             kind AS "kind: ToolKind", toolkit, created_at, updated_at
+           FROM tools WHERE org_id = $1 AND id = $2"#,
+        org.as_str(),
+        id,
+    )
+    .fetch_one(pool)
+    .await?)
 }
 
 /// The org's tools among `ids` (in no particular order; an id of another org is absent).
 pub async fn get_many(pool: &PgPool, org: &OrgId, ids: &[String]) -> Result<Vec<Tool>, StoreError> {
-    let sql = concat!(
-        "SELECT ",
-        columns!(),
-        " FROM tools WHERE org_id = $1 AND id = ANY($2)"
-    );
-    Ok(sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(ids)
-        .fetch_all(pool)
-        .await?)
+    Ok(sqlx::query_as!(
+        Tool,
+        r#"SELECT id, provider_id, name, description, method, path, input_schema,
+             kind AS "kind: ToolKind", toolkit, created_at, updated_at
+           FROM tools WHERE org_id = $1 AND id = ANY($2)"#,
+        org.as_str(),
+        ids,
+    )
+    .fetch_all(pool)
+    .await?)
 }
 
 pub async fn list(
@@ -174,34 +175,36 @@ async fn update_in<'e, E: sqlx::PgExecutor<'e>>(
     id: &str,
     f: &ToolFields,
 ) -> Result<Tool, StoreError> {
-    let sql = concat!(
-        "UPDATE tools SET name = $3, description = $4, method = $5, path = $6, input_schema = $7, \
-         kind = $8, toolkit = $9, updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING ",
-        columns!(),
-        ""
-    );
-    Ok(sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(id)
-        .bind(&f.name)
-        .bind(&f.description)
-        .bind(&f.method)
-        .bind(&f.path)
-        .bind(Json(&f.input_schema))
-        .bind(f.kind)
-        .bind(&f.toolkit)
-        .fetch_one(ex)
-        .await?)
+    Ok(sqlx::query_as!(
+        Tool,
+        r#"UPDATE tools SET name = $3, description = $4, method = $5, path = $6,
+             input_schema = $7, kind = $8, toolkit = $9, updated_at = now()
+           WHERE org_id = $1 AND id = $2
+           RETURNING id, provider_id, name, description, method, path, input_schema,
+             kind AS "kind: ToolKind", toolkit, created_at, updated_at"#,
+        org.as_str(),
+        id,
+        &f.name,
+        &f.description,
+        &f.method,
+        &f.path,
+        &f.input_schema,
+        f.kind as _,
+        f.toolkit.as_deref(),
+    )
+    .fetch_one(ex)
+    .await?)
 }
 
 pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
-    super::delete_owned(
-        pool,
+    let done = sqlx::query!(
         "DELETE FROM tools WHERE org_id = $1 AND id = $2",
-        org,
+        org.as_str(),
         id,
     )
-    .await
+    .execute(pool)
+    .await?;
+    super::deleted(done)
 }
 
 /// What a sync changed, by tool name.
@@ -223,24 +226,26 @@ pub async fn sync_provider(
     wanted: &[ToolFields],
 ) -> Result<(Vec<Tool>, SyncChanges), StoreError> {
     let mut tx = pool.begin().await?;
-    let sql = concat!(
-        "SELECT ",
-        columns!(),
-        " FROM tools WHERE org_id = $1 AND provider_id = $2 ORDER BY created_at, id FOR UPDATE"
-    );
-    let current: Vec<Tool> = sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(provider_id)
-        .fetch_all(&mut *tx)
-        .await?;
+    let current = sqlx::query_as!(
+        Tool,
+        r#"SELECT id, provider_id, name, description, method, path, input_schema,
+             kind AS "kind: ToolKind", toolkit, created_at, updated_at
+           FROM tools WHERE org_id = $1 AND provider_id = $2 ORDER BY created_at, id FOR UPDATE"#,
+        org.as_str(),
+        provider_id,
+    )
+    .fetch_all(&mut *tx)
+    .await?;
     let mut changes = SyncChanges::default();
     for t in &current {
         if !wanted.iter().any(|w| w.path == t.path) {
-            sqlx::query("DELETE FROM tools WHERE org_id = $1 AND id = $2")
-                .bind(org.as_str())
-                .bind(&t.id)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query!(
+                "DELETE FROM tools WHERE org_id = $1 AND id = $2",
+                org.as_str(),
+                &t.id,
+            )
+            .execute(&mut *tx)
+            .await?;
             changes.removed.push(t.name.clone());
         }
     }

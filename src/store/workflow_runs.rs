@@ -48,17 +48,18 @@ pub struct NewRun<'a> {
 }
 
 pub async fn start(pool: &PgPool, org: &OrgId, r: &NewRun<'_>) -> Result<WorkflowRun, StoreError> {
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as!(
+        WorkflowRun,
         "INSERT INTO workflow_runs (id, org_id, workflow_id, caller, input, experiment) \
          VALUES ($1, $2, $3, $4, $5, $6) \
-         RETURNING id, workflow_id, status, input, experiment, steps, created_at, finished_at",
+         RETURNING id, workflow_id, status, input, experiment, steps, created_at AS started_at, finished_at",
+        r.id,
+        org.as_str(),
+        r.workflow_id,
+        r.caller,
+        r.input,
+        r.experiment,
     )
-    .bind(r.id)
-    .bind(org.as_str())
-    .bind(r.workflow_id)
-    .bind(r.caller)
-    .bind(Json(r.input))
-    .bind(r.experiment)
     .fetch_one(pool)
     .await?)
 }
@@ -71,15 +72,16 @@ pub async fn finish(
     succeeded: bool,
     steps: &Value,
 ) -> Result<WorkflowRun, StoreError> {
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as!(
+        WorkflowRun,
         "UPDATE workflow_runs SET status = $3, steps = $4, finished_at = now() \
          WHERE org_id = $1 AND id = $2 \
-         RETURNING id, workflow_id, status, input, experiment, steps, created_at, finished_at",
+         RETURNING id, workflow_id, status, input, experiment, steps, created_at AS started_at, finished_at",
+        org.as_str(),
+        id,
+        if succeeded { "succeeded" } else { "failed" },
+        steps,
     )
-    .bind(org.as_str())
-    .bind(id)
-    .bind(if succeeded { "succeeded" } else { "failed" })
-    .bind(Json(steps))
     .fetch_one(pool)
     .await?)
 }
@@ -92,14 +94,15 @@ pub async fn get(
     workflow_id: &str,
     id: &str,
 ) -> Result<WorkflowRun, StoreError> {
-    Ok(sqlx::query_as(
-        "SELECT id, workflow_id, status, input, experiment, steps, created_at, finished_at \
+    Ok(sqlx::query_as!(
+        WorkflowRun,
+        "SELECT id, workflow_id, status, input, experiment, steps, created_at AS started_at, finished_at \
          FROM workflow_runs WHERE org_id = $1 AND caller = $2 AND workflow_id = $3 AND id = $4",
+        org.as_str(),
+        caller,
+        workflow_id,
+        id,
     )
-    .bind(org.as_str())
-    .bind(caller)
-    .bind(workflow_id)
-    .bind(id)
     .fetch_one(pool)
     .await?)
 }

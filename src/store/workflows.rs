@@ -30,12 +30,7 @@ impl Keyed for Workflow {
     }
 }
 
-macro_rules! columns {
-    () => {
-        "id, org_id, agent_id, name, steps, created_at, updated_at"
-    };
-}
-const COLUMNS: &str = columns!();
+const COLUMNS: &str = "id, org_id, agent_id, name, steps, created_at, updated_at";
 
 fn agent_error(e: sqlx::Error, agent_id: &str) -> StoreError {
     match StoreError::from(e) {
@@ -53,31 +48,30 @@ pub async fn create(
     agent_id: &str,
     steps: &Value,
 ) -> Result<Workflow, StoreError> {
-    let sql = concat!(
-        "INSERT INTO workflows (id, org_id, agent_id, name, steps) VALUES ($1, $2, $3, $4, $5) RETURNING ", columns!(), ""
-    );
-    sqlx::query_as(sql)
-        .bind(new_id("wf"))
-        .bind(org.as_str())
-        .bind(agent_id)
-        .bind(name)
-        .bind(Json(steps))
-        .fetch_one(pool)
-        .await
-        .map_err(|e| agent_error(e, agent_id))
+    sqlx::query_as!(
+        Workflow,
+        "INSERT INTO workflows (id, org_id, agent_id, name, steps) VALUES ($1, $2, $3, $4, $5) \
+         RETURNING id, org_id, agent_id, name, steps, created_at, updated_at",
+        new_id("wf"),
+        org.as_str(),
+        agent_id,
+        name,
+        steps,
+    )
+    .fetch_one(pool)
+    .await
+    .map_err(|e| agent_error(e, agent_id))
 }
 
 pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<Workflow, StoreError> {
-    let sql = concat!(
-        "SELECT ",
-        columns!(),
-        " FROM workflows WHERE org_id = $1 AND id = $2"
-    );
-    Ok(sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(id)
-        .fetch_one(pool)
-        .await?)
+    Ok(sqlx::query_as!(
+        Workflow,
+        "SELECT id, org_id, agent_id, name, steps, created_at, updated_at FROM workflows WHERE org_id = $1 AND id = $2",
+        org.as_str(),
+        id,
+    )
+    .fetch_one(pool)
+    .await?)
 }
 
 pub async fn list(
@@ -100,25 +94,26 @@ pub async fn update(
     name: Option<&str>,
     steps: Option<&Value>,
 ) -> Result<Workflow, StoreError> {
-    let sql = concat!(
+    Ok(sqlx::query_as!(
+        Workflow,
         "UPDATE workflows SET name = COALESCE($3, name), steps = COALESCE($4, steps), updated_at = now() \
-         WHERE org_id = $1 AND id = $2 RETURNING ", columns!(), ""
-    );
-    Ok(sqlx::query_as(sql)
-        .bind(org.as_str())
-        .bind(id)
-        .bind(name)
-        .bind(steps.map(Json))
-        .fetch_one(pool)
-        .await?)
+         WHERE org_id = $1 AND id = $2 RETURNING id, org_id, agent_id, name, steps, created_at, updated_at",
+        org.as_str(),
+        id,
+        name,
+        steps,
+    )
+    .fetch_one(pool)
+    .await?)
 }
 
 pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
-    super::delete_owned(
-        pool,
+    let done = sqlx::query!(
         "DELETE FROM workflows WHERE org_id = $1 AND id = $2",
-        org,
+        org.as_str(),
         id,
     )
-    .await
+    .execute(pool)
+    .await?;
+    super::deleted(done)
 }
