@@ -137,7 +137,7 @@ async fn ttl_is_the_readers_and_expires_with_the_clock() {
     clock.advance(Duration::from_secs(3600));
     let hit = walk(&app, &rig, &u, json!({})).await;
     assert_eq!(hit["_cache"]["hit"], true);
-    // served again, now from the replica's memory of the entry (issue 15)
+    // served again, now from the replica's memory of the entry
     assert_eq!(walk(&app, &rig, &u, json!({})).await["_cache"]["hit"], true);
     assert_eq!(
         (rfc(&hit["_cache"]["expiresAt"]) - rfc(&hit["_cache"]["cachedAt"])).num_hours(),

@@ -1,7 +1,7 @@
-//! Issue 15: the dataset cache's memory in each replica (`runtime::cache_memory`). A hit
-//! served from memory is never stale (C1, C4: a `_refresh` on another replica is seen by
-//! the next hit; an entry gone from Redis is never served), never crosses a scope (C2),
-//! stays within its bytes, and moves a few bytes from Redis instead of the entry.
+//! The dataset cache's memory in each replica (`runtime::cache_memory`). A hit served
+//! from memory is never stale (C1, C4: a `_refresh` on another replica is seen by the
+//! next hit; an entry gone from Redis is never served), never crosses a scope (C2), stays
+//! within its bytes, and moves a few bytes from Redis instead of the entry.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -187,11 +187,11 @@ async fn c4_a_hit_from_memory_serves_the_rows_a_refresh_on_another_replica_wrote
 
 const ENTRY_STALE: &str = r#"loopgate_cache_memory_total{kind="entry",outcome="stale"}"#;
 
-/// Issue 15: a hit from memory stores its result pointing at the version memory holds, and
-/// asks Redis which version is current in that same round trip. When a `_refresh` on
-/// another replica replaced it, that pointer (to a version nobody was served) is gone
-/// before the call answers — no result of the thread stays under an id no call returned —
-/// and the call answers the refreshed rows, with a `_resultId` that reads them.
+/// A hit from memory stores its result pointing at the version memory holds, and asks
+/// Redis which version is current in that same round trip. When a `_refresh` on another
+/// replica replaced it, that pointer (to a version nobody was served) is gone before the
+/// call answers — no result of the thread stays under an id no call returned — and the
+/// call answers the refreshed rows, with a `_resultId` that reads them.
 #[tokio::test]
 async fn c4_a_result_pointing_at_a_replaced_version_is_never_readable() {
     let (one, two, up, rig, token) = two_replicas().await;

@@ -1,5 +1,5 @@
-//! Issue 15: what Postgres spends writing a call's record — a measurement, not a test
-//! (ignored; no timing is asserted). Moved out of `call_records` to keep files small.
+//! What Postgres spends writing a call's record — a measurement, not a test (ignored; no
+//! timing is asserted). Moved out of `call_records` to keep files small.
 
 use serde_json::{json, Value};
 
@@ -31,10 +31,10 @@ pub(crate) async fn one_backend(database: &str) -> (sqlx::PgPool, impl Fn() -> u
     (pool, cpu)
 }
 
-/// Issue 15: what Postgres spends writing a record's result, by the result column's type
-/// and compression: the CPU time of the Postgres backend process (from `/proc`, so the
-/// load on the machine does not count) per row of `INSERT … SELECT FROM UNNEST` (the
-/// record writer's shape), one row at a time and 32 at once, the best of three runs. A
+/// What Postgres spends writing a record's result, by the result column's type and
+/// compression: the CPU time of the Postgres backend process (from `/proc`, so the load
+/// on the machine does not count) per row of `INSERT … SELECT FROM UNNEST` (the record
+/// writer's shape), one row at a time and 32 at once, the best of three runs. A
 /// measurement, not a test (no timing is asserted):
 /// `cargo test --test api record_write_cost -- --ignored --nocapture`.
 #[tokio::test]

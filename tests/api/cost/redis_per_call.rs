@@ -1,5 +1,5 @@
-//! Issue 15: Redis commands per tool call, counted (never timed) from `INFO commandstats`
-//! of a Redis of the test's own, over 32 concurrent warm calls on one thread (the load
+//! Redis commands per tool call, counted (never timed) from `INFO commandstats` of a
+//! Redis of the test's own, over 32 concurrent warm calls on one thread (the load
 //! benchmark's shape): a pass-through call, and a cache hit of a walk. Commands a script
 //! runs (`TIME`, `GET`, `SET` inside an `EVAL`) are counted too, as `INFO` counts them.
 //! The org's rate is leased per replica (src/quota/lease.rs): the 32 calls share a few

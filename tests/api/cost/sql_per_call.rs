@@ -1,7 +1,7 @@
-//! Issue 15: the agent and its compiled tools load once per call, so the SQL statements of
-//! a pass-through tool call do not grow with the number of tools bound to the agent; and a
-//! replica that remembers the agent and thread (`runtime::agent_memory`) reads neither:
-//! a warm call's only statement is its record. Counted (not timed) on the wire by
+//! The agent and its compiled tools load once per call, so the SQL statements of a
+//! pass-through tool call do not grow with the number of tools bound to the agent; and a
+//! replica that remembers the agent and thread (`runtime::agent_memory`) reads neither: a
+//! warm call's only statement is its record. Counted (not timed) on the wire by
 //! `sql_count`; memory is on for long enough (`agent_memory_seconds`) that a warm call
 //! finds it, or off to count the statement path.
 
@@ -76,9 +76,9 @@ async fn statements_per_pass_through_call_do_not_grow_with_bound_tools() {
     assert_eq!(many, two, "2 tools: {two} statements, 33 tools: {many}");
 }
 
-/// Issue 15: with the agent and thread remembered (and the org's config unchanged), a warm
-/// call reads neither: its one statement is its record (2 with the agent read), whatever
-/// the number of tools.
+/// With the agent and thread remembered (and the org's config unchanged), a warm call
+/// reads neither: its one statement is its record (2 with the agent read), whatever the
+/// number of tools.
 #[tokio::test]
 async fn a_warm_call_reads_no_agent_when_the_replica_remembers_it() {
     for tools in [2, 33] {
@@ -168,10 +168,10 @@ async fn mcp_post(
     (res.json().await.expect("JSON-RPC response"), session)
 }
 
-/// Issue 15, M2: an MCP `tools/call` loads the agent once per request — the step before
-/// the call, the call and the step after it share one load (with the thread, one
-/// statement) — so it costs no more statements than the same call over REST; with the
-/// agent remembered by the replica, none.
+/// M2: an MCP `tools/call` loads the agent once per request — the step before the call,
+/// the call and the step after it share one load (with the thread, one statement) — so it
+/// costs no more statements than the same call over REST; with the agent remembered by
+/// the replica, none.
 #[tokio::test]
 async fn an_mcp_tools_call_loads_the_agent_once() {
     mcp_call_loads(0, 1).await;

@@ -1,5 +1,5 @@
-//! Dependency faults (issue 10): Postgres or Redis stopped under a running app, then
-//! started again, each an instance of the test's own.
+//! Dependency faults: Postgres or Redis stopped under a running app, then started again,
+//! each an instance of the test's own.
 //! - Postgres down: every API that needs it answers 503 problem+json with `Retry-After`,
 //!   `/readyz` is unready, and the same process serves again once it is back.
 //! - Redis down: tool calls keep working, fetched fresh (G3, G5 and C1 held in process),

@@ -1,7 +1,7 @@
-//! The fault matrix (issue 10, P3, G7): every way an upstream misbehaves, once on a
-//! single call and once in the middle of a walk. For each: a named stop reason, the rows
-//! already fetched kept and stored (read back with queryToolResult), an error the model
-//! can act on, and a service that is still serving afterwards.
+//! The fault matrix (P3, G7): every way an upstream misbehaves, once on a single call and
+//! once in the middle of a walk. For each: a named stop reason, the rows already fetched
+//! kept and stored (read back with queryToolResult), an error the model can act on, and a
+//! service that is still serving afterwards.
 
 use serde_json::{json, Value};
 

@@ -1,10 +1,10 @@
-//! Retention in Redis (issues 10, 13): after a varied run — walks cached with org and
-//! with user credentials (C2, C3), a cut result read back (G3–G5), a bounded walk
-//! resumed with `_continue` (P10), a rate-limited provider and the org quotas, the event
-//! log of a streamed call — every key in a Redis of the test's own has a TTL, and no key
-//! outlives its longest reader: stored results and thread marks 15 min, a user's cached
-//! data 1 h, the org's 24 h, its config epoch 1 h (longer than any replica's memory of an
-//! agent); markers that outlive them (to say "expired") hold no data.
+//! Retention in Redis: after a varied run — walks cached with org and with user
+//! credentials (C2, C3), a cut result read back (G3–G5), a bounded walk resumed with
+//! `_continue` (P10), a rate-limited provider and the org quotas, the event log of a
+//! streamed call — every key in a Redis of the test's own has a TTL, and no key outlives
+//! its longest reader: stored results and thread marks 15 min, a user's cached data 1 h,
+//! the org's 24 h, its config epoch 1 h (longer than any replica's memory of an agent);
+//! markers that outlive them (to say "expired") hold no data.
 
 use std::time::Duration;
 

@@ -1,11 +1,11 @@
-//! Issue 15: a cache hit's record references its presented text, stored once per org
-//! (`tool_call_bodies`), instead of carrying a copy. Reading the record gives back exactly
-//! the text the caller received, on any replica, through `/events` and for a streamed hit
-//! (its `running` row finished with a reference); N hits of one presentation store one
-//! body and N records; retention removes a body once no record references it and it is
-//! old, never one in use. The writer (`runtime::records`) carries a body with a record
-//! unless it wrote it lately, and a batch refused for one row still writes every other
-//! record's body (`call_records::group_commit`).
+//! A cache hit's record references its presented text, stored once per org
+//! (`tool_call_bodies`), instead of carrying a copy. Reading the record gives back
+//! exactly the text the caller received, on any replica, through `/events` and for a
+//! streamed hit (its `running` row finished with a reference); N hits of one presentation
+//! store one body and N records; retention removes a body once no record references it
+//! and it is old, never one in use. The writer (`runtime::records`) carries a body with a
+//! record unless it wrote it lately, and a batch refused for one row still writes every
+//! other record's body (`call_records::group_commit`).
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
-//! Issue 15: a tool call's record. A call whose id nobody learns before it ends (a JSON
-//! answer, an MCP `tools/call`) is written once, finished, with no event log; a streamed
-//! call is `running` while it runs and followed live (S1). Records are written in batches
-//! per replica: concurrent calls of several orgs and threads each get their own outcome,
+//! A tool call's record. A call whose id nobody learns before it ends (a JSON answer, an
+//! MCP `tools/call`) is written once, finished, with no event log; a streamed call is
+//! `running` while it runs and followed live (S1). Records are written in batches per
+//! replica: concurrent calls of several orgs and threads each get their own outcome,
 //! readable by their own caller only, on any replica.
 
 use std::time::Duration;

@@ -1,6 +1,6 @@
-//! Issue 15: every bound and budget is a setting, and the size guard's budget (G1) is
-//! also an agent's own (`token_budget`): the configured values, not the defaults, are what
-//! a running service enforces.
+//! Every bound and budget is a setting, and the size guard's budget (G1) is also an
+//! agent's own (`token_budget`): the configured values, not the defaults, are what a
+//! running service enforces.
 
 use serde_json::json;
 

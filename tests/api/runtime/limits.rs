@@ -157,7 +157,8 @@ async fn ssrf_guard_refuses_private_upstreams() {
         app.patch(
             &format!("/v1/providers/{}", rig.provider),
             &rig.t.key,
-            // another origin: the credential is re-entered with it (issue 10)
+            // another origin: the credential is re-entered with it (it is bound to its
+            // origin)
             json!({"base_url": base, "credential": "org-secret"}),
         )
         .await

@@ -1,5 +1,5 @@
-//! Issue 15: rate limits leased per replica (src/quota/lease.rs). Three replicas of the
-//! real binary on one Postgres and one Redis:
+//! Rate limits leased per replica (src/quota/lease.rs). Three replicas of the real binary
+//! on one Postgres and one Redis:
 //! - an org's API rate: a burst of calls spread over the three admits at most
 //!   `burst + rate × elapsed + min(3 × (L − 1), ⌊rate × A⌋)` (the module header's bound;
 //!   here `+1`), every other call is a 429 `rate_limited` with `Retry-After`;

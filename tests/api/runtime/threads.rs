@@ -1,8 +1,9 @@
-//! Issue 15: a thread is resolved without a write per call. Its row is read with the agent
-//! (one statement), `last_used_at` is written again only once it is older than the touch
-//! interval (it feeds retention's idle pruning), and a thread deleted meanwhile (retention)
-//! is created afresh by the next call on any replica. Two app instances share one
-//! database and Redis, as replicas do; statements are counted on the wire (`sql_count`).
+//! A thread is resolved without a write per call. Its row is read with the agent (one
+//! statement), `last_used_at` is written again only once it is older than the touch
+//! interval (it feeds retention's idle pruning), and a thread deleted meanwhile
+//! (retention) is created afresh by the next call on any replica. Two app instances share
+//! one database and Redis, as replicas do; statements are counted on the wire
+//! (`sql_count`).
 
 use std::time::Duration;
 

@@ -85,10 +85,10 @@ async fn mint_runtime_tokens() {
         .problem(401, "unauthorized");
 }
 
-/// Issue 10: a user's own credential in a runtime token is bound to the provider's
-/// origin and auth placement as they were at minting, like the org credential: once
-/// either moves, the token's credential is not sent anywhere (409 credential_required),
-/// and a token minted afterwards is bound to the new place.
+/// A user's own credential in a runtime token is bound to the provider's origin and auth
+/// placement as they were at minting, like the org credential: once either moves, the
+/// token's credential is not sent anywhere (409 credential_required), and a token minted
+/// afterwards is bound to the new place.
 #[tokio::test]
 async fn a_users_credential_is_not_sent_after_the_provider_moves() {
     let (app, up, rig, _) = crate::support::rig::Rig::start(false).await;

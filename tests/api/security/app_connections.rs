@@ -1,6 +1,6 @@
-//! Issue 15, D4: a connected-app call reads the caller's connection of its toolkit with the
-//! agent, in one statement, still sealed, and opens it only to send it: no connection query
-//! of its own, and a reconnect or a removal on one replica is what the very next call on
+//! D4: a connected-app call reads the caller's connection of its toolkit with the agent,
+//! in one statement, still sealed, and opens it only to send it: no connection query of
+//! its own, and a reconnect or a removal on one replica is what the very next call on
 //! another sees. Another user of the same agent never gets it. (The OAuth refresh path is
 //! unchanged: `studio/connections.rs`.)
 

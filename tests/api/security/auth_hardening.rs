@@ -1,6 +1,6 @@
-//! issue 10: runtime tokens are revocable (directly, or by revoking the key that minted
-//! them), a token limited to one agent reads nothing of another agent, and failed
-//! authentication is throttled per source address.
+//! Runtime tokens are revocable (directly, or by revoking the key that minted them), a
+//! token limited to one agent reads nothing of another agent, and failed authentication
+//! is throttled per source address.
 
 use std::future::Future;
 
@@ -92,7 +92,7 @@ async fn a_token_limited_to_one_agent_reads_nothing_of_another() {
     // a token of the same user limited to the first agent cannot read it
     let limited = rig.token(&app, "u1", json!({})).await;
     app.get(&at, &limited).await.problem(404, "not_found");
-    // nor follow its events (issue 13's events endpoint, any replica)
+    // nor follow its events (`…/events`, which any replica serves)
     app.get(&format!("{at}/events"), &limited)
         .await
         .problem(404, "not_found");
@@ -193,7 +193,7 @@ async fn forwarded(app: &crate::support::helpers::TestApp, token: &str, client: 
     Res::read(res).await
 }
 
-/// Issue 10: behind a configured trusted proxy the failure throttle counts the client
+/// Behind a configured trusted proxy the failure throttle counts the client
 /// `X-Forwarded-For` names, so one client behind the proxy cannot lock out the others;
 /// without `trusted_proxies` the header is ignored, so a client cannot escape the
 /// throttle by naming a fresh address on every attempt.

@@ -1,6 +1,6 @@
-//! Issue 10, the auth matrix, generated from the OpenAPI document (which
-//! `studio::openapi_doc::document_and_route_table_agree` holds equal to the route
-//! table), so a new route is covered without editing this file:
+//! The auth matrix, generated from the OpenAPI document (which
+//! `studio::openapi_doc::document_and_route_table_agree` holds equal to the route table),
+//! so a new route is covered without editing this file:
 //! - every operation with a path id, called with org A's real ids by another org's
 //!   credential that the operation accepts → `404 not_found` (never 403, never the
 //!   object), and A's objects survive every probe;

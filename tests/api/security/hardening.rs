@@ -1,5 +1,5 @@
-//! issue 10: no request can hold a worker with work proportional to an unbounded list.
-//! Every list in the arguments is counted before it is parsed and refused with
+//! No request can hold a worker with work proportional to an unbounded list. Every list
+//! in the arguments is counted before it is parsed and refused with
 //! `argument_limit_exceeded` naming the bound (no timing is asserted: a refusal by count
 //! is what makes the call cheap).
 
@@ -95,8 +95,8 @@ async fn workflow_steps_are_bounded() {
     assert!(r.body["detail"].as_str().unwrap().contains("at most 50"));
 }
 
-/// C3 + issue 10: a user's cached data lives in Redis no longer than the 1 h TTL it was
-/// fetched under (it used to be kept for 24 h whatever the reader's TTL).
+/// C3: a user's cached data lives in Redis no longer than the 1 h TTL it was fetched
+/// under (it used to be kept for 24 h whatever the reader's TTL).
 #[tokio::test]
 async fn c3_cached_user_data_never_outlives_its_ttl() {
     let Ok(url) = std::env::var("REDIS_URL") else {
@@ -140,9 +140,9 @@ async fn c3_cached_user_data_never_outlives_its_ttl() {
     assert!(pttl > 0 && pttl <= 3_600_000, "user data kept {pttl} ms");
 }
 
-/// issue 10: a 10 KB-class YAML alias bomb sent to the OpenAPI import is refused by the
-/// parser's alias budget (it used to expand to hundreds of MB), and an oversized body is
-/// refused before it is parsed.
+/// A 10 KB-class YAML alias bomb sent to the OpenAPI import is refused by the parser's
+/// alias budget (it used to expand to hundreds of MB), and an oversized body is refused
+/// before it is parsed.
 #[tokio::test]
 async fn openapi_import_refuses_an_alias_bomb_and_oversized_bodies() {
     let app = crate::support::helpers::spawn_app().await;
@@ -173,8 +173,8 @@ async fn openapi_import_refuses_an_alias_bomb_and_oversized_bodies() {
     app.get("/v1/providers", &t.key).await.ok(200);
 }
 
-/// The API's own body cap is a setting (`request_max_bytes`, issue 15): a JSON body over
-/// the configured cap is refused naming it, a raw one with 413; one under it is read.
+/// The API's own body cap is a setting (`request_max_bytes`): a JSON body over the
+/// configured cap is refused naming it, a raw one with 413; one under it is read.
 #[tokio::test]
 async fn the_request_body_cap_is_configured() {
     use crate::support::helpers::{fresh_database, spawn_with, test_settings};

@@ -1,6 +1,6 @@
-//! Issue 15: a call reads its provider's org credential with the agent, in one statement,
-//! still sealed, and opens it only to send it: no statement of its own, and a rotation on
-//! one replica is what the very next call on another sends upstream.
+//! A call reads its provider's org credential with the agent, in one statement, still
+//! sealed, and opens it only to send it: no statement of its own, and a rotation on one
+//! replica is what the very next call on another sends upstream.
 
 use serde_json::json;
 

@@ -1,13 +1,13 @@
-//! Issue 10, the secrets test: one realistic run of the real binary (logging at DEBUG)
-//! using every kind of secret — org provider credentials (a bearer, an API key in the
-//! query, a `Basic` header), a runtime token's own per-user credential, a connected
-//! app's OAuth tokens, an MCP server's bearer, the runtime token itself and the org key
-//! — against upstreams that echo the credential they got in successful bodies, next
-//! links, response headers and error bodies. Then no secret (raw, URL-encoded,
-//! JSON-escaped; for `Basic` also its base64 and the decoded `user:password`) may appear
-//! in the logs, in any response we returned (bodies and headers, errors included), in
-//! any text of any row of any table (generated from the catalog, so a new table is
-//! covered), in any Redis key or value, or in the OpenAPI document.
+//! The secrets test: one realistic run of the real binary (logging at DEBUG) using every
+//! kind of secret — org provider credentials (a bearer, an API key in the query, a
+//! `Basic` header), a runtime token's own per-user credential, a connected app's OAuth
+//! tokens, an MCP server's bearer, the runtime token itself and the org key — against
+//! upstreams that echo the credential they got in successful bodies, next links, response
+//! headers and error bodies. Then no secret (raw, URL-encoded, JSON-escaped; for `Basic`
+//! also its base64 and the decoded `user:password`) may appear in the logs, in any
+//! response we returned (bodies and headers, errors included), in any text of any row of
+//! any table (generated from the catalog, so a new table is covered), in any Redis key or
+//! value, or in the OpenAPI document.
 
 mod haystacks;
 
@@ -137,7 +137,7 @@ async fn create(app: &TestApp, key: &str, path: &str, body: Value) -> String {
 }
 
 #[tokio::test]
-async fn issue10_no_secret_reaches_logs_responses_storage_cache_or_the_document() {
+async fn no_secret_reaches_logs_responses_storage_cache_or_the_document() {
     let Ok(redis_url) = std::env::var("REDIS_URL") else {
         return; // the binary needs the Redis scripts/test starts
     };

@@ -365,8 +365,9 @@ async fn d4_api_key_form_as_a_browser_submits_it() {
         .problem(400, "invalid_arguments");
 }
 
-/// Issue 10 for connected apps: the OAuth client secret stays with its token endpoint's
-/// origin, and users' connection tokens with the base URL they connected for.
+/// Connected apps' secrets are bound to where they were entered, like org credentials:
+/// the OAuth client secret stays with its token endpoint's origin, and users' connection
+/// tokens with the base URL they connected for.
 #[tokio::test]
 async fn app_provider_secrets_stay_where_they_were_entered() {
     let app = crate::runtime::discovery::spawn().await;
@@ -421,7 +422,7 @@ async fn app_provider_secrets_stay_where_they_were_entered() {
         .ok(200);
 }
 
-/// D4 + issue 10: calls due for a refresh at the same moment, with a server that rotates
+/// D4: calls due for a refresh at the same moment, with a server that rotates
 /// refresh tokens (each works once), refresh one after the other on the connection's
 /// row lock: every call succeeds and the connection is not marked broken (without the
 /// lock, the second refresh presented the spent token and broke the connection).
@@ -457,7 +458,7 @@ async fn d4_concurrent_refreshes_of_one_connection_do_not_break_it() {
     );
 }
 
-/// Issue 10: users' refresh tokens belong to the token endpoint that issued them. Once a
+/// Users' refresh tokens belong to the token endpoint that issued them. Once a
 /// user has connected, `connection.token_url` cannot move to another origin — not even
 /// with the client secret re-entered (before: 200, and the next refresh sent the user's
 /// refresh token to the new server), nor by way of an API-key connection and back — and
@@ -512,10 +513,11 @@ async fn d4_token_url_cannot_move_under_connected_users() {
         .problem(409, "conflict");
 }
 
-/// D4, issue 10 (the shared process): calls of one user due for a refresh while the token
-/// endpoint is slow wait in the replica, not each in a database transaction: with the
-/// endpoint held, no session of the database waits for the connection's row lock (before:
-/// every other call did, each holding one of the replica's pool connections until its turn).
+/// D4, in the shared process (a slow endpoint must not exhaust the replica's pool): calls
+/// of one user due for a refresh while the token endpoint is slow wait in the replica,
+/// not each in a database transaction: with the endpoint held, no session of the database
+/// waits for the connection's row lock (before: every other call did, each holding one of
+/// the replica's pool connections until its turn).
 #[tokio::test]
 async fn d4_refresh_waiters_hold_no_database_session() {
     let app = crate::runtime::discovery::spawn().await;

@@ -97,8 +97,8 @@ async fn provider_validation() {
         .problem(404, "not_found");
 }
 
-/// Issue 12: a provider is an API (the default), an MCP server (`url`) or an app
-/// toolkit; the kind is returned and never changes.
+/// A provider is an API (the default), an MCP server (`url`) or an app toolkit; the kind
+/// is returned and never changes.
 #[tokio::test]
 async fn provider_kind_and_mcp_url() {
     let app = spawn_app().await;
@@ -132,7 +132,8 @@ async fn provider_kind_and_mcp_url() {
         .patch(
             &format!("/v1/providers/{id}"),
             &t.key,
-            // another origin: the credential is re-entered with it (issue 10)
+            // another origin: the credential is re-entered with it (it is bound to its
+            // origin)
             json!({"url": "https://mcp2.example.com/v1/mcp", "credential": "tok"}),
         )
         .await;
@@ -181,7 +182,7 @@ async fn provider_kind_and_mcp_url() {
     assert_eq!(tool.ok(201)["kind"], "mcp");
 }
 
-/// issue 10: the org credential is bound to the provider's origin and auth placement; a
+/// The org credential is bound to the provider's origin and auth placement; a
 /// PATCH moving either without re-entering the secret is refused, so a studio key cannot
 /// point the provider at its own server and receive the org's secret.
 #[tokio::test]

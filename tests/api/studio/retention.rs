@@ -1,7 +1,7 @@
-//! Retention (issue 13): a pass deletes tool calls, workflow runs, idle threads, spent
-//! connect links and dead revocations past their age — in every org alike, in batches
-//! smaller than the backlog — keeps everything recent, and does nothing while another
-//! replica holds the advisory lock.
+//! Retention: a pass deletes tool calls, workflow runs, idle threads, spent connect links
+//! and dead revocations past their age — in every org alike, in batches smaller than the
+//! backlog — keeps everything recent, and does nothing while another replica holds the
+//! advisory lock.
 
 use std::time::Duration;
 

@@ -1,7 +1,8 @@
-//! Issue 9 end to end (G7, P4, P8): tool calls against in-test upstreams shaped like
-//! public APIs — a bookings API whose collections may be empty or an exact multiple of
-//! the page size, Airtable's opaque string `offset`, a Twilio-style relative
-//! `next_page_uri` on a tool with no paging parameter — compared row by row.
+//! Exact page multiples and opaque offsets end to end (G7, P4, P8): tool calls against
+//! in-test upstreams shaped like public APIs — a bookings API whose collections may be
+//! empty or an exact multiple of the page size, Airtable's opaque string `offset`, a
+//! Twilio-style relative `next_page_uri` on a tool with no paging parameter — compared
+//! row by row.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
