@@ -1,7 +1,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 //! One integration binary: every test spawns the real app on port 0 against a real
-//! Postgres (a fresh database per test) and, when `REDIS_URL` is set, a real Redis.
-//! Run through `scripts/test`, which brings both up.
+//! Postgres (a fresh database per test) and a real Redis (`REDIS_URL`). Run through
+//! `scripts/test`, which brings both up; a missing service fails the tests that need it
+//! (`support::services`, which also names the opt-out).
 
 mod cache;
 mod cost;

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::support::helpers::{fresh_database, spawn_with, test_settings};
 use crate::support::rig::Rig;
-use crate::support::temp_services::TempRedis;
+use crate::support::services;
 use crate::support::upstream_server;
 
 const CALLS: u64 = 32;
@@ -66,8 +66,7 @@ fn total(m: &BTreeMap<String, f64>) -> f64 {
 
 #[tokio::test]
 async fn redis_commands_per_call() {
-    let Some(redis) = TempRedis::start().await else {
-        eprintln!("skipped: redis-server is not installed");
+    let Some(redis) = services::require_redis_server().await else {
         return;
     };
     let mut s = test_settings(fresh_database().await);

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::support::helpers::{fresh_database, spawn_with, test_settings, Res, TestApp};
 use crate::support::rig::Rig;
-use crate::support::temp_services::{TempPostgres, TempRedis};
+use crate::support::services;
 use crate::support::upstream_server::{self, CONTACTS};
 
 async fn readyz(app: &TestApp) -> Res {
@@ -42,8 +42,7 @@ fn retry_after(r: &Res) -> u64 {
 
 #[tokio::test]
 async fn postgres_down_answers_503_with_retry_after_and_recovers_without_restart() {
-    let Some(pg) = TempPostgres::start().await else {
-        eprintln!("skipped: no PostgreSQL binaries under /usr/lib/postgresql");
+    let Some(pg) = services::require_postgres_bins().await else {
         return;
     };
     let app = spawn_with(test_settings(pg.url())).await;
@@ -111,8 +110,7 @@ fn metric(text: &str, name: &str) -> f64 {
 
 #[tokio::test]
 async fn redis_down_keeps_tool_calls_working_degraded_and_reported_then_recovers() {
-    let Some(mut redis) = TempRedis::start().await else {
-        eprintln!("skipped: redis-server is not installed");
+    let Some(mut redis) = services::require_redis_server().await else {
         return;
     };
     let mut s = test_settings(fresh_database().await);

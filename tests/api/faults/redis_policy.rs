@@ -10,7 +10,7 @@ use loopgate::runtime::kv::eviction::{self, Eviction, MemoryPolicy};
 use reqwest::Method;
 
 use crate::support::helpers::{fresh_database, spawn_with, test_settings};
-use crate::support::temp_services::TempRedis;
+use crate::support::services;
 
 /// The log lines written on this thread (a `#[tokio::test]` runs its tasks on one).
 #[derive(Clone, Default)]
@@ -55,8 +55,7 @@ async fn unhurried(url: &str) -> loopgate::runtime::kv::Redis {
 
 #[tokio::test]
 async fn the_eviction_policy_is_read_and_a_refused_config_is_tolerated() {
-    let Some(redis) = TempRedis::start().await else {
-        eprintln!("skipped: redis-server is not installed");
+    let Some(redis) = services::require_redis_server().await else {
         return;
     };
     let logs = Logs::default();

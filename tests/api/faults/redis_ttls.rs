@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::support::helpers::{fresh_database, scan_keys, spawn_with, test_settings};
 use crate::support::rig::{tool_defs, Rig};
-use crate::support::temp_services::TempRedis;
+use crate::support::services;
 use crate::support::upstream_server;
 
 const MIN: u64 = 60;
@@ -69,8 +69,7 @@ fn family(key: &str, org_creds: &str, user_creds: &str) -> Family {
 
 #[tokio::test]
 async fn every_redis_key_has_a_ttl_no_longer_than_its_longest_reader() {
-    let Some(redis_server) = TempRedis::start().await else {
-        eprintln!("skipped: no redis-server");
+    let Some(redis_server) = services::require_redis_server().await else {
         return;
     };
     let mut settings = test_settings(fresh_database().await);
@@ -206,8 +205,7 @@ async fn every_redis_key_has_a_ttl_no_longer_than_its_longest_reader() {
 /// the configured time, not the default 15 minutes.
 #[tokio::test]
 async fn g3_stored_results_live_the_configured_ttl() {
-    let Some(redis_server) = TempRedis::start().await else {
-        eprintln!("skipped: no redis-server");
+    let Some(redis_server) = services::require_redis_server().await else {
         return;
     };
     let mut settings = test_settings(fresh_database().await);

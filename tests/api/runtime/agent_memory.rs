@@ -14,7 +14,7 @@ use crate::cost::sql_per_call::with_memory;
 use crate::runtime::threads::{replicas_with, Replicas};
 use crate::support::helpers::{fresh_database, spawn_with, ADMIN};
 use crate::support::rig::Rig;
-use crate::support::temp_services::TempRedis;
+use crate::support::services;
 use crate::support::upstream_server;
 
 /// Has Redis log every command with its arguments (`SLOWLOG`, no threshold), from now on.
@@ -227,8 +227,7 @@ async fn a_change_written_with_plain_sql_is_seen_once_the_max_age_passed() {
 /// agent; a write through the API bumps the epoch before it answers.
 #[tokio::test]
 async fn a_warm_call_reads_the_epoch_with_the_marks_in_one_round_trip() {
-    let Some(redis) = TempRedis::start().await else {
-        eprintln!("skipped: redis-server is not installed");
+    let Some(redis) = services::require_redis_server().await else {
         return;
     };
     let counter = crate::support::sql_count::start(&fresh_database().await).await;

@@ -143,8 +143,7 @@ async fn operational_bounds_are_validated_at_startup_and_carried() {
             .unwrap_or_default();
         assert!(e.contains(name), "{name}: {e}");
     }
-    let Some(redis) = crate::support::temp_services::TempRedis::start().await else {
-        eprintln!("skipped: no redis-server");
+    let Some(redis) = crate::support::services::require_redis_server().await else {
         return;
     };
     let mut s = test_settings(fresh_database().await);

@@ -24,7 +24,7 @@ use crate::cost::redis_per_call::commandstats;
 use crate::faults::replicas::{binary, Replica};
 use crate::support::helpers::{fresh_database, spawn_with, test_settings, TestApp};
 use crate::support::rig::Rig;
-use crate::support::temp_services::TempRedis;
+use crate::support::services;
 use crate::support::upstream_server;
 
 async fn cluster(org_rps: u32) -> [Replica; 3] {
@@ -85,8 +85,7 @@ async fn an_org_rate_leased_by_three_replicas_admits_within_the_bound() {
 
 #[tokio::test]
 async fn spare_walk_slots_are_given_back_to_other_replicas() {
-    let Some(redis) = TempRedis::start().await else {
-        eprintln!("skipped: redis-server is not installed");
+    let Some(redis) = services::require_redis_server().await else {
         return;
     };
     let db = fresh_database().await;

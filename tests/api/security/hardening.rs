@@ -99,7 +99,7 @@ async fn workflow_steps_are_bounded() {
 /// under (it used to be kept for 24 h whatever the reader's TTL).
 #[tokio::test]
 async fn c3_cached_user_data_never_outlives_its_ttl() {
-    let Ok(url) = std::env::var("REDIS_URL") else {
+    let Some(url) = crate::support::services::require_redis_url() else {
         return; // the in-process store is judged by the reader's clock only
     };
     let (app, _up, rig, _token) = Rig::start(true).await;

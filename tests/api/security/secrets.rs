@@ -138,7 +138,7 @@ async fn create(app: &TestApp, key: &str, path: &str, body: Value) -> String {
 
 #[tokio::test]
 async fn no_secret_reaches_logs_responses_storage_cache_or_the_document() {
-    let Ok(redis_url) = std::env::var("REDIS_URL") else {
+    let Some(redis_url) = crate::support::services::require_redis_url() else {
         return; // the binary needs the Redis scripts/test starts
     };
     let r = loopgate::crypto::random_token(12);

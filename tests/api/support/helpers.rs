@@ -97,7 +97,7 @@ pub fn test_settings(database_url: String) -> Settings {
     let mut s = Settings::load().expect("settings");
     s.bind = "127.0.0.1:0".into();
     s.database_url = Some(database_url.into());
-    s.redis_url = std::env::var("REDIS_URL").ok().map(Into::into);
+    s.redis_url = crate::support::services::shared_redis_url().map(Into::into);
     s.admin_token = Some(ADMIN.to_string().into());
     s.credential_key = Some(
         base64::engine::general_purpose::STANDARD

@@ -11,6 +11,7 @@ pub mod mcp_upstream;
 pub mod oauth_server;
 pub mod redis_count;
 pub mod rig;
+pub mod services;
 pub mod sql_count;
 pub mod temp_services;
 pub mod upstream_server;

@@ -1,7 +1,9 @@
 //! A Postgres or Redis of a test's own, from the machine's binaries on a free port, that
 //! the test may stop and start again (the shared ones other tests use are never touched).
-//! `start` returns `None` when the binaries are not installed (the test then says it
-//! skipped). As root, Postgres runs as the `postgres` OS user, as scripts/services.sh does.
+//! `start` returns `None` when the binaries are not installed; tests ask through
+//! `services::require_redis_server` / `require_postgres_bins`, which fail the test then
+//! unless missing services are allowed. As root, Postgres runs as the `postgres` OS
+//! user, as scripts/services.sh does.
 
 use std::path::PathBuf;
 use std::time::Duration;
