@@ -22,6 +22,8 @@ pub mod state;
 pub mod store;
 pub mod telemetry;
 #[cfg(test)]
+pub(crate) mod test_services;
+#[cfg(test)]
 mod testalloc;
 pub mod upstream;
 pub mod workflow;

@@ -343,11 +343,10 @@ mod tests {
     use super::*;
     use crate::runtime::kv::{TEST_BUDGET, TEST_RESULT_TTL};
 
-    /// The test Redis when `REDIS_URL` is set, else the in-process store.
+    /// The test Redis (`REDIS_URL`), or the in-process store where `test_services` allows.
     fn test_kv() -> Kv {
         Kv::new(
-            std::env::var("REDIS_URL")
-                .ok()
+            crate::test_services::redis_url()
                 .and_then(|u| crate::runtime::kv::connect(&u, TEST_BUDGET).ok()),
             None,
             TEST_BUDGET,

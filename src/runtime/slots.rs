@@ -240,7 +240,7 @@ mod tests {
     use crate::metrics::Metrics;
 
     fn redis_slots(max: usize, wall: Duration) -> Option<(WalkSlots, crate::runtime::kv::Redis)> {
-        let url = std::env::var("REDIS_URL").ok()?;
+        let url = crate::test_services::redis_url()?;
         let pool = crate::runtime::kv::connect(&url, crate::runtime::kv::TEST_BUDGET).unwrap();
         let shared = Shared::new(Some(pool.clone()), 1, Arc::new(Metrics::default()));
         let slots = WalkSlots::across_replicas(max, shared, wall);
