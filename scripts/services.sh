@@ -117,6 +117,11 @@ start_redis() {
     redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
       --daemonize yes --logfile "$DATA/redis.log" --dir "$DATA" >/dev/null
     for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
+      echo "Redis did not answer on port $REDIS_PORT within 5 s; its log:" >&2
+      tail -n 20 "$DATA/redis.log" >&2
+      exit 1
+    fi
     echo "$REDIS_PORT" >"$DATA/redis.port"
   fi
   export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"

@@ -3,6 +3,9 @@
 //! and filtering inside one call. `docs/architecture.md` describes the layers; each
 //! module below imports only the ones listed before it (`scripts/check-layers`).
 
+#[cfg(test)]
+pub(crate) mod testing;
+
 pub mod telemetry;
 
 pub mod crypto;

@@ -170,7 +170,7 @@ mod tests {
     /// meanwhile is refused rather than appending the same rows twice.
     #[tokio::test]
     async fn p10_a_claim_outlives_the_configured_walk() {
-        let Some(url) = std::env::var("REDIS_URL").ok() else {
+        let Some(url) = crate::testing::redis_url() else {
             return;
         };
         let redis = connect(&url, TEST_BUDGET).unwrap();

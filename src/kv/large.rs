@@ -222,9 +222,7 @@ mod tests {
     #[tokio::test]
     async fn g4_a_large_value_is_replaced_whole() {
         let kv = Kv::new(
-            std::env::var("REDIS_URL")
-                .ok()
-                .and_then(|u| connect(&u, TEST_BUDGET).ok()),
+            crate::testing::redis_url().and_then(|u| connect(&u, TEST_BUDGET).ok()),
             None,
             TEST_BUDGET,
             TEST_RESULT_TTL,
@@ -261,7 +259,7 @@ mod tests {
     /// keeps about N in the connection for good).
     #[tokio::test]
     async fn g4_a_large_value_is_read_in_pieces_whole() {
-        let Some(url) = std::env::var("REDIS_URL").ok() else {
+        let Some(url) = crate::testing::redis_url() else {
             return; // the in-process store holds no client buffers
         };
         let kv = Kv::new(

@@ -524,7 +524,7 @@ mod tests {
     /// not answering).
     #[tokio::test]
     async fn del_many_leaves_none_of_the_keys() {
-        let Some(url) = std::env::var("REDIS_URL").ok() else {
+        let Some(url) = crate::testing::redis_url() else {
             return;
         };
         let mut conn = connect(&url, TEST_BUDGET).unwrap();
@@ -549,7 +549,7 @@ mod tests {
     /// replica that took a write must not keep the others from learning of it.
     #[tokio::test]
     async fn a_shared_value_is_written_even_right_after_a_failure() {
-        let Some(url) = std::env::var("REDIS_URL").ok() else {
+        let Some(url) = crate::testing::redis_url() else {
             return;
         };
         let mut conn = connect(&url, TEST_BUDGET).unwrap();

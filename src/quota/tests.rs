@@ -1,4 +1,4 @@
-//! Against the real Redis of `scripts/test` (`REDIS_URL`); skipped without one.
+//! Against the real Redis of `scripts/test` (`REDIS_URL`), required (`test_services`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +13,7 @@ fn shared_at(url: &str, replicas: u32) -> Arc<Shared> {
 }
 
 fn redis() -> Option<Arc<Shared>> {
-    std::env::var("REDIS_URL").ok().map(|u| shared_at(&u, 3))
+    crate::testing::redis_url().map(|u| shared_at(&u, 3))
 }
 
 fn unique(kind: &str) -> String {

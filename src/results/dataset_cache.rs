@@ -343,12 +343,10 @@ mod tests {
     use super::*;
     use crate::kv::{TEST_BUDGET, TEST_RESULT_TTL};
 
-    /// The test Redis when `REDIS_URL` is set, else the in-process store.
+    /// The test Redis (`REDIS_URL`), or the in-process store where `test_services` allows.
     fn test_kv() -> Kv {
         Kv::new(
-            std::env::var("REDIS_URL")
-                .ok()
-                .and_then(|u| crate::kv::connect(&u, TEST_BUDGET).ok()),
+            crate::testing::redis_url().and_then(|u| crate::kv::connect(&u, TEST_BUDGET).ok()),
             None,
             TEST_BUDGET,
             TEST_RESULT_TTL,

@@ -236,10 +236,7 @@ async fn migrated_database() -> Option<(String, String)> {
         .or_else(|_| std::env::var("DATABASE_URL"))
         .ok();
     let Some(base) = base else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "set LOOPGATE_TEST_DATABASE_URL (run the tests with scripts/test)"
-        );
+        crate::testing::missing("LOOPGATE_TEST_DATABASE_URL (the test Postgres)");
         return None;
     };
     let name = format!(

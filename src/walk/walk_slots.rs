@@ -241,7 +241,7 @@ mod tests {
     use crate::telemetry::metrics::Metrics;
 
     fn redis_slots(max: usize, wall: Duration) -> Option<(WalkSlots, crate::kv::Redis)> {
-        let url = std::env::var("REDIS_URL").ok()?;
+        let url = crate::testing::redis_url()?;
         let pool = crate::kv::connect(&url, crate::kv::TEST_BUDGET).unwrap();
         let shared = Shared::new(Some(pool.clone()), 1, Arc::new(Metrics::default()));
         let slots = WalkSlots::across_replicas(max, shared, wall);

@@ -154,7 +154,7 @@ fn dec(c: &str) -> usize {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(160))]
+    #![proptest_config(prop_config(160))]
 
     /// Every row of every value, once, in order; the verdict says complete.
     #[test]

@@ -203,7 +203,7 @@ fn rows() -> impl Strategy<Value = usize> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(prop_config(256))]
 
     #[test]
     fn p9_parallel_walk_equals_sequential_walk(

@@ -437,7 +437,7 @@ fn values_are_written_alike_exactly_when_alike() {
     assert!(checked > 3_000);
 }
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(3_000))]
+    #![proptest_config(crate::tests::kit::prop_config(3_000))]
 
     /// Inputs drawn from small sets, a part or two of them redrawn: written alike exactly
     /// when alike in `Debug`, and always alike when built the same.

@@ -96,7 +96,7 @@ fn presented(items: &[Value], budget: usize) -> (Value, Value) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(prop_config(96))]
 
     #[test]
     fn guard_never_splits_an_item_nor_exceeds_the_budget(items in prop::collection::vec(item(), 0..60), budget in 150usize..2_000) {
@@ -192,7 +192,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(128))]
+    #![proptest_config(prop_config(128))]
 
     /// The raw-text projection (the hot path) agrees with the tree projection.
     #[test]
@@ -239,7 +239,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(prop_config(64))]
 
     /// The envelope (reserved arguments) obeys the same guard: within budget, rows whole
     /// and in order.
@@ -262,7 +262,7 @@ proptest! {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(96))]
+    #![proptest_config(prop_config(96))]
 
     /// Issue 15: a presentation memoized with its `_resultId` as a hole, filled with
     /// another id of the same length, is exactly what presenting afresh with that id

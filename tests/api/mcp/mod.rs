@@ -1,0 +1,5 @@
+//! MCP both ways: an MCP server as a provider (M1) and an agent served as an MCP server
+//! (M2).
+
+pub mod providers;
+pub mod server;

@@ -1,0 +1,13 @@
+//! The Studio and admin surface: orgs, API keys, deployments, providers, tools and
+//! agents, connections, OpenAPI import and the served document, problem+json errors,
+//! first start of the binary, retention.
+
+pub mod admin;
+pub mod agents;
+pub mod connections;
+pub mod errors;
+pub mod first_run;
+pub mod openapi_doc;
+pub mod openapi_import;
+pub mod providers;
+pub mod retention;
