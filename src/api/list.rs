@@ -11,7 +11,7 @@ use crate::store::{ListPage, PageRequest};
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ListParams {
-    /// ListPage size, 1–200 (default 50).
+    /// Page size, 1–200 (default 50).
     #[param(minimum = 1, maximum = 200)]
     pub limit: Option<i64>,
     /// The `cursor` of the previous page, passed back unchanged to continue.

@@ -49,7 +49,7 @@
 //! - Unknown arguments: refused with the list of real ones, unless the schema has no
 //!   `properties` at all (then placed by the hand-defined rule).
 //!
-//! # WireCredential
+//! # Credential
 //! `bearer` → `Authorization: Bearer …`, `header` → the header `auth.name`, `query` → the
 //! query parameter `auth.name`, `none` → nothing (a target without a credential sends
 //! none; refusing that is the runtime's `credential_required`). It is marked sensitive,
