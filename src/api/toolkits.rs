@@ -1,5 +1,5 @@
 //! Studio: the connected-app side of a provider of kind `app` — its `toolkit` and how
-//! end users connect it (`connection`), LOOP_ENGINE D3–D4. The OAuth client secret is
+//! end users connect it (`connection`), D3–D4. The OAuth client secret is
 //! sealed to the provider id and never returned.
 
 use secrecy::{ExposeSecret, SecretString};
