@@ -1,4 +1,4 @@
-//! Engine benchmarks (issue 3):
+//! Engine benchmarks:
 //! (a) the transform on the reference payload — 3,219 inbox-like rows, ~794 KB of compact
 //!     JSON, starting from the raw bytes an upstream delivers (`run` + `present_json`):
 //!     the size guard alone, `_fields` + guard, and `_filter` + `_fields` + guard;

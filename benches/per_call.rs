@@ -1,4 +1,4 @@
-//! loopgate's own CPU per cache hit that is not the engine's (issue 15): the key a hit's
+//! loopgate's own CPU per cache hit that is not the engine's: the key a hit's
 //! presentation is kept under (`CacheMemory::presenting_key`, for `scripts/bench-load`'s
 //! hit: a 1,000-row walk with `_filter` and `_fields`) and the runtime token's check
 //! (`TokenService::verify`: a token as `POST /v1/runtime-tokens` mints it, without and

@@ -1,4 +1,4 @@
-//! What a shared quota adds to each upstream request (issue 13): one permit from a
+//! What a shared quota adds to each upstream request: one permit from a
 //! provider limiter that is process-local (governor only) versus shared across replicas
 //! (governor in front, then the replica's lease of the shared GCRA: one `EVAL` per lease of
 //! up to 64 permits, `quota::lease`), at a rate high enough that no request ever waits, so

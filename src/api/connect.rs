@@ -1,4 +1,4 @@
-//! The connect page end users open from a `connect_toolkit` link (LOOP_ENGINE D4):
+//! The connect page end users open from a `connect_toolkit` link (D4):
 //! plain HTML with no external assets and no JavaScript, a form for an API key or a
 //! button that starts the OAuth sign-in, and the OAuth callback. The link token in the
 //! path is the credential. Errors are HTML for browsers and problem+json otherwise.

@@ -1,5 +1,5 @@
 //! Customer backends: their users' connections of connected-app toolkits
-//! (LOOP_ENGINE D4), listed without secrets and removable (org key, scope `mint`).
+//! (D4), listed without secrets and removable (org key, scope `mint`).
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;

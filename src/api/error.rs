@@ -51,7 +51,8 @@ pub enum ApiError {
         detail: String,
         retry_after_secs: u64,
     },
-    /// A tool-call error whose detail is written for the model (see API.md).
+    /// A tool-call error whose detail is written for the model (the runtime routes'
+    /// problem responses in `openapi/openapi.json` list its codes).
     #[error("{detail}")]
     Tool { code: ErrorCode, detail: String },
     #[error("internal error")]

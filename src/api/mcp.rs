@@ -1,5 +1,5 @@
 //! `/v1/agents/{agent_id}/mcp`: the agent as an MCP server over streamable HTTP
-//! (LOOP_ENGINE M2). Same bearer tokens as the runtime API (401 without one); a request
+//! (M2). Same bearer tokens as the runtime API (401 without one); a request
 //! whose `Origin` is not this server's own is refused (403), as the transport's security
 //! rules ask. The protocol itself lives in `mcp::server`; this file maps HTTP onto it.
 
@@ -71,8 +71,8 @@ fn session(req: &HttpRequest) -> Result<Option<String>, ApiError> {
 }
 
 /// Another org's agent (or one a runtime token is not limited to) is not found, even
-/// where the answer would not depend on the agent (issue 10: no route tells another
-/// org anything but 404 about an id).
+/// where the answer would not depend on the agent: no route tells another org anything
+/// but 404 about an id, so ids cannot be probed.
 async fn own_agent(state: &AppState, caller: &Caller, agent: &str) -> Result<(), ApiError> {
     if !caller.allows_agent(agent) {
         return Err(ApiError::not_found("agent"));

@@ -97,7 +97,7 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     let pg_size = f64::from(state.pool.size());
     let pg_idle = state.pool.num_idle() as f64;
     let pg_max = f64::from(state.pool.options().get_max_connections());
-    // Redis is one shared multiplexed connection (runtime::kv::Redis), not a pool
+    // Redis is one shared multiplexed connection (kv::Redis), not a pool
     let samples = [
         ("postgres", "in_use", pg_size - pg_idle),
         ("postgres", "idle", pg_idle),

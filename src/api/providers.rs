@@ -92,7 +92,7 @@ pub async fn delete(
     Ok(HttpResponse::NoContent().finish())
 }
 
-/// Sync an MCP provider's tools (LOOP_ENGINE M1).
+/// Sync an MCP provider's tools (M1).
 ///
 /// Lists the MCP server's tools (`tools/list`, every page) with the org's credential and
 /// makes them the provider's tools of kind `mcp`: new ones are added, changed ones updated

@@ -108,8 +108,9 @@ route_table! {
 mod tests {
     use super::ROUTES;
 
-    /// Issue 15: a tool call (and a model step) is matched by the first route with a path
-    /// parameter actix tries, so routing it runs one regex; every route before it is static.
+    /// A tool call (and a model step) is matched by the first route with a path parameter
+    /// actix tries, so routing the hot path runs one regex; every route before it is
+    /// static.
     #[test]
     fn the_runtime_routes_are_tried_before_every_other_route_with_parameters() {
         let first_dynamic = ROUTES.iter().position(|(_, p)| p.contains('{'));

@@ -1,7 +1,7 @@
 //! Server-Sent Events in the AI SDK UI-message-stream protocol (v1). A spawned task
 //! runs the call and writes chunks into a channel; the response body reads it. If the
 //! client leaves, chunks are dropped but the call still finishes and is recorded. The
-//! chunks' shapes are `runtime::stream`'s; progress arrives already throttled (S1: the
+//! chunks' shapes are `call::ui_stream`'s; progress arrives already throttled (S1: the
 //! engine's walk is the one place that throttles).
 
 use actix_web::{web, HttpResponse};

@@ -1,4 +1,4 @@
-//! Workflow runs (LOOP_ENGINE W5): start one (JSON, or the UI-message stream), list the
+//! Workflow runs (W5): start one (JSON, or the UI-message stream), list the
 //! runs of a workflow and read one back. Runs are made with runtime credentials (an org
 //! key with scope `runtime`, or a runtime token) exactly as tool calls are, and read back
 //! by the same caller only: a run's outputs were fetched with that caller's credentials.

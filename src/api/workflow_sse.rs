@@ -1,7 +1,7 @@
 //! A workflow run as Server-Sent Events in the AI SDK UI-message-stream protocol (v1),
 //! one tool step per workflow step. A spawned task runs the workflow; the response body
 //! reads its chunks. If the client leaves, chunks are dropped but the run still finishes
-//! and is recorded. Chunk shapes are `runtime::stream`'s; progress arrives throttled.
+//! and is recorded. Chunk shapes are `call::ui_stream`'s; progress arrives throttled.
 
 use actix_web::{web, HttpResponse};
 use serde_json::{json, Value};

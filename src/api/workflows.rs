@@ -1,4 +1,4 @@
-//! Studio: workflow definitions (LOOP_ENGINE W1). Steps are checked against the
+//! Studio: workflow definitions (W1). Steps are checked against the
 //! agent's bound tools when written.
 
 use std::collections::HashSet;

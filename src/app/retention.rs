@@ -1,4 +1,4 @@
-//! Retention (issue 13): every replica runs [`spawn`]'s background task, but each pass
+//! Retention: every replica runs [`spawn`]'s background task, but each pass
 //! runs only on the replica that takes the Postgres advisory lock
 //! (`pg_try_advisory_lock`, released when the pass ends); the others skip that pass.
 //! A pass deletes, table by table, rows older than the configured ages, at most

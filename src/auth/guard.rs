@@ -1,4 +1,4 @@
-//! Protection of authentication itself (issue 10), one owner for it:
+//! Protection of authentication itself, one owner for it:
 //! - failed attempts are throttled per source address (a burst, then one every
 //!   [`FAILURE_PERIOD`]); past it every attempt from that address is a 429 with
 //!   `Retry-After`, before any lookup;

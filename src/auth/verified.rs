@@ -1,4 +1,4 @@
-//! The runtime tokens this replica verified (issue 15), so a token presented again is not
+//! The runtime tokens this replica verified, so a token presented again is not
 //! decoded, checked and its credentials opened on every call: the verified caller, kept
 //! by the SHA-256 of the token's exact text until its `exp` (with the leeway `verify`
 //! allows; [`TokenService::verify`](super::tokens::TokenService::verify) owns that rule and

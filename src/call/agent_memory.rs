@@ -1,4 +1,4 @@
-//! The agent kept per replica (issue 15): a warm tool call (or step) whose agent,
+//! The agent kept per replica: a warm tool call (or step) whose agent,
 //! bindings, tools, providers, credentials and thread did not change issues no SQL
 //! statement for them, and stays exact across replicas: a change acknowledged by any
 //! replica's API is what the next call on every replica uses.
@@ -20,8 +20,8 @@
 //!   app's settings, MCP sync), deployments and orgs (admin routes, the org of the path;
 //!   their deletion cascades to threads): only behind API requests — the middleware;
 //! - connections: deleted through the API (the middleware); saved by the connect page
-//!   (`POST /connect/{link}`) and its OAuth callback (`runtime::connect`), refreshed or
-//!   marked broken by a tool call (`runtime::connections`) — those call [`bump`]
+//!   (`POST /connect/{link}`) and its OAuth callback (`call::connect_page`), refreshed or
+//!   marked broken by a tool call (`call::app_connections`) — those call [`bump`]
 //!   themselves (no bearer token names their org);
 //! - threads: created and touched by calls (a new thread is in no replica's memory;
 //!   a touch changes no id), deleted by the cascades above and by retention, without a

@@ -1,7 +1,8 @@
-//! Threads without a write per call. A thread is (org, agent, caller, thread key) (API.md);
-//! its row is read in the agent's one statement ([`crate::store::agent_load`]), so a call
-//! or a step that finds its thread used recently issues no statement for it at all, and
-//! the calls of one thread no longer all update one row (a hot row under concurrency).
+//! Threads without a write per call. A thread is (org, agent, caller, thread key)
+//! ([`crate::store::threads`]); its row is read in the agent's one statement
+//! ([`crate::store::agent_load`]), so a call or a step that finds its thread used
+//! recently issues no statement for it at all, and the calls of one thread no longer all
+//! update one row (a hot row under concurrency).
 //!
 //! `last_used_at` only feeds retention's idle pruning, so it is written again (with the
 //! creating upsert, [`crate::store::threads::get_or_create`]) only once the row read shows

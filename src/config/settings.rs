@@ -21,7 +21,7 @@ pub struct Settings {
     /// Redis connection string; without it an in-process store is used.
     pub redis_url: Option<SecretString>,
     /// How long one Redis round trip (and connecting) may take before this replica treats
-    /// Redis as unreachable for it and uses its in-process store (`runtime::kv`).
+    /// Redis as unreachable for it and uses its in-process store (`kv`).
     pub redis_timeout_ms: u64,
     /// G3: how long a stored result (`_resultId`) can be read; a call's event log, a
     /// continuation and a replaced cache entry a result points at live as long.
@@ -54,7 +54,7 @@ pub struct Settings {
     /// Largest request body the API reads (JSON, forms); a longer one is 413.
     pub request_max_bytes: usize,
     /// Tools offered directly before connected-app toolkits go behind tool search
-    /// (LOOP_ENGINE D1), unless an agent sets its own `direct_tool_budget`.
+    /// (D1), unless an agent sets its own `direct_tool_budget`.
     pub direct_tool_budget: u32,
     /// Public base URL of this service, for the connect links handed to end users
     /// (e.g. `https://loopgate.example.com`); defaults to `http://<bind>`.
@@ -67,7 +67,7 @@ pub struct Settings {
     /// cut (and their partial outcomes recorded) and the process exits.
     pub shutdown_grace_seconds: u64,
 
-    // --- retention (issue 13), see `crate::app::retention` ---
+    // --- retention, see `crate::app::retention` ---
     /// Tool-call records (their stored outcomes included) are deleted this many days after
     /// the call started.
     pub retention_tool_calls_days: u32,
@@ -82,7 +82,7 @@ pub struct Settings {
     /// Rows deleted per statement of a retention pass.
     pub retention_batch: u32,
 
-    // --- engine bounds and budgets (issue 15), see `crate::config::bounds` (defaults: `Limits`) ---
+    // --- engine bounds and budgets, see `crate::config::bounds` (defaults: `Limits`) ---
     /// P3: pages fetched per collection (per `_for_each` value).
     pub limit_pages_per_collection: u32,
     /// P3: upstream requests per tool call, retries included.
@@ -124,7 +124,7 @@ pub struct Settings {
     /// W1: steps in one workflow.
     pub limit_workflow_steps: usize,
 
-    // --- CPU-bound work (issue 10), see `runtime::cpu` ---
+    // --- CPU-bound work, see `crate::walk::cpu_jobs` ---
     /// Jobs proportional to a payload's size (parsing, `_filter`, `_fields`, the size
     /// guard, stored results) one org may run at once on the blocking pool.
     pub cpu_jobs_per_org: u32,
@@ -133,7 +133,7 @@ pub struct Settings {
     /// Payloads up to this many bytes are handled in place on the async worker.
     pub cpu_inline_bytes: usize,
 
-    // --- dataset cache (issue 15), see `runtime::cache_memory` ---
+    // --- dataset cache, see `crate::results::cache_memory` ---
     /// Bytes of decoded cache entries and results presented from them that this replica
     /// keeps, so a hit neither moves nor parses the entry (0: off, every hit reads it whole).
     pub cache_memory_bytes: usize,
@@ -141,7 +141,7 @@ pub struct Settings {
     /// is answered but not cached (its result says so).
     pub cache_max_entry_bytes: usize,
 
-    // --- agents kept per replica (issue 15), see `runtime::agent_memory` ---
+    // --- agents kept per replica, see `crate::call::agent_memory` ---
     /// The longest a replica uses an agent (and its thread) it remembers without reading
     /// it again, whatever the org's config epoch says: the bound on how long a write made
     /// outside the API (an operator's SQL) goes unseen (0: off, every call reads the agent).
@@ -162,9 +162,9 @@ const CACHE_MEMORY_MIN: usize = 1 << 20;
 const CACHE_MEMORY_MAX: usize = 64 << 30;
 
 /// `cache_max_entry_bytes`: 64 KiB to 64 MiB. An entry is written in pieces but read whole
-/// with one `GET` (`runtime::cache::read`, once per version and replica), which must come
-/// back within `redis_timeout_ms`, and a set is at most about `limit_bytes` (24 MiB by
-/// default) of upstream data anyway.
+/// with one `GET` (`results::dataset_cache::read`, once per version and replica), which
+/// must come back within `redis_timeout_ms`, and a set is at most about `limit_bytes`
+/// (24 MiB by default) of upstream data anyway.
 const CACHE_ENTRY_MIN: usize = 64 << 10;
 const CACHE_ENTRY_MAX: usize = 64 << 20;
 
@@ -398,7 +398,7 @@ impl Settings {
             self.retention_links_days,
         ];
         // at least a day: retention of stored bodies relies on the records' age being far
-        // longer than `runtime::records::BODY_REWRITE` (see `store::retention`)
+        // longer than `call::call_records::BODY_REWRITE` (see `store::retention`)
         if days.contains(&0) || days.iter().any(|d| *d > 36_500) {
             bail!("retention_*_days must be between 1 and 36500");
         }

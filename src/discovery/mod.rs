@@ -1,4 +1,4 @@
-//! Tool discovery and connected-app toolkits, the pure part (LOOP_ENGINE D1–D3): which
+//! Tool discovery and connected-app toolkits, the pure part (D1–D3): which
 //! bound tools are offered directly and which wait in a pool ([`placement`]), how the
 //! pool is searched ([`search`], [`text`]), and the meta-tools the model is shown for
 //! both ([`meta`]). No HTTP, database or runtime types: the runtime feeds it bindings

@@ -1,8 +1,9 @@
-//! Fuzz harnesses (issue 10): one function per target, taking raw bytes and panicking
-//! only on a bug. The libFuzzer binaries (`fuzz/targets/*.rs`, built by `scripts/fuzz`
-//! with the `fuzzing` feature) call them, and the unit tests below replay the committed
-//! corpus (`fuzz/corpus/<target>/`) and every crash turned regression
-//! (`fuzz/regressions/<target>/`) on each test run, so what fuzzing found stays fixed.
+//! Fuzz harnesses for the parsers of untrusted input: one function per target, taking
+//! raw bytes and panicking only on a bug. The libFuzzer binaries (`fuzz/targets/*.rs`,
+//! built by `scripts/fuzz` with the `fuzzing` feature) call them, and the unit tests
+//! below replay the committed corpus (`fuzz/corpus/<target>/`) and every crash turned
+//! regression (`fuzz/regressions/<target>/`) on each test run, so what fuzzing found
+//! stays fixed.
 //!
 //! Targets: the OpenAPI importer (JSON and YAML), the reserved-argument parser with a
 //! whole presented call (`_fields`, `_filter`, `_for_each`, `_all_pages` over one

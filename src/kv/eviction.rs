@@ -1,15 +1,15 @@
 //! Redis must keep every key loopgate writes until its TTL: its `maxmemory-policy` must
-//! be `noeviction`. Every key carries a TTL (README, "Many replicas"), so the `volatile-*`
-//! policies may evict any of them just as the `allkeys-*` ones do, and an evicted key is
-//! read as one that never existed: a stored result or a `_continue` is gone before its
-//! 15 minutes, a thread's G5 restriction lifts before the cut result was read, a
-//! provider's or org's rate and an org's concurrent walks restart from nothing and admit
-//! more than their bound across replicas, a followed call loses its buffered events. With
-//! `noeviction` a Redis at `maxmemory` refuses writes instead: those fall back to the
-//! replica's own memory, reported like an outage (`_degraded`, `/readyz` detail, metrics),
-//! never silent. The org's config epoch (`lg:{org}:cfg`) is safe either way: it is a random
-//! token, so one evicted and set anew matches no replica's memory (a reload, not a stale
-//! agent).
+//! be `noeviction`. Every key carries a TTL (`docs/operations.md`, "Redis"), so the
+//! `volatile-*` policies may evict any of them just as the `allkeys-*` ones do, and an
+//! evicted key is read as one that never existed: a stored result or a `_continue` is
+//! gone before its 15 minutes, a thread's G5 restriction lifts before the cut result
+//! was read, a provider's or org's rate and an org's concurrent walks restart from
+//! nothing and admit more than their bound across replicas, a followed call loses its
+//! buffered events. With `noeviction` a Redis at `maxmemory` refuses writes instead:
+//! those fall back to the replica's own memory, reported like an outage (`_degraded`,
+//! `/readyz` detail, metrics), never silent. The org's config epoch (`lg:{org}:cfg`) is
+//! safe either way: it is a random token, so one evicted and set anew matches no
+//! replica's memory (a reload, not a stale agent).
 //!
 //! At startup [`check`] reads the policy once (`CONFIG GET maxmemory*`) and warns when it
 //! evicts (or is a name this build does not know); a Redis that refuses `CONFIG` (managed
@@ -101,7 +101,7 @@ pub fn report(read: anyhow::Result<MemoryPolicy>) -> Option<Eviction> {
     let read = match read {
         Ok(r) => r,
         Err(e) => {
-            tracing::info!(error = %e, "could not read Redis' maxmemory-policy (CONFIG may be disabled, as on managed Redis): loopgate needs maxmemory-policy noeviction, check it where Redis is configured (README, Many replicas)");
+            tracing::info!(error = %e, "could not read Redis' maxmemory-policy (CONFIG may be disabled, as on managed Redis): loopgate needs maxmemory-policy noeviction, check it where Redis is configured (docs/operations.md, Redis)");
             return None;
         }
     };
@@ -109,8 +109,8 @@ pub fn report(read: anyhow::Result<MemoryPolicy>) -> Option<Eviction> {
     let (policy, maxmemory) = (read.policy.as_str(), read.maxmemory);
     match eviction {
         Eviction::Never => tracing::debug!(policy, maxmemory, "Redis maxmemory-policy"),
-        Eviction::Evicts => tracing::warn!(policy, maxmemory, "Redis maxmemory-policy is {policy}: once Redis reaches maxmemory it evicts loopgate's keys before their TTL (all carry one), so stored results and _continue tokens expire early, G5 restrictions lift early and quotas admit more than their bound; set maxmemory-policy noeviction (README, Many replicas)"),
-        Eviction::Unknown => tracing::warn!(policy, maxmemory, "Redis maxmemory-policy is {policy}, a policy loopgate does not know: it needs noeviction, or keys may go before their TTL (README, Many replicas)"),
+        Eviction::Evicts => tracing::warn!(policy, maxmemory, "Redis maxmemory-policy is {policy}: once Redis reaches maxmemory it evicts loopgate's keys before their TTL (all carry one), so stored results and _continue tokens expire early, G5 restrictions lift early and quotas admit more than their bound; set maxmemory-policy noeviction (docs/operations.md, Redis)"),
+        Eviction::Unknown => tracing::warn!(policy, maxmemory, "Redis maxmemory-policy is {policy}, a policy loopgate does not know: it needs noeviction, or keys may go before their TTL (docs/operations.md, Redis)"),
     }
     Some(eviction)
 }

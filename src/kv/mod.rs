@@ -17,7 +17,7 @@
 //! nothing written during the outage is lost or served stale.
 //!
 //! The one exception: a value every replica must read alike (the org's config epoch,
-//! `runtime::agent_memory`) is never taken from or written to the map while Redis is
+//! `call::agent_memory`) is never taken from or written to the map while Redis is
 //! configured — [`Kv::get_shared_and_many`], [`Kv::set_shared`], [`Kv::init_shared`]
 //! report "unknown" instead, and the caller does without it; and writing it
 //! ([`Kv::set_shared`]) asks Redis even within [`RETRY_AFTER_FAILURE`] of a failure.
@@ -85,7 +85,8 @@ pub struct Kv {
     /// The longest one operation waits for Redis before using the in-process map.
     budget: Duration,
     /// How long a stored result (G3) and what is read with it live: `result_ttl_seconds`
-    /// (see `runtime::results`; carried here because every one of them is written here).
+    /// (see `results::stored_results`; carried here because every one of them is written
+    /// here).
     result_ttl: Duration,
 }
 
@@ -439,7 +440,7 @@ impl Kv {
     /// replicas read is Redis' own, [`Kv::get_shared_and_many`]). Redis is asked even
     /// within [`RETRY_AFTER_FAILURE`] of a failure: one slow command must not leave other
     /// replicas unaware of a write for that long (the org's config epoch bump,
-    /// `runtime::agent_memory`).
+    /// `call::agent_memory`).
     pub async fn set_shared(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, KvError> {
         if self.redis.is_none() {
             self.local()?.set(key, value.to_string(), ttl);
@@ -519,9 +520,9 @@ mod tests {
         redis::cmd("GET").arg(key).query_async(conn).await.unwrap()
     }
 
-    /// Several keys go in one `DEL` (a stale hit's result, `runtime::results::put`): none
-    /// of them is left, in Redis or in this process's map (a key written while Redis was
-    /// not answering).
+    /// Several keys go in one `DEL` (a stale hit's result, `results::stored_results::put`):
+    /// none of them is left, in Redis or in this process's map (a key written while Redis
+    /// was not answering).
     #[tokio::test]
     async fn del_many_leaves_none_of_the_keys() {
         let Some(url) = crate::testing::redis_url() else {

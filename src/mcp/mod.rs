@@ -1,4 +1,4 @@
-//! MCP both ways (LOOP_ENGINE M). [`sync`]: an MCP server registered as a provider becomes
+//! MCP both ways (M1, M2). [`sync`]: an MCP server registered as a provider becomes
 //! a source of tools of kind `mcp` (M1; its calls go through the runtime like any tool,
 //! the wire protocol lives in `upstream::mcp`). [`server`]: every agent served as an MCP
 //! server over streamable HTTP (M2), its tools being exactly the thread's `steps` answer.

@@ -1,4 +1,4 @@
-//! Every agent served as an MCP server over streamable HTTP (LOOP_ENGINE M2), with no HTTP
+//! Every agent served as an MCP server over streamable HTTP (M2), with no HTTP
 //! types: the API layer authenticates, checks `Origin`, reads the body and writes what
 //! [`answer`] and [`run_call`] produce.
 //!

@@ -188,7 +188,8 @@ fn declared<'d>(
         Some("header") => Some(In::Header),
         // Cookie parameters are dropped: loopgate keeps no cookie jar, a cookie is
         // session state (usually a credential) that a model must not forge, and
-        // API.md's tool shape has no place for one.
+        // a tool's `input_schema` (path, query and header parameters, a JSON body:
+        // `Tool` in `openapi/openapi.json`) has no place for one.
         Some("cookie") => None,
         Some(other) => {
             return Err(ImportError::invalid(

@@ -148,7 +148,7 @@ mod tests {
         assert!(version(&newer).unwrap_err().to_string().contains("'4.0.0'"));
     }
 
-    /// issue 10: a "billion laughs" document of a few hundred bytes, each level nine
+    /// A "billion laughs" document of a few hundred bytes, each level nine
     /// aliases of the one before (9^9 ≈ 387 million nodes if expanded), is refused by the
     /// alias budget instead of growing the process.
     #[test]

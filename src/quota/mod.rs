@@ -8,7 +8,7 @@
 //!   10 ms) old; the exact bound on what that can over-admit across N replicas is in
 //!   [`lease`] (`+0` for burst 1, at most `+1` in any window for rates up to 100/s). A
 //!   concurrency slot ([`Shared::acquire_slot`]) is one `EVAL`; a replica may hand a slot
-//!   it just freed to its next walk instead (`runtime::slots`). Each script is
+//!   it just freed to its next walk instead (`walk::walk_slots`). Each script is
 //!   atomic across replicas and runs on Redis' own clock (`TIME`), so replicas' clock
 //!   skew does not matter.
 //! - The in-process limiters (governor, semaphores) stay in front at the full configured

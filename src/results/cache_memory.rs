@@ -1,4 +1,4 @@
-//! The dataset cache's memory in this replica (issue 15): entries already read from Redis
+//! The dataset cache's memory in this replica: entries already read from Redis
 //! and decoded ([`Decoded`]: rows shared, never copied, between the calls they serve), and
 //! the results presented from them ([`Presentation`]: the template and, sharing its text,
 //! the body the hits' records reference), so a cache hit neither moves nor parses the
@@ -7,19 +7,19 @@
 //! Never stale across replicas: every hit still asks Redis which version of the entry is
 //! current (one `GETRANGE` of its first line), and is answered only from exactly that
 //! version. A tool call's hit asks it in the round trip that stores its result
-//! (`results::put`: the `GETRANGE` pipelined with the `SET`s, the result pointing at the
-//! version this memory holds, [`CacheMemory::latest_entry`]); when Redis names another
+//! (`stored_results::put`: the `GETRANGE` pipelined with the `SET`s, the result pointing at
+//! the version this memory holds, [`CacheMemory::latest_entry`]); when Redis names another
 //! version, what was stored under the new `_resultId` — which nobody has been given — is
 //! deleted unread and the call is served again, Redis asked first
-//! (`dataset_cache::current_version`), as a workflow step's hit always is. A `_refresh` or a
-//! replacement made on any replica, and an entry that expired or was dropped in Redis,
+//! (`dataset_cache::current_version`), as a workflow step's hit always is. A `_refresh` or
+//! a replacement made on any replica, and an entry that expired or was dropped in Redis,
 //! are seen on the very next hit. The reader's TTL (C3) is checked on the entry's
 //! `cached_at` as for an entry read from Redis, and things are kept under the cache key
 //! itself (org, credential scope, tool, credential fingerprint: C2) plus the version, so
-//! the memory adds no way to reach another scope's rows. A version is the entry's `cached_at` in milliseconds: two walks
-//! of one key cached within the same millisecond (on two replicas) would share one, and
-//! a replica could serve the other's rows — complete walks of the same data, by the same
-//! credential, made at the same instant.
+//! the memory adds no way to reach another scope's rows. A version is the entry's
+//! `cached_at` in milliseconds: two walks of one key cached within the same millisecond (on
+//! two replicas) would share one, and a replica could serve the other's rows — complete
+//! walks of the same data, by the same credential, made at the same instant.
 //!
 //! Bounded in bytes (`cache_memory_bytes`; 0 turns it off): each thing kept is weighed
 //! (an entry: its text and row index; a presentation: its text) and the least recently
@@ -222,7 +222,7 @@ impl CacheMemory {
 
     /// The decoded entry of cache key `key` this replica holds, whatever its version: a
     /// hit served from it before Redis names the current version must have it confirmed
-    /// before it is answered (`results::put`), and is counted a hit
+    /// before it is answered (`stored_results::put`), and is counted a hit
     /// ([`CacheMemory::confirmed`]) when it is, [`CacheMemory::stale`] when it is not.
     pub fn latest_entry(&self, key: &str) -> Option<Arc<Decoded>> {
         if !self.enabled {

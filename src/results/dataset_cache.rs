@@ -111,7 +111,7 @@ impl Entry {
     }
 
     /// The stored outcome parsed once, shaped as the walk that filled the entry (W2):
-    /// work proportional to the entry, for `runtime::cpu`.
+    /// work proportional to the entry, for `walk::cpu_jobs`.
     pub fn decode_rows(self) -> Decoded {
         let text_bytes = self.stored.len();
         let mut outcome = Outcome::from_stored_text(self.stored);
@@ -386,9 +386,9 @@ mod tests {
         assert!(held.pointer().ends_with(" k"));
     }
 
-    /// Issue 15: writing an entry, or a stored result, holds no copy of it: the store
-    /// takes the header and the stored text in pieces, so what a write holds beyond what
-    /// it leaves stored is a few pieces, whatever the entry's size.
+    /// Writing an entry, or a stored result, holds no copy of it: the store takes the
+    /// header and the stored text in pieces, so what a write holds beyond what it leaves
+    /// stored is a few pieces, whatever the entry's size.
     #[tokio::test]
     async fn c1_writing_an_entry_holds_a_few_pieces_not_a_copy() {
         use crate::kv::PIECE_BYTES;
@@ -443,7 +443,8 @@ mod tests {
             let (newer, newer_rows) = write_at(at2, format!("{{\"items\":[{filler},2]}}")).await;
             let now = read(&kv, &key).await.unwrap().unwrap();
             assert_eq!((now.cached_at, now.stored.len()), (at2, newer_rows.len()));
-            // issue 15: the current version, from the entry's first line alone
+            // the current version, from the entry's first line alone (a hit's check
+            // reads a few bytes, not the entry)
             let version = current_version(&kv, &key).await.unwrap();
             assert_eq!(version, Some(at2.timestamp_millis()));
             let none = current_version(&kv, &format!("{key}:none")).await.unwrap();

@@ -1,4 +1,4 @@
-//! End users' connections of connected-app toolkits (LOOP_ENGINE D4) and the
+//! End users' connections of connected-app toolkits (D4) and the
 //! single-use links that create them. A connection's secret (OAuth tokens or an API
 //! key) is AEAD ciphertext bound to (org, user, toolkit) and is never listed; a link
 //! is stored only as the SHA-256 of its token, and is the credential of the connect

@@ -1,4 +1,4 @@
-//! Tools loaded with `load_tool` (LOOP_ENGINE D1), per thread: in Postgres so that a
+//! Tools loaded with `load_tool` (D1), per thread: in Postgres so that a
 //! restart or another replica offers the same tools; gone with the thread.
 
 use sqlx::PgPool;

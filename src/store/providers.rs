@@ -98,7 +98,7 @@ pub struct Provider {
     /// absent: the default, 4). The rate limit still spaces them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
-    /// Kind `app`: the toolkit its tools belong to (LOOP_ENGINE D2).
+    /// Kind `app`: the toolkit its tools belong to (D2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub toolkit: Option<String>,
     /// Kind `app`: how end users connect the toolkit (the client secret is never returned).
@@ -114,7 +114,7 @@ impl Provider {
     }
 }
 
-/// How an end user connects a connected-app toolkit (LOOP_ENGINE D4).
+/// How an end user connects a connected-app toolkit (D4).
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Connection {

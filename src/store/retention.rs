@@ -1,4 +1,4 @@
-//! Retention (issue 13): deletes rows past their age, in bounded batches, under a
+//! Retention: deletes rows past their age, in bounded batches, under a
 //! Postgres advisory lock so one replica prunes at a time.
 //!
 //! This is the one store module whose statements are not scoped to an org: pruning is
@@ -11,7 +11,7 @@
 //! once older than the records' age and referenced by no record. This cannot race a
 //! record writer: a writer that inserts a record referencing a body without writing the
 //! body itself wrote (upserted) that body less than an hour before, by Postgres' clock
-//! (`runtime::records::BODY_REWRITE`), so the body's `created_at` is younger than any
+//! (`call::call_records::BODY_REWRITE`), so the body's `created_at` is younger than any
 //! record age (at least a day: `Settings` validation) and the age test fails — and a
 //! writer that upserts the body while it is being deleted either waits for the delete and
 //! inserts it afresh, or locks it first, and then the delete re-checks the refreshed

@@ -3,7 +3,7 @@
 //! is in the stream's first chunks and may be followed) and updated when it ends; a call
 //! whose id nobody learns before it ends is written once, finished ([`Write`]). Writes are
 //! put together into one statement ([`write_all`]) by each replica's writer
-//! (`runtime::records`).
+//! (`call::call_records`).
 //!
 //! A result filled from a presented template (a cache hit: the same text for every hit
 //! but for its `_resultId`) is recorded as a reference ([`Outcome::Filled`]): the text's
@@ -86,7 +86,7 @@ pub struct Filled {
     pub body: Arc<Body>,
     pub fill: String,
     /// Whether this write also upserts the body (refreshing its `created_at`): set by the
-    /// writer, which knows which bodies it wrote lately (`runtime::records`).
+    /// writer, which knows which bodies it wrote lately (`call::call_records`).
     pub with_body: bool,
 }
 

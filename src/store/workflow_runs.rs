@@ -1,4 +1,4 @@
-//! Workflow runs (LOOP_ENGINE W5): written when a run starts and when it ends, listed
+//! Workflow runs (W5): written when a run starts and when it ends, listed
 //! under their workflow and read back by id. `created_at` is the start, shown as `started_at`.
 
 use chrono::{DateTime, Utc};

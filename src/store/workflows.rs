@@ -1,4 +1,4 @@
-//! Workflows: named step lists run against one agent's tools (LOOP_ENGINE W).
+//! Workflows: named step lists run against one agent's tools (W1).
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

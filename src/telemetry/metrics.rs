@@ -127,7 +127,7 @@ pub struct Metrics {
     /// Result-store operations served in process because Redis was unreachable.
     pub kv_fallbacks: AtomicU64,
     /// Agents taken from this replica's memory, and agent statements run
-    /// (`runtime::agent_memory`).
+    /// (`call::agent_memory`).
     pub agent_memory_hits: AtomicU64,
     pub agent_loads: AtomicU64,
     rate_waits: AtomicU64,
@@ -142,9 +142,9 @@ pub struct Metrics {
     pub upstream_by: Family,
     /// `table`: rows deleted by retention passes.
     pub retention_pruned: Family,
-    /// `mode` = inline | pool: jobs proportional to a payload's size (`runtime::cpu`).
+    /// `mode` = inline | pool: jobs proportional to a payload's size (`walk::cpu_jobs`).
     pub cpu_jobs: Family,
-    /// The dataset cache's memory in this replica (`runtime::cache_memory`).
+    /// The dataset cache's memory in this replica (`results::cache_memory`).
     pub cache_memory: CacheMemoryCounters,
     upstream_latency: Histograms,
 }

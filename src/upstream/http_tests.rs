@@ -364,9 +364,9 @@ async fn an_echoed_credential_is_redacted() {
     assert!(!format!("{:?}", get("http://x", "/", AuthType::Bearer, None)).contains("S3cr3t"));
 }
 
-/// issue 10: an API echoing the credential in a successful body or a next link (here a
-/// query credential, as many APIs do) never hands it to the engine, so it reaches no
-/// result, stored result or cache entry.
+/// Redaction holds on success too: an API echoing the credential in a successful body
+/// or a next link (here a query credential, as many APIs do) never hands it to the
+/// engine, so it reaches no result, stored result or cache entry.
 #[tokio::test]
 async fn a_credential_echoed_in_a_successful_response_is_redacted() {
     let server = serve(|s| {

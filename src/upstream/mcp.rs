@@ -1,4 +1,4 @@
-//! MCP over streamable HTTP, client side (LOOP_ENGINE M1). An MCP server registered as a
+//! MCP over streamable HTTP, client side (M1). An MCP server registered as a
 //! provider is reached through the same guarded [`UpstreamClient`] as an HTTP API: every JSON-RPC
 //! message is one `POST` to the provider's endpoint with its credential, under the SSRF
 //! guard, its rate limit, the timeout and the byte cap.

@@ -1,4 +1,4 @@
-//! OAuth 2.0 for connected apps (LOOP_ENGINE D4) with the `oauth2` crate: the
+//! OAuth 2.0 for connected apps (D4) with the `oauth2` crate: the
 //! authorization code flow with PKCE (S256) and `state`, the code exchange and refresh,
 //! over the same guarded HTTP client as every upstream request (`ssrf::guarded_client`:
 //! the resolver that hands the connector only checked addresses, so a name rebound to

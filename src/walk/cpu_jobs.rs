@@ -1,6 +1,6 @@
 //! CPU-bound work proportional to a payload's size — parsing an upstream body, the
 //! presentation of an outcome (`_filter`, `_fields`, the size guard), writing the stored
-//! result, reading a cached or stored one back, `queryToolResult` (issue 10). One owner:
+//! result, reading a cached or stored one back, `queryToolResult`. One owner:
 //! every such job of the runtime goes through [`Cpu::run`].
 //!
 //! A job over at most `inline_bytes` runs in place (the pool's hand-off would cost more

@@ -25,7 +25,7 @@ pub struct HttpUpstream<'a> {
     provider_id: String,
     /// The tool's name on its MCP server, for a tool of kind `mcp`.
     mcp_tool: Option<String>,
-    /// Whose CPU budget parsing this tool's responses takes (`runtime::cpu`).
+    /// Whose CPU budget parsing this tool's responses takes (`walk::cpu_jobs`).
     org: OrgId,
 }
 

@@ -210,7 +210,7 @@ impl Walker {
         })
     }
 
-    /// Parses `entry` (work proportional to it, as `runtime::cpu` decides) and keeps it
+    /// Parses `entry` (work proportional to it, as `walk::cpu_jobs` decides) and keeps it
     /// in this replica's memory.
     async fn decode(
         &self,

@@ -1,4 +1,4 @@
-//! Workflow runs (LOOP_ENGINE W): the steps of a workflow run in order against its
+//! Workflow runs (W1–W5): the steps of a workflow run in order against its
 //! agent's tools with the caller's credentials, each step's arguments resolved from the
 //! run document `{"input", "steps"}`. No HTTP types: the API layer passes an observer
 //! (the SSE stream) and maps errors.

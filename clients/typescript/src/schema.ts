@@ -491,7 +491,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Sync an MCP provider's tools (LOOP_ENGINE M1).
+         * Sync an MCP provider's tools (M1).
          * @description Lists the MCP server's tools (`tools/list`, every page) with the org's credential and
          *     makes them the provider's tools of kind `mcp`: new ones are added, changed ones updated
          *     in place (agent bindings kept), the ones the server no longer lists removed. The answer
@@ -1084,7 +1084,7 @@ export interface components {
                 name: string;
                 org_id: string;
                 rate_limit?: components["schemas"]["RateLimit"] | null;
-                /** @description Kind `app`: the toolkit its tools belong to (LOOP_ENGINE D2). */
+                /** @description Kind `app`: the toolkit its tools belong to (D2). */
                 toolkit?: string | null;
                 /** Format: date-time */
                 updated_at: string;
@@ -1236,7 +1236,7 @@ export interface components {
             name: string;
             org_id: string;
             rate_limit?: components["schemas"]["RateLimit"] | null;
-            /** @description Kind `app`: the toolkit its tools belong to (LOOP_ENGINE D2). */
+            /** @description Kind `app`: the toolkit its tools belong to (D2). */
             toolkit?: string | null;
             /** Format: date-time */
             updated_at: string;

@@ -1,8 +1,8 @@
 //! The loop engine: everything between a model's tool call and what enters its
 //! conversation, as a pure library (no HTTP, database, Redis or runtime types). It talks
 //! to the world only through three traits the caller implements: [`Upstream`] (one API
-//! request → raw response), [`ProgressSink`] and [`Clock`]. Checklist ids refer to
-//! `LOOP_ENGINE.md`.
+//! request → raw response), [`ProgressSink`] and [`Clock`]. Behaviour ids (`G3`,
+//! `P10`) are defined in `docs/behaviour.md`.
 //!
 //! # API
 //! ```text

@@ -431,7 +431,7 @@ mod tests {
         assert_eq!(*empty.store(), empty.to_stored_json());
     }
 
-    /// Issue 15: `store` holds a walk's rows once — the text is written in one allocation
+    /// `store` holds a walk's rows once — the text is written in one allocation
     /// of its length (no array built apart and spliced in), and each page's buffer is
     /// freed once its rows are in the text.
     #[test]

@@ -1,6 +1,6 @@
 //! Everything [`present_json`](crate::present_json) reads besides the rows and the
 //! `_resultId` — the plan, the labels and the limits — written as compact bytes, so the
-//! runtime can key a presentation by them (`runtime::cache_memory::presenting_key`, once
+//! runtime can key a presentation by them (`results::cache_memory::presenting_key`, once
 //! per cache hit) without printing them.
 //!
 //! The encoding is exact: two inputs are written alike only when they are the same in

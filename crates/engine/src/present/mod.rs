@@ -1,4 +1,4 @@
-//! What enters the conversation (API.md "Result shapes"). R2 order: `_filter`, then
+//! What enters the conversation (result shapes: G3, P4). R2 order: `_filter`, then
 //! `_fields`, then the size guard (G1). Envelope calls always carry `_resultId`; plain
 //! calls keep the tool's own shape and gain `_truncated`/`_resultId` only when cut (G3).
 //!

@@ -1,4 +1,4 @@
-//! A presented result with its `_resultId` left as a hole (issue 15): the text
+//! A presented result with its `_resultId` left as a hole: the text
 //! [`present_json`](crate::present_json) wrote, cut wherever the id it was given
 //! appears, so the same presentation (same outcome, plan, limits and labels) is handed
 //! out again under another id without presenting afresh.
@@ -6,7 +6,7 @@
 //! Exact for ids of the same length that need no JSON escaping: the presentation writes
 //! the id only as whole text (`_resultId`, the notes that name it) and the size guard
 //! measures it only by its length, so two such ids give texts that differ only where the
-//! id is (a property test in `tests_props` pins this). The id a template is cut at must
+//! id is (a property test in `tests/props.rs` pins this). The id a template is cut at must
 //! not occur in the rows themselves: a fresh random `_resultId` made after the rows were
 //! stored cannot (it is 32 random characters nobody knew when the rows were written).
 

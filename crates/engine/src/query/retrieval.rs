@@ -370,7 +370,7 @@ mod tests {
         assert_eq!(r["sound"], json!(true));
     }
 
-    /// Issue 15: a stored result read back is held once — its text becomes the rows'
+    /// A stored result read back is held once — its text becomes the rows'
     /// buffer — so a query holds a little beyond it, not a second copy.
     #[test]
     fn g4_a_query_reads_the_stored_text_without_copying_it() {

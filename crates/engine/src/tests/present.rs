@@ -1,4 +1,4 @@
-//! Result shapes (API.md), G1–G3, F, R2 through `present`.
+//! Result shapes (G3, P4), G1–G3, F, R2 through `present`.
 use crate::present::size_guard;
 use crate::tests::kit::*;
 use crate::*;

@@ -264,7 +264,7 @@ proptest! {
 proptest! {
     #![proptest_config(prop_config(96))]
 
-    /// Issue 15: a presentation memoized with its `_resultId` as a hole, filled with
+    /// A presentation memoized with its `_resultId` as a hole, filled with
     /// another id of the same length, is exactly what presenting afresh with that id
     /// writes — cut or not, envelope or the tool's own shape, filtered, projected, labelled.
     #[test]

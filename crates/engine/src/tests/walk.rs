@@ -1,6 +1,6 @@
 //! Walk behaviour (P2, P4, P7, L3) against in-memory APIs: page sizes, where a walk ends,
 //! what a single page says about the rest, reserved arguments, body parameters. The
-//! bounds and failures are in `tests_bounds`; the in-memory page and offset APIs and the
+//! bounds and failures are in `bounds.rs`; the in-memory page and offset APIs and the
 //! `walk` helper here are shared by the other engine tests.
 
 use crate::tests::kit::*;
