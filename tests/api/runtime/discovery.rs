@@ -1,4 +1,4 @@
-//! LOOP_ENGINE D1, D2: a 60-tool mail-like toolkit, a 3-tool chat-like one and an
+//! D1, D2: a 60-tool mail-like toolkit, a 3-tool chat-like one and an
 //! 8-tool calendar-like one beside the org's own API tools; placement in `steps`,
 //! overrides both ways, `search_tools`, `load_tool` per thread, `tool_not_loaded`.
 

@@ -1,4 +1,4 @@
-//! Workflow runs (LOOP_ENGINE W1–W5) against the in-test upstream: refs, `if`, loops,
+//! Workflow runs (W1–W5) against the in-test upstream: refs, `if`, loops,
 //! W2 outputs, failures, the W4 cache rule, tenancy and the streamed form.
 
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! LOOP_ENGINE D3, D4: connecting toolkits as a browser would — OAuth 2.0 against an
+//! D3, D4: connecting toolkits as a browser would — OAuth 2.0 against an
 //! authorization server started in the test (code, PKCE verifier checked by it,
 //! refresh before expiry, a revoked refresh token → connect_required) and the API-key
 //! form — and another user's connection never used.
