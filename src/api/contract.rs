@@ -13,7 +13,7 @@
 //!   and every error response is `application/problem+json` with the `Problem` schema;
 //! - every response has a description, and 429/503 declare `Retry-After`.
 //!
-//! `tests/api/openapi_doc.rs` checks the result, and that the document and the route
+//! `tests/api/studio/openapi_doc.rs` checks the result, and that the document and the route
 //! table (`routes::ROUTES`) describe the same operations.
 
 use utoipa::openapi::header::Header;

@@ -19,7 +19,7 @@ use crate::crypto::Cipher;
 use crate::kv::Kv;
 use crate::results::wall_clock::{SystemWallClock, WallClock};
 use crate::telemetry::metrics::Metrics;
-use crate::upstream::{CallerConfig, RateLimits, UpstreamClient};
+use crate::upstream::{RateLimits, UpstreamClient, UpstreamClientConfig};
 use crate::walk::drain::Drain;
 use crate::walk::walk_slots::WalkSlots;
 use crate::walk::{Walker, WalkerParts};
@@ -104,11 +104,11 @@ impl Application {
                 redis_budget,
                 result_ttl,
             ),
-            http: UpstreamClient::new(CallerConfig {
+            http: UpstreamClient::new(UpstreamClientConfig {
                 allow_private: settings.allow_private_upstreams,
                 timeout: std::time::Duration::from_millis(settings.upstream_timeout_ms),
                 max_body_bytes: settings.upstream_max_body_bytes,
-                ..CallerConfig::default()
+                ..UpstreamClientConfig::default()
             }),
             mcp_sessions: Default::default(),
             rate_limits: RateLimits::across_replicas(quota.clone()),

@@ -21,8 +21,8 @@ pub mod retrieval_tools;
 pub mod steps;
 pub mod threads;
 pub mod tool_call;
-pub mod tool_run;
 pub mod ui_stream;
+pub mod workflow_tool;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -185,7 +185,7 @@ impl Runtime {
             }
         }
         // The outcome is kept once, in the call's record: followers take the closing chunks
-        // from there (`replay::call`) once woken.
+        // from there (`event_replay::call`) once woken.
         if live {
             if let Err(e) = self.events.notify(&log_key).await {
                 tracing::debug!(error = %e, "could not wake the call's followers");

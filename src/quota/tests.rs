@@ -1,4 +1,4 @@
-//! Against the real Redis of `scripts/test` (`REDIS_URL`), required (`test_services`).
+//! Against the real Redis of `scripts/test` (`REDIS_URL`), required (`crate::testing`).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -39,7 +39,7 @@ use loopgate_engine::{CallPlan, Labels, Limits, PresentedTemplate};
 
 /// What is kept for one key.
 #[derive(Clone)]
-pub enum Remembered {
+pub enum MemoryItem {
     Entry(Arc<Decoded>),
     Presented(Arc<Presentation>),
 }
@@ -160,7 +160,7 @@ impl<V: Clone> Bounded<V> {
 
 /// This replica's memory of the dataset cache.
 pub struct CacheMemory {
-    kept: Mutex<Bounded<Remembered>>,
+    kept: Mutex<Bounded<MemoryItem>>,
     enabled: bool,
     metrics: Arc<Metrics>,
 }
@@ -182,11 +182,11 @@ impl CacheMemory {
         self.enabled
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Bounded<Remembered>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Bounded<MemoryItem>> {
         self.kept.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn get(&self, key: &str, version: i64, kind: Kind) -> Option<Remembered> {
+    fn get(&self, key: &str, version: i64, kind: Kind) -> Option<MemoryItem> {
         if !self.enabled {
             return None;
         }
@@ -202,7 +202,7 @@ impl CacheMemory {
         found
     }
 
-    fn put(&self, key: &str, version: i64, kept: Remembered, bytes: usize) {
+    fn put(&self, key: &str, version: i64, kept: MemoryItem, bytes: usize) {
         if !self.enabled {
             return;
         }
@@ -215,8 +215,8 @@ impl CacheMemory {
     /// The decoded entry of cache key `key` at `version`.
     pub fn entry(&self, key: &str, version: i64) -> Option<Arc<Decoded>> {
         match self.get(key, version, Kind::Entry)? {
-            Remembered::Entry(d) => Some(d),
-            Remembered::Presented(_) => None,
+            MemoryItem::Entry(d) => Some(d),
+            MemoryItem::Presented(_) => None,
         }
     }
 
@@ -228,7 +228,7 @@ impl CacheMemory {
         if !self.enabled {
             return None;
         }
-        let Some((_, Remembered::Entry(d))) = self.lock().latest(key) else {
+        let Some((_, MemoryItem::Entry(d))) = self.lock().latest(key) else {
             return None;
         };
         Some(d)
@@ -246,7 +246,7 @@ impl CacheMemory {
 
     pub fn keep_entry(&self, key: &str, decoded: Arc<Decoded>) {
         let bytes = decoded.bytes;
-        self.put(key, decoded.version(), Remembered::Entry(decoded), bytes);
+        self.put(key, decoded.version(), MemoryItem::Entry(decoded), bytes);
     }
 
     /// Cache key `key` has no entry in Redis any more: what was kept for it goes.
@@ -281,8 +281,8 @@ impl CacheMemory {
     /// A presentation of entry `version`, kept under [`CacheMemory::presenting_key`].
     pub fn presented(&self, presenting: &str, version: i64) -> Option<Arc<Presentation>> {
         match self.get(presenting, version, Kind::Presented)? {
-            Remembered::Presented(p) => Some(p),
-            Remembered::Entry(_) => None,
+            MemoryItem::Presented(p) => Some(p),
+            MemoryItem::Entry(_) => None,
         }
     }
 
@@ -296,7 +296,7 @@ impl CacheMemory {
         let bytes = t.bytes();
         let body = Arc::new(Body::new(t.parts().clone()));
         let p = Arc::new(Presentation { template: t, body });
-        self.put(presenting, version, Remembered::Presented(p.clone()), bytes);
+        self.put(presenting, version, MemoryItem::Presented(p.clone()), bytes);
         p
     }
 

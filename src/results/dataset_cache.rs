@@ -343,7 +343,7 @@ mod tests {
     use super::*;
     use crate::kv::{TEST_BUDGET, TEST_RESULT_TTL};
 
-    /// The test Redis (`REDIS_URL`), or the in-process store where `test_services` allows.
+    /// The test Redis (`REDIS_URL`), or the in-process store where `crate::testing` allows.
     fn test_kv() -> Kv {
         Kv::new(
             crate::testing::redis_url().and_then(|u| crate::kv::connect(&u, TEST_BUDGET).ok()),

@@ -16,7 +16,7 @@ use super::credential::{credential, header_map, strip_query, WireCredential};
 use super::error::Redactor;
 use super::response::{self, ReadError, ERROR_BODY_BYTES};
 use super::ssrf;
-use super::{CallError, CallerConfig, ProviderLimiter, RawResponse, Request, Target};
+use super::{CallError, ProviderLimiter, RawResponse, Request, Target, UpstreamClientConfig};
 
 /// Headers never carried to another origin (besides the provider's own credential).
 const CROSS_ORIGIN_DROPPED: &[&str] = &["authorization", "cookie", "proxy-authorization"];
@@ -26,7 +26,7 @@ pub struct UpstreamClient {
     /// `Err` when the client could not be built; every call then fails with it
     /// (never with an unguarded client).
     client: Result<reqwest::Client, String>,
-    cfg: CallerConfig,
+    cfg: UpstreamClientConfig,
 }
 
 /// One HTTP request of the redirect chain.
@@ -40,7 +40,7 @@ impl UpstreamClient {
     /// Never fails: should the HTTP client not build (no TLS backend), the error is
     /// logged and every call returns it as [`CallError::Misconfigured`]. Use
     /// [`UpstreamClient::try_new`] to fail at start instead.
-    pub fn new(cfg: CallerConfig) -> Self {
+    pub fn new(cfg: UpstreamClientConfig) -> Self {
         let client = Self::client(&cfg);
         if let Err(e) = &client {
             tracing::error!(error = %e, "the upstream HTTP client could not be built");
@@ -48,7 +48,7 @@ impl UpstreamClient {
         UpstreamClient { client, cfg }
     }
 
-    pub fn try_new(cfg: CallerConfig) -> Result<Self, CallError> {
+    pub fn try_new(cfg: UpstreamClientConfig) -> Result<Self, CallError> {
         let client = Self::client(&cfg).map_err(CallError::Misconfigured)?;
         Ok(UpstreamClient {
             client: Ok(client),
@@ -56,7 +56,7 @@ impl UpstreamClient {
         })
     }
 
-    fn client(cfg: &CallerConfig) -> Result<reqwest::Client, String> {
+    fn client(cfg: &UpstreamClientConfig) -> Result<reqwest::Client, String> {
         ssrf::guarded_client(cfg.allow_private)
             .connect_timeout(cfg.connect_timeout)
             .user_agent(cfg.user_agent.clone())
@@ -64,7 +64,7 @@ impl UpstreamClient {
             .map_err(|e| format!("HTTP client: {e}"))
     }
 
-    pub fn config(&self) -> &CallerConfig {
+    pub fn config(&self) -> &UpstreamClientConfig {
         &self.cfg
     }
 

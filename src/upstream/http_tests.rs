@@ -8,16 +8,16 @@ use secrecy::SecretString;
 use serde_json::{json, Map, Value};
 
 use super::testserver::{serve, Reply, Seen};
-use super::{CallError, CallerConfig, Request, Target, UpstreamClient};
+use super::{CallError, Request, Target, UpstreamClient, UpstreamClientConfig};
 use crate::store::providers::{AuthType, ProviderAuth};
 
 pub(super) const SECRET: &str = "sk_live_S3cr3t+/=x";
 
 pub(super) fn caller() -> UpstreamClient {
-    UpstreamClient::new(CallerConfig {
+    UpstreamClient::new(UpstreamClientConfig {
         allow_private: true,
         timeout: Duration::from_secs(10),
-        ..CallerConfig::default()
+        ..UpstreamClientConfig::default()
     })
 }
 

@@ -9,7 +9,7 @@ use serde_json::{json, Map};
 
 use super::http_tests::{caller, get, target};
 use super::testserver::{serve, Body, Reply};
-use super::{CallError, CallerConfig, RateLimits, Request, UpstreamClient};
+use super::{CallError, RateLimits, Request, UpstreamClient, UpstreamClientConfig};
 use crate::store::providers::{AuthType, RateLimit};
 
 #[tokio::test]
@@ -25,11 +25,11 @@ async fn bodies_past_the_cap_are_abandoned_while_streaming() {
         delay: Duration::ZERO,
     })
     .await;
-    let c = UpstreamClient::new(CallerConfig {
+    let c = UpstreamClient::new(UpstreamClientConfig {
         allow_private: true,
         max_body_bytes: 1 << 20,
         timeout: Duration::from_secs(10),
-        ..CallerConfig::default()
+        ..UpstreamClientConfig::default()
     });
     for path in ["/endless", "/declared"] {
         let err = c
@@ -63,10 +63,10 @@ async fn slow_upstreams_time_out() {
         ..Reply::new(200, "late")
     })
     .await;
-    let c = UpstreamClient::new(CallerConfig {
+    let c = UpstreamClient::new(UpstreamClientConfig {
         allow_private: true,
         timeout: Duration::from_millis(300),
-        ..CallerConfig::default()
+        ..UpstreamClientConfig::default()
     });
     let err = c
         .call(

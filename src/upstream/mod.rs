@@ -5,7 +5,7 @@
 //! [`RawResponse`] / [`CallError`] to the engine's `UpstreamResponse` / `UpstreamFailure`).
 //!
 //! # API
-//! - [`UpstreamClient::new`]`(`[`CallerConfig`]`)`: one per process (it holds the connection pool).
+//! - [`UpstreamClient::new`]`(`[`UpstreamClientConfig`]`)`: one per process (it holds the connection pool).
 //! - [`UpstreamClient::call`]`(&target, &args, rate)`: builds the request from the tool
 //!   ([`Target`]) and the model's arguments; [`UpstreamClient::call_url`]`(&target, next, rate)`:
 //!   GETs a next-page URL, which must be on the `base_url`'s origin (scheme, host, port)
@@ -151,7 +151,7 @@ pub enum Request<'a> {
 }
 
 #[derive(Debug, Clone)]
-pub struct CallerConfig {
+pub struct UpstreamClientConfig {
     /// Allow loopback, private, link-local… targets (tests, on-premise installs).
     pub allow_private: bool,
     /// The whole call: rate-limit waits, redirects and the body included.
@@ -163,9 +163,9 @@ pub struct CallerConfig {
     pub user_agent: String,
 }
 
-impl Default for CallerConfig {
+impl Default for UpstreamClientConfig {
     fn default() -> Self {
-        CallerConfig {
+        UpstreamClientConfig {
             allow_private: false,
             timeout: Duration::from_secs(20),
             connect_timeout: Duration::from_secs(5),
@@ -194,6 +194,9 @@ mod http_tests;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod limits_tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod redaction_tests;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod ssrf_tests;

@@ -7,7 +7,7 @@ use serde_json::{json, Map};
 
 use super::ssrf::{blocked_ip, blocked_name, check_url, BlockedOrIo, GuardedResolver};
 use super::testserver::{serve, Reply};
-use super::{CallError, CallerConfig, Target, UpstreamClient};
+use super::{CallError, Target, UpstreamClient, UpstreamClientConfig};
 use crate::store::providers::{AuthType, ProviderAuth};
 
 #[test]
@@ -170,7 +170,7 @@ fn target(base: &str) -> Target {
 async fn private_targets_are_refused_end_to_end() {
     let server = serve(|_| Reply::new(200, "reached")).await;
     let port = server.addr.port();
-    let caller = UpstreamClient::new(CallerConfig::default());
+    let caller = UpstreamClient::new(UpstreamClientConfig::default());
     for base in [
         format!("http://127.0.0.1:{port}"),
         format!("http://localhost:{port}"),

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 
 use super::refs::{self, RefError};
-use crate::call::tool_run::BoundRun;
+use crate::call::workflow_tool::BoundRun;
 use loopgate_engine::document::Page;
 use loopgate_engine::present::row_filter;
 use loopgate_engine::{CacheLabel, Item};

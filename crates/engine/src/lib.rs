@@ -53,8 +53,8 @@
 //!    earlier call is done (P9).
 //!
 //! # Size rule (G1)
-//! Tokens = compact JSON bytes / 3, rounded up (see [`guard`]); `present` leaves
-//! [`guard::RUNTIME_HEADROOM`] bytes for what wraps the result (the response's `id`, `name`).
+//! Tokens = compact JSON bytes / 3, rounded up (see [`present::size_guard`]); `present` leaves
+//! [`present::size_guard::RUNTIME_HEADROOM`] bytes for what wraps the result (the response's `id`, `name`).
 
 pub mod analysis;
 pub mod document;

@@ -17,8 +17,8 @@ pub struct Limits {
     pub bytes: usize,
     /// P3: wall clock per tool call.
     pub wall: Duration,
-    /// G1: conversation budget for one result, in tokens (see `guard` for the rule;
-    /// values below `guard::MIN_TOKEN_BUDGET` are raised to it).
+    /// G1: conversation budget for one result, in tokens (see `present::size_guard` for the rule;
+    /// values below `present::size_guard::MIN_TOKEN_BUDGET` are raised to it).
     pub token_budget: usize,
     /// E2: distinct `_for_each` values accepted.
     pub for_each_values: usize,

@@ -1,4 +1,4 @@
-//! The dataset cache's memory in each replica (`runtime::cache_memory`). A hit served
+//! The dataset cache's memory in each replica (`results::cache_memory`). A hit served
 //! from memory is never stale (C1, C4: a `_refresh` on another replica is seen by the
 //! next hit; an entry gone from Redis is never served), never crosses a scope (C2), stays
 //! within its bytes, and moves a few bytes from Redis instead of the entry.

@@ -1,5 +1,5 @@
 //! What Postgres spends on the agent statement (`store::agent_load`) that a warm call no
-//! longer runs when its replica remembers the agent (`runtime::agent_memory`) — a
+//! longer runs when its replica remembers the agent (`call::agent_memory`) — a
 //! measurement, not a test (ignored; no timing is asserted):
 //! `cargo test --test api agent_load_cost -- --ignored --nocapture`.
 

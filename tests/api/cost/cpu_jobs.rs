@@ -1,9 +1,9 @@
-//! CPU-bound work off the async workers (`runtime::cpu`): the same calls — a walk with
+//! CPU-bound work off the async workers (`walk::cpu_jobs`): the same calls — a walk with
 //! `_filter` and `_fields` (R2), a cut result (G1, G3) read back with `queryToolResult`
 //! (G4), a cache hit reshaped (C4, C5) — answer exactly the same whether every job runs
 //! in place or every job runs on the blocking pool under an org cap of 1 and a replica
 //! cap of 1. (That one org's parked job holds back its own next job but not another org's
-//! is `runtime::cpu`'s unit test.)
+//! is `walk::cpu_jobs`'s unit test.)
 
 use reqwest::Method;
 use serde_json::{json, Value};

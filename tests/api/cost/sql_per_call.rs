@@ -1,6 +1,6 @@
 //! The agent and its compiled tools load once per call, so the SQL statements of a
 //! pass-through tool call do not grow with the number of tools bound to the agent; and a
-//! replica that remembers the agent and thread (`runtime::agent_memory`) reads neither: a
+//! replica that remembers the agent and thread (`call::agent_memory`) reads neither: a
 //! warm call's only statement is its record. Counted (not timed) on the wire by
 //! `sql_count`; memory is on for long enough (`agent_memory_seconds`) that a warm call
 //! finds it, or off to count the statement path.

@@ -1,5 +1,5 @@
-//! Redis must not evict loopgate's keys before their TTL (README, "Many replicas";
-//! `runtime::kv::eviction`): at startup its `maxmemory-policy` is read once, as Redis
+//! Redis must not evict loopgate's keys before their TTL (docs/operations.md, "Redis";
+//! `kv::eviction`): at startup its `maxmemory-policy` is read once, as Redis
 //! reports it, and an evicting one is told apart from `noeviction`; a Redis that refuses
 //! `CONFIG` (managed ones often do) keeps nobody from starting and is no outage. Each
 //! test runs a Redis of its own.

@@ -23,7 +23,7 @@ const HOUR: u64 = 3600;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Family {
     Quota,
-    /// The org's config epoch (`runtime::agent_memory`): read by memory entries of at most
+    /// The org's config epoch (`call::agent_memory`): read by memory entries of at most
     /// `agent_memory_seconds` (≤ 300 s).
     Config,
     OrgCache,

@@ -1,4 +1,4 @@
-//! The agent kept per replica (`runtime::agent_memory`). Two app instances on one
+//! The agent kept per replica (`call::agent_memory`). Two app instances on one
 //! Postgres (statements counted on the wire) and one Redis: replica B remembers the agent
 //! and thread (a warm call reads neither), and every change made through replica A's API
 //! is what B's very next call uses; a change written with plain SQL is seen once

@@ -3,7 +3,7 @@
 //! exactly the text the caller received, on any replica, through `/events` and for a
 //! streamed hit (its `running` row finished with a reference); N hits of one presentation
 //! store one body and N records; retention removes a body once no record references it
-//! and it is old, never one in use. The writer (`runtime::records`) carries a body with a
+//! and it is old, never one in use. The writer (`call::call_records`) carries a body with a
 //! record unless it wrote it lately, and a batch refused for one row still writes every
 //! other record's body (`call_records::group_commit`).
 

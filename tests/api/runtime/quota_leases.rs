@@ -8,10 +8,10 @@
 //!   counts the upstream's arrivals per second of three replicas' walks at 4/s, burst 1
 //!   — never more than `1 + 4` (P9: "never above the provider's rate limit (across all
 //!   replicas)").
-//! - spare walk slots (src/runtime/slots.rs), two app instances on one Redis: back-to-back
+//! - spare walk slots (src/walk/walk_slots.rs), two app instances on one Redis: back-to-back
 //!   calls on one take at most one slot `EVAL` each (fewer when a call reuses the last
 //!   one's spare: whether it comes within the spare's 20 ms depends on the machine's
-//!   speed, so the reuse itself is pinned by the unit test in slots.rs), and every spare
+//!   speed, so the reuse itself is pinned by the unit test in walk_slots.rs), and every spare
 //!   is given back, so the other instance can then take all of the org's slots.
 
 use std::process::Stdio;

@@ -197,7 +197,7 @@ async fn a_thread_pruned_by_retention_is_created_afresh_by_the_next_call_on_any_
     assert!(r.threads("th").await.is_empty());
     // the 40 idle days are a plain SQL write: a replica that remembers the thread sees it
     // once agent_memory_seconds passed (a thread really idle that long is fresh in no
-    // replica's memory: runtime::agent_memory)
+    // replica's memory: call::agent_memory)
     tokio::time::sleep(Duration::from_millis(1100)).await;
 
     // both replicas served this thread a moment ago; the next call on either works

@@ -7,6 +7,8 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::document::raw_scan::{self, value_of};
+
 /// The text a page's rows are slices of.
 pub(crate) type Buf = Arc<String>;
 
@@ -150,36 +152,14 @@ impl Item {
 
 /// Key/raw-value pairs of a JSON object known to be valid (an [`Item`]'s text).
 pub(crate) fn validated_entries(raw: &str) -> impl Iterator<Item = (Cow<'_, str>, &str)> {
-    crate::document::raw_scan::entries(raw).map(|(k, v)| {
+    raw_scan::entries(raw).map(|(k, v)| {
         let key = if k.contains('\\') {
-            Cow::Owned(crate::document::raw_scan::key_string(k))
+            Cow::Owned(raw_scan::key_string(k))
         } else {
             Cow::Borrowed(k)
         };
         (key, v)
     })
-}
-
-/// Parses one JSON text known to be valid (or returns null). Scalars take a fast path:
-/// they are most of what filters and projections read.
-pub(crate) fn value_of(raw: &str) -> Value {
-    match raw.as_bytes().first() {
-        Some(b'"') if raw.len() >= 2 && !raw.contains('\\') => {
-            return Value::String(raw[1..raw.len() - 1].to_owned());
-        }
-        Some(b'n') if raw == "null" => return Value::Null,
-        Some(b't') if raw == "true" => return Value::Bool(true),
-        Some(b'f') if raw == "false" => return Value::Bool(false),
-        Some(b'-' | b'0'..=b'9') => {
-            if let Ok(i) = raw.parse::<i64>() {
-                return Value::from(i);
-            }
-        }
-        _ => {}
-    }
-    // serde_json's recursion limit turns hostile nesting into an error, never a stack
-    // overflow.
-    serde_json::from_str(raw).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]

@@ -12,8 +12,9 @@ pub(crate) mod item_array;
 pub mod path;
 pub mod raw_scan;
 
-use crate::document::item::{value_of, Buf, Item};
+use crate::document::item::{Buf, Item};
 use crate::document::item_array::choose_slot;
+use crate::document::raw_scan::value_of;
 use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;

@@ -3,7 +3,6 @@
 //! values start and end, so filtering and projecting a row costs a pass over the bytes
 //! that matter and no allocation. Never given unvalidated text: it does not check syntax.
 
-use crate::document::item::value_of;
 use serde_json::Value;
 
 fn is_ws(b: u8) -> bool {
@@ -235,6 +234,28 @@ fn resolve_at<'a>(s: &'a str, segs: &[String], out: &mut Vec<&'a str>, depth: us
 /// The value of one raw leaf (scalars are cheap; containers are parsed).
 pub fn leaf(s: &str) -> Value {
     value_of(s)
+}
+
+/// Parses one JSON text known to be valid (or returns null). Scalars take a fast path:
+/// they are most of what filters and projections read.
+pub(crate) fn value_of(raw: &str) -> Value {
+    match raw.as_bytes().first() {
+        Some(b'"') if raw.len() >= 2 && !raw.contains('\\') => {
+            return Value::String(raw[1..raw.len() - 1].to_owned());
+        }
+        Some(b'n') if raw == "null" => return Value::Null,
+        Some(b't') if raw == "true" => return Value::Bool(true),
+        Some(b'f') if raw == "false" => return Value::Bool(false),
+        Some(b'-' | b'0'..=b'9') => {
+            if let Ok(i) = raw.parse::<i64>() {
+                return Value::from(i);
+            }
+        }
+        _ => {}
+    }
+    // serde_json's recursion limit turns hostile nesting into an error, never a stack
+    // overflow.
+    serde_json::from_str(raw).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]

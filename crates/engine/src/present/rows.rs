@@ -2,7 +2,8 @@
 //! a field that is not projected), then `_fields`. Rows are read as raw text, only as far
 //! as the clauses and paths need, and projected rows are written straight to JSON text.
 
-use crate::document::item::{value_of, Item};
+use crate::document::item::Item;
+use crate::document::raw_scan::value_of;
 use crate::present::projection::{MatchLog, Projection};
 use crate::present::row_filter::Clause;
 use serde_json::Value;

@@ -188,7 +188,7 @@ impl Acc {
             None if leaf == "null" => {}
             None if leaf.starts_with('"') => {
                 self.texts += 1;
-                let s = match crate::document::item::value_of(leaf) {
+                let s = match crate::document::raw_scan::value_of(leaf) {
                     Value::String(s) => s,
                     _ => return,
                 };
@@ -371,7 +371,7 @@ pub fn aggregate(rows: &[&Item], spec: &Spec, limits: &Limits) -> Aggregated {
         keys.retain(|k| *k != "null");
         let mut seen: Vec<String> = Vec::new();
         for k in &keys {
-            let canon = crate::document::item::value_of(k).to_string();
+            let canon = crate::document::raw_scan::value_of(k).to_string();
             if !seen.contains(&canon) {
                 seen.push(canon);
             }

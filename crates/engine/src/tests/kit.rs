@@ -189,7 +189,7 @@ pub fn row_ids(o: &crate::Outcome) -> Vec<u64> {
 /// A property test's config: `PROPTEST_CASES`, when set, is its number of cases (as it is
 /// for the property tests on proptest's default config), else `cases`, its own count for
 /// a quick `cargo test`. `scripts/test` sets 3000: cases that took thousands to find
-/// (the busy page under a short time limit of `tests_parallel`) are found again.
+/// (the busy page under a short time limit of `tests::parallel`) are found again.
 pub fn prop_config(cases: u32) -> proptest::test_runner::Config {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()

@@ -1,4 +1,4 @@
-//! The replica's writer (`runtime::records`) driven directly, against real Postgres
+//! The replica's writer (`call::call_records`) driven directly, against real Postgres
 //! through the statement-counting proxy: writes queued together go in one statement,
 //! and each waiter gets its own write's result.
 
@@ -317,7 +317,7 @@ async fn a_bad_row_fails_its_own_write_only_and_a_finish_never_crosses_orgs() {
     w.unwrap();
 }
 
-/// The writer's own connection plans its statement generically (records.rs header:
+/// The writer's own connection plans its statement generically (call_records.rs header:
 /// a custom plan per batch size cost more than the write), and batches of any size
 /// written through it land whole.
 #[tokio::test]
