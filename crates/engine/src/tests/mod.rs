@@ -7,6 +7,7 @@ mod exact;
 mod fanout;
 mod kinds;
 mod kit;
+mod link_end;
 mod parallel;
 mod present;
 mod presenting_inputs;

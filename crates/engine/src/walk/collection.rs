@@ -1,8 +1,9 @@
 //! One collection's walk (P2–P4, P7–P10, G7): its pages fetched one after another from
 //! where it starts (or where a call before left it), each page's rows kept within the item
 //! bound, and the page's signals (`has_more`, totals, next links and tokens, a repeated
-//! page or cursor) deciding whether and where it goes on. Every way it ends is a named
-//! [`StopReason`] on the [`Collection`] it returns.
+//! page or cursor) deciding whether and where it goes on. A walk whose API linked a next
+//! page ends at the first page that links none, unless something else says more. Every
+//! way it ends is a named [`StopReason`] on the [`Collection`] it returns.
 
 use super::{report, Ctx};
 use crate::analysis::normalize;
@@ -56,6 +57,8 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     // expected at (set once they are)
     let mut last_at: Option<u64> = None;
     let mut guessed_step: Option<u64> = None;
+    // a next link came with an earlier page: the API links its pages (P2, P5)
+    let mut linked = false;
     // P10: rows of the first page already kept by the call before
     let mut skip = from.skip;
     col.rows = from.rows;
@@ -182,6 +185,10 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         let more = sig.says_more(fetched)
             || echo.is_some()
             || col.total.is_some_and(|t| (fetched as u64) < t);
+        // P2, P5: an API that links its next page ends where a page links none, unless
+        // something else says more (a flag, a token, a total not reached)
+        let unlinked = linked && sig.next_url.is_none() && !more;
+        linked |= sig.next_url.is_some();
         match &mut style {
             Style::Single => {
                 // P7: "more rows" only when the API says so; a merely full page leaves
@@ -197,7 +204,7 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 break;
             }
             Style::Page(p, number) => {
-                if end_of_numbered(n, size, &sig, more, col.total, fetched) {
+                if unlinked || end_of_numbered(n, size, &sig, more, col.total, fetched) {
                     col.finish_end(more && n > 0 && sig.has_more != Some(false));
                     break;
                 }
@@ -205,7 +212,7 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 set_arg(&mut args, &p.name, p.in_body, p.number(page_no(*number)));
             }
             Style::Offset(p, at) => {
-                if end_of_numbered(n, size, &sig, more, col.total, fetched) {
+                if unlinked || end_of_numbered(n, size, &sig, more, col.total, fetched) {
                     col.finish_end(more && n > 0 && sig.has_more != Some(false));
                     break;
                 }
