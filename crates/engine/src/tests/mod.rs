@@ -5,6 +5,7 @@ mod cursor;
 mod dialects;
 mod exact;
 mod fanout;
+mod first_page;
 mod kinds;
 mod kit;
 mod link_end;
