@@ -16,7 +16,7 @@
 //!                uses_reserved, looping, paginated, .. }
 //!     CallPlan::cache_identity() -> Value                                  C1
 //! run(&plan, &analysis, &upstream, &progress, &clock, &limits).await -> Result<Outcome>
-//!                                              P2–P5, E1–E5, S1, P9 (`limits.concurrency`)
+//!                                    P2–P5, P11, E1–E5, S1, P9 (`limits.concurrency`)
 //!     Outcome { envelope, frame, slot, json, items, verdict, for_each_errors, requests,
 //!               pages, bytes }
 //!     Outcome::is_complete(), to_stored(), to_stored_json(), from_stored(v),

@@ -7,6 +7,7 @@
 //! parameters at the top and body fields under `body`. The response half of P8 (next
 //! links, flags, totals under any spelling) is in `signals`.
 
+pub mod first_page;
 pub mod signals;
 pub mod signature;
 
@@ -97,6 +98,8 @@ pub struct Param {
     pub maximum: Option<u64>,
     /// Declared `default`, used as the first page number of a walk.
     pub default: Option<Value>,
+    /// P11: the first page number the description states ("zero-based", "starts at 1").
+    pub first_page_said: Option<i64>,
     /// Holds a number: declared `integer`/`number`, a string with a numeric `format` or
     /// `pattern`, or no declared type at all. A string that is not numeric is opaque (P8:
     /// the type wins over the name).
@@ -269,6 +272,10 @@ fn collect(schema: &Value, in_body: bool, out: &mut Vec<Param>) {
             minimum: prop.get("minimum").and_then(Value::as_i64),
             maximum: prop.get("maximum").and_then(Value::as_u64),
             default: prop.get("default").cloned(),
+            first_page_said: prop
+                .get("description")
+                .and_then(Value::as_str)
+                .and_then(first_page::said_in),
             numeric,
         });
     }

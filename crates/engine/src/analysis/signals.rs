@@ -2,7 +2,9 @@
 //! URLs (body or RFC 8288 `Link` header) and announced totals. Used to keep walking past a
 //! short page (P2), to follow cursors (P5), and to warn about unread pages (P7). A
 //! last-page link (`rel="last"`, or one in the body) is read too, only as P9's evidence of
-//! random access: like a total, it never decides where a walk ends.
+//! random access: like a total, it never decides where a walk ends. Links to the first and
+//! the previous page, `first`/`has_previous` flags and an echoed page number are P11's
+//! evidence of where a page-numbered API starts ([`page_echo`], [`url_number`]).
 
 use crate::analysis::normalize;
 use serde_json::{Map, Value};
@@ -19,6 +21,13 @@ pub struct Signals {
     pub total: Option<u64>,
     /// A last-page URL (`Link: <…>; rel="last"`, or under a last-page key in the body).
     pub last_url: Option<String>,
+    /// P11: a first-page URL (`rel="first"`, `links.first`, `first_page_url`, …).
+    pub first_url: Option<String>,
+    /// P11: a previous-page URL (`rel="prev"`, `links.prev`, `previous_page_uri`, …).
+    pub prev_url: Option<String>,
+    /// P11: whether this page says it is the first one (Spring's `first`, or the opposite
+    /// of a `has_previous`-style flag).
+    pub is_first: Option<bool>,
 }
 
 impl Signals {
@@ -66,6 +75,35 @@ const HAS_MORE: &[&str] = &[
 ];
 /// Flags saying the opposite: this page is the last one (Spring's `last`).
 const IS_LAST: &[&str] = &["last", "islast", "islastpage", "lastpage"];
+/// P11: flags saying this page is the first one (Spring's `first`) …
+const IS_FIRST: &[&str] = &["first", "isfirst", "isfirstpage", "firstpage"];
+/// … or that a page comes before it.
+const HAS_PREVIOUS: &[&str] = &["hasprevious", "hasprev", "haspreviouspage", "hasprevpage"];
+/// P11: keys of a first-page URL (JSON:API `links.first`, Laravel `first_page_url`, Twilio
+/// `first_page_uri`, HAL `_links.first.href`); a boolean `first` is Spring's flag instead.
+const FIRST_URLS: &[&str] = &[
+    "first",
+    "firstpageurl",
+    "firstpageuri",
+    "firstlink",
+    "firsturl",
+    "firstpage",
+];
+/// P11: keys of a previous-page URL (DRF `previous`, Twilio `previous_page_uri`, …).
+const PREV_URLS: &[&str] = &[
+    "prev",
+    "previous",
+    "prevpageurl",
+    "prevpageuri",
+    "previouspageurl",
+    "previouspageuri",
+    "prevlink",
+    "previouslink",
+    "prevurl",
+    "previousurl",
+    "prevpage",
+    "previouspage",
+];
 const TOTALS: &[&str] = &[
     "total",
     "totalcount",
@@ -128,6 +166,9 @@ pub fn read(frame: &Value, headers: &[(String, String)]) -> Signals {
     };
     let link = links().find_map(|(_, v)| link_rel(v, "next"));
     let last_link = links().find_map(|(_, v)| link_rel(v, "last"));
+    let first_link = links().find_map(|(_, v)| link_rel(v, "first"));
+    let prev_link =
+        links().find_map(|(_, v)| link_rel(v, "prev").or_else(|| link_rel(v, "previous")));
     let pick = |c: &[(usize, String)]| {
         c.iter()
             .min_by_key(|(rank, _)| *rank)
@@ -139,6 +180,9 @@ pub fn read(frame: &Value, headers: &[(String, String)]) -> Signals {
         next_url: link.or_else(|| pick(&found.urls)),
         total: found.total,
         last_url: last_link.or(found.last_url),
+        first_url: first_link.or(found.first_url),
+        prev_url: prev_link.or(found.prev_url),
+        is_first: found.is_first,
     }
 }
 
@@ -149,6 +193,9 @@ struct Found {
     tokens: Vec<(usize, String)>,
     urls: Vec<(usize, String)>,
     last_url: Option<String>,
+    first_url: Option<String>,
+    prev_url: Option<String>,
+    is_first: Option<bool>,
 }
 
 fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
@@ -184,6 +231,22 @@ fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
                     }
                 }
             }
+        }
+        if IS_FIRST.contains(&k) {
+            if let Some(b) = as_flag(v) {
+                f.is_first.get_or_insert(b);
+            }
+        }
+        if HAS_PREVIOUS.contains(&k) {
+            if let Some(b) = as_flag(v) {
+                f.is_first.get_or_insert(!b);
+            }
+        }
+        if FIRST_URLS.contains(&k) && f.first_url.is_none() {
+            f.first_url = url_at(v);
+        }
+        if PREV_URLS.contains(&k) && f.prev_url.is_none() {
+            f.prev_url = url_at(v);
         }
         if LAST_URLS.contains(&k) && f.last_url.is_none() {
             // a URL, or HAL's `{"href": …}`
@@ -225,6 +288,70 @@ pub fn echoed(frame: &Value, name: &str) -> Option<String> {
             .filter(|(k, _)| CONTAINERS.contains(&normalize(k).as_str()))
             .find_map(|(_, v)| v.as_object().and_then(here))
     })
+}
+
+/// A URL under a key: the string itself, or HAL's `{"href": …}`.
+fn url_at(v: &Value) -> Option<String> {
+    let url = v.as_str().or_else(|| v.get("href").and_then(Value::as_str));
+    url.filter(|s| looks_like_url(s)).map(str::to_owned)
+}
+
+/// Keys that echo the number of the page a response holds (Twilio's `page`, Spring's
+/// `number`, Laravel's `current_page`), besides the page parameter's own name.
+const PAGE_ECHOES: &[&str] = &[
+    "page",
+    "pagenumber",
+    "pageindex",
+    "currentpage",
+    "pagenum",
+    "pageno",
+    "number",
+];
+/// Read only inside paging metadata (HAL's `page.number`, `meta.current`).
+const NESTED_PAGE_ECHOES: &[&str] = &["current", "index"];
+
+/// P11: the page number a response says it holds — under the page parameter's own name
+/// `param` or a key on [`PAGE_ECHOES`], at the top level or one level down in paging
+/// metadata (`{"page": {"number": 0}}`). Only a whole number counts.
+pub fn page_echo(frame: &Value, param: &str) -> Option<i64> {
+    let own = normalize(param);
+    let Value::Object(top) = frame else {
+        return None;
+    };
+    let number = |v: &Value| match v {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) => {
+            s.parse().ok()
+        }
+        _ => None,
+    };
+    let find = |m: &Map<String, Value>, nested: bool| {
+        let keys = std::iter::once(own.as_str())
+            .chain(PAGE_ECHOES.iter().copied())
+            .chain(NESTED_PAGE_ECHOES.iter().copied().filter(|_| nested));
+        keys.into_iter().find_map(|want| {
+            m.iter()
+                .find(|(k, _)| normalize(k) == want)
+                .and_then(|(_, v)| number(v))
+        })
+    };
+    find(top, false).or_else(|| {
+        top.iter()
+            .filter(|(k, _)| CONTAINERS.contains(&normalize(k).as_str()))
+            .find_map(|(_, v)| v.as_object().and_then(|m| find(m, true)))
+    })
+}
+
+/// P11: the whole number a URL (absolute or relative) carries under query parameter
+/// `name`: the page a next, previous or first link names.
+pub fn url_number(url: &str, name: &str) -> Option<i64> {
+    let base = url::Url::parse("https://page.invalid/").ok()?;
+    let parsed = base.join(url).ok()?;
+    let found = parsed
+        .query_pairs()
+        .find(|(k, _)| k == name)
+        .and_then(|(_, v)| v.parse::<i64>().ok());
+    found
 }
 
 fn as_flag(v: &Value) -> Option<bool> {
@@ -443,5 +570,90 @@ mod tests {
         // Spring's flag is no link
         let spring = body(json!({"last": false}));
         assert_eq!((spring.last_url, spring.has_more), (None, Some(true)));
+    }
+
+    #[test]
+    fn p11_first_and_previous_pages_and_echoed_numbers_are_read() {
+        let body = |v| read(&v, &[]);
+        // Twilio
+        let t = body(
+            json!({"messages": [], "page": 1, "first_page_uri": "/x?Page=0&PageSize=50",
+            "previous_page_uri": "/x?Page=0&PageSize=50", "next_page_uri": null}),
+        );
+        assert_eq!(t.first_url.as_deref(), Some("/x?Page=0&PageSize=50"));
+        assert_eq!(t.prev_url.as_deref(), Some("/x?Page=0&PageSize=50"));
+        assert_eq!(
+            t.first_url.as_deref().and_then(|u| url_number(u, "Page")),
+            Some(0)
+        );
+        // Spring Data, HAL, JSON:API, DRF
+        let spring = body(json!({"content": [], "first": false, "number": 1}));
+        assert_eq!((spring.is_first, spring.first_url), (Some(false), None));
+        let hal = body(
+            json!({"_embedded": {"items": []}, "page": {"number": 0, "size": 20},
+            "_links": {"first": {"href": "https://a/x?page=0&size=20"}, "prev": null}}),
+        );
+        assert_eq!(hal.first_url.as_deref(), Some("https://a/x?page=0&size=20"));
+        assert_eq!(hal.prev_url, None);
+        let jsonapi = body(
+            json!({"data": [], "links": {"first": "/x?page[number]=1", "prev": "/x?page[number]=1"}}),
+        );
+        assert_eq!(
+            jsonapi
+                .prev_url
+                .as_deref()
+                .and_then(|u| url_number(u, "page[number]")),
+            Some(1)
+        );
+        assert_eq!(
+            body(json!({"results": [], "previous": null})).prev_url,
+            None
+        );
+        assert_eq!(
+            body(json!({"data": [], "meta": {"hasPreviousPage": true}})).is_first,
+            Some(false)
+        );
+        // a Link header
+        let h = vec![("Link".to_owned(), r#"<https://a/x?page=2>; rel="next", <https://a/x?page=0>; rel="prev", <https://a/x?page=0>; rel="first""#.to_owned())];
+        let s = read(&json!([]), &h);
+        assert_eq!(s.prev_url.as_deref(), Some("https://a/x?page=0"));
+        assert_eq!(s.first_url.as_deref(), Some("https://a/x?page=0"));
+        // echoed page numbers
+        assert_eq!(
+            page_echo(&json!({"page": 0, "page_size": 50}), "Page"),
+            Some(0)
+        );
+        assert_eq!(
+            page_echo(&json!({"number": 3, "size": 20}), "page"),
+            Some(3)
+        );
+        assert_eq!(
+            page_echo(&json!({"page": {"number": 0, "size": 20}}), "page"),
+            Some(0)
+        );
+        assert_eq!(
+            page_echo(&json!({"meta": {"current_page": "2"}}), "page"),
+            Some(2)
+        );
+        assert_eq!(
+            page_echo(&json!({"pageable": {"pageNumber": 4}}), "page"),
+            Some(4)
+        );
+        assert_eq!(
+            page_echo(&json!({"pg": 7}), "pg"),
+            Some(7),
+            "the parameter's own name"
+        );
+        assert_eq!(
+            page_echo(&json!({"current": 7}), "page"),
+            None,
+            "only in paging metadata"
+        );
+        assert_eq!(page_echo(&json!({"page": "next"}), "page"), None);
+        assert_eq!(
+            url_number("https://a/x?page=3&per_page=100", "page"),
+            Some(3)
+        );
+        assert_eq!(url_number("/x?cursor=3", "page"), None);
     }
 }

@@ -63,6 +63,8 @@ pub struct Verdict {
     pub note: String,
     /// The row count the API announced, when it did.
     pub total: Option<u64>,
+    /// P11: which page number is the API's first page could not be established.
+    pub first_page_unknown: bool,
 }
 
 impl Verdict {
@@ -102,6 +104,9 @@ pub struct Provenance {
     /// P10: the walk stopped at a bound and left a `_continue`.
     #[serde(default)]
     pub resumable: bool,
+    /// P11: which page number is the API's first page could not be established.
+    #[serde(default)]
+    pub first_page_unknown: bool,
 }
 
 impl Provenance {
@@ -113,6 +118,9 @@ impl Provenance {
         let mut why = match self.stopped_by {
             None => "only one page was fetched".to_owned(),
             Some(StopReason::End) if self.failed_values > 0 => String::new(),
+            Some(StopReason::End) if self.first_page_unknown => {
+                "the API's first page could not be established".to_owned()
+            }
             Some(StopReason::End) => "the API reported more rows than were fetched".to_owned(),
             Some(StopReason::UpstreamError) => "a page failed upstream".to_owned(),
             Some(StopReason::Loop) => "the API repeated a page".to_owned(),
@@ -213,6 +221,7 @@ impl Outcome {
             rows: self.items.len(),
             failed_values: self.for_each_errors.len(),
             resumable: self.resume.is_some(),
+            first_page_unknown: self.verdict.first_page_unknown,
         }
     }
 
@@ -319,6 +328,7 @@ impl Outcome {
                 stopped_by: f["_stoppedBy"].as_str().and_then(StopReason::parse),
                 note: f["_note"].as_str().unwrap_or_default().to_owned(),
                 total: f["_total"].as_u64(),
+                first_page_unknown: false,
             }
         } else {
             Verdict {
@@ -327,6 +337,7 @@ impl Outcome {
                 stopped_by: Some(StopReason::End),
                 note: String::new(),
                 total: None,
+                first_page_unknown: false,
             }
         };
         let for_each_errors = f
@@ -371,6 +382,7 @@ mod tests {
                 stopped_by: Some(StopReason::Pages),
                 note: "n".into(),
                 total: Some(9),
+                first_page_unknown: false,
             },
             for_each_errors: vec![ForEachError {
                 value: json!("x"),

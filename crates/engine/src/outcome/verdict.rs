@@ -26,6 +26,8 @@ pub struct Collection {
     /// For a loop: the repeated page was the one just before (the API is stuck at its end).
     pub repeat_of_previous: bool,
     pub off_origin_url: Option<String>,
+    /// P11: the walk could not establish which page number is the API's first page.
+    pub first_page_unknown: bool,
 }
 
 impl Collection {
@@ -42,6 +44,7 @@ impl Collection {
             known_end: false,
             repeat_of_previous: false,
             off_origin_url: None,
+            first_page_unknown: false,
         }
     }
 
@@ -67,6 +70,7 @@ impl Collection {
                     Ending::PageUnproven
                 }
             }
+            StopReason::End if self.first_page_unknown => Ending::FirstPageUnknown,
             StopReason::End if self.likely_more || short => Ending::EndedShort,
             StopReason::End => Ending::Walked,
             StopReason::Loop if self.likely_more => Ending::LoopOpen,
@@ -94,6 +98,9 @@ pub enum Ending {
     /// The API stopped giving rows while still announcing more (a total not reached,
     /// `has_more` on an empty page).
     EndedShort,
+    /// P11: every page from where the walk started came, but which page number is the
+    /// API's first could not be established, so a first page may be missing.
+    FirstPageUnknown,
     /// Every value that could be used was fetched, but some `_for_each` values could not
     /// be used (E2) — their rows are unknown.
     ValuesRejected,
@@ -121,7 +128,9 @@ impl Ending {
             Self::Whole | Self::LastPage | Self::Walked => (Some(S::End), true, false),
             Self::PageOfMore => (None, false, true),
             Self::PageUnproven => (None, false, false),
-            Self::EndedShort | Self::ValuesRejected => (Some(S::End), false, true),
+            Self::EndedShort | Self::ValuesRejected | Self::FirstPageUnknown => {
+                (Some(S::End), false, true)
+            }
             Self::Bound(b) => (Some(b), false, true),
             Self::LoopSettled => (Some(S::Loop), false, false),
             Self::LoopOpen => (Some(S::Loop), false, true),
@@ -203,6 +212,10 @@ pub fn combine(
         None
     };
     let mut note = headline(cols, ending, paginated, limits, rows, total);
+    let first_page_unknown = cols.iter().any(|c| c.first_page_unknown);
+    if first_page_unknown && ending != Ending::FirstPageUnknown {
+        note.push_str(&format!(" {FIRST_PAGE_UNKNOWN}"));
+    }
     if let Some(t) = total.filter(|t| (rows as u64) < *t) {
         note.push_str(&format!(
             " Fetched {rows} of the {t} rows the API reported ({} missing).",
@@ -240,8 +253,13 @@ pub fn combine(
         stopped_by,
         note: note.trim().to_owned(),
         total,
+        first_page_unknown,
     }
 }
+
+/// P11, said in every note of a walk whose first page could not be established.
+const FIRST_PAGE_UNKNOWN: &str = "Which page number is the API's first page was not \
+    established, so its first page may be missing.";
 
 fn headline(
     cols: &[Collection],
@@ -282,6 +300,12 @@ fn headline(
         Ending::EndedShort => format!(
             "The API stopped returning rows while still reporting more; {rows} rows were fetched."
         ),
+        Ending::FirstPageUnknown => {
+            format!(
+                "The walk reached the API's last page ({rows} rows), but the API's answers did not \
+                 agree on where its pages start. {FIRST_PAGE_UNKNOWN}"
+            )
+        }
         Ending::ValuesRejected => format!("Every usable `_for_each` value was fetched: {rows} rows."),
         Ending::Bound(b) => bound_note(b, limits, at_value(first_hit(b))),
         Ending::LoopSettled | Ending::LoopOpen => {

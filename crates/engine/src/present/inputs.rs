@@ -209,6 +209,7 @@ impl Writer<'_> {
             skip,
             rows,
             total,
+            first_page_unknown,
         } = p;
         self.len(*value);
         match at {
@@ -233,6 +234,7 @@ impl Writer<'_> {
         self.len(*skip);
         self.len(*rows);
         self.opt(total, |w, t| w.u64(*t));
+        self.bool(*first_page_unknown);
     }
 
     fn labels(&mut self, l: &Labels) {

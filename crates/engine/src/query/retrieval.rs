@@ -354,6 +354,7 @@ mod tests {
             rows: 10,
             failed_values: 0,
             resumable: true,
+            first_page_unknown: false,
         };
         let r = query_result_json(plain.clone(), Some(&prov), &args, &Limits::default())
             .unwrap_or_default();

@@ -197,14 +197,18 @@ fn resume() -> impl Strategy<Value = Resume> {
         0usize..2,
         0usize..2,
         prop::option::of(0u64..2),
+        any::<bool>(),
     )
-        .prop_map(|(value, at, skip, rows, total)| Pending {
-            value,
-            at,
-            skip,
-            rows,
-            total,
-        });
+        .prop_map(
+            |(value, at, skip, rows, total, first_page_unknown)| Pending {
+                value,
+                at,
+                skip,
+                rows,
+                total,
+                first_page_unknown,
+            },
+        );
     (
         prop::collection::vec(pending, 0..3),
         0usize..2,

@@ -1,8 +1,11 @@
-//! One collection's walk (P2–P4, P7–P10, G7): its pages fetched one after another from
+//! One collection's walk (P2–P4, P7–P11, G7): its pages fetched one after another from
 //! where it starts (or where a call before left it), each page's rows kept within the item
 //! bound, and the page's signals (`has_more`, totals, next links and tokens, a repeated
-//! page or cursor) deciding whether and where it goes on. Every way it ends is a named
-//! [`StopReason`] on the [`Collection`] it returns.
+//! page or cursor) deciding whether and where it goes on. A page-numbered walk's first
+//! answers are judged by [`crate::walk::first_page`] before they are merged (P11). A walk
+//! whose API linked a next page ends at the first page that links none, unless something
+//! else says more. Every way it ends is a named [`StopReason`] on the [`Collection`] it
+//! returns.
 
 use super::{report, Ctx};
 use crate::analysis::normalize;
@@ -14,8 +17,10 @@ use crate::outcome::verdict::Collection;
 use crate::outcome::StopReason;
 use crate::ports::{Clock, ProgressSink, Upstream, UpstreamRequest};
 use crate::walk::ahead_guess::{self, last_position, Extent};
+use crate::walk::first_page::{Answer, Step};
 use crate::walk::paging::{
-    end_of_numbered, get_arg, page_no, position, set_arg, start, starts_at_first_page, Start, Style,
+    end_of_numbered, get_arg, page_no, position, remove_arg, set_arg, start, starts_at_first_page,
+    Start, Style,
 };
 use crate::walk::request::{fetch, Failed};
 use crate::walk::resume::{self, Pending, Position};
@@ -29,13 +34,13 @@ use std::time::Duration;
 const LAST_ID_CURSORS: &[&str] = &["startingafter", "after", "pageafter", "afterid"];
 
 /// One collection, from its start or from where a call before left it (P10). Returns
-/// it, and — when a bound stopped it — where it would go on and how many rows of that page
-/// it already kept.
+/// it, and — when a bound stopped it — where it would go on, how many rows of that page
+/// it already kept, and whether a walk from there is unsure of the first page (P11).
 pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     ctx: &mut Ctx<'_, U, P, C>,
     value: Option<&Value>,
     from: &Pending,
-) -> Result<(Collection, Option<(Position, usize)>), EngineError> {
+) -> Result<(Collection, Option<(Position, usize, bool)>), EngineError> {
     let (plan, analysis, limits) = (ctx.plan, ctx.analysis, ctx.limits);
     let owner = from.value;
     let Start {
@@ -43,6 +48,7 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         mut style,
         size,
         mut next_url,
+        mut first,
     } = start(plan, analysis, limits, ctx.ahead.upstream(), value, from)?;
     let walking = !matches!(style, Style::Single);
     ctx.ahead.known(!walking);
@@ -52,40 +58,76 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     let mut seen_pages: HashSet<u64> = HashSet::new();
     let mut previous_page: Option<u64> = None;
     let mut col_slot: Option<Slot> = None;
-    // P9: where the first page's last-page link points, and the step later pages were
-    // expected at (set once they are)
+    // P9: where the first page's last-page link points, the step later pages were
+    // expected at (set once they are), and whether they were looked for
     let mut last_at: Option<u64> = None;
     let mut guessed_step: Option<u64> = None;
+    let mut looked_ahead = false;
+    // P11: answers kept aside while an earlier page is asked for
+    let mut held: Vec<Held> = Vec::new();
+    // a next link came with an earlier page: the API links its pages (P2, P5)
+    let mut linked = false;
     // P10: rows of the first page already kept by the call before
     let mut skip = from.skip;
     col.rows = from.rows;
     col.total = from.total;
     loop {
-        let req = UpstreamRequest {
-            args: args.clone(),
-            next_url: next_url.clone(),
-            timeout: Duration::ZERO,
+        let sent = sent_page(&style, &args);
+        let kept = held
+            .iter()
+            .position(|h| next_url.is_none() && h.args == args);
+        let (status, headers, mut page, replayed) = if let Some(i) = kept {
+            let h = held.swap_remove(i);
+            (h.status, h.headers, h.page, true)
+        } else {
+            let req = UpstreamRequest {
+                args: args.clone(),
+                next_url: next_url.clone(),
+                timeout: Duration::ZERO,
+            };
+            let resp = match fetch(
+                &mut ctx.ahead,
+                owner,
+                ctx.clock,
+                limits,
+                &mut ctx.budget,
+                req,
+            )
+            .await
+            {
+                Ok(r) => r,
+                Err(f) => {
+                    // P11: a page refused is evidence of where the pages start
+                    if let Some(to) = first.refused(&f, sent) {
+                        ctx.ahead.known(false);
+                        go_to(&mut style, &mut args, to);
+                        continue;
+                    }
+                    if col.pages == 0 {
+                        // P11: a bound cut the check of an empty first page; the empty
+                        // page stands for the collection so far (it adds no rows), and a
+                        // resumed walk starts again
+                        if let Some(i) = held.iter().position(|h| h.page.items.is_empty()) {
+                            let h = held.swap_remove(i);
+                            col.pages = 1;
+                            col_slot.clone_from(&h.page.slot);
+                            if ctx.slot.is_none() {
+                                ctx.slot.clone_from(&h.page.slot);
+                            }
+                            if ctx.first.is_none() {
+                                ctx.first = Some(h.page);
+                            }
+                        }
+                    }
+                    col.stop = f.stop;
+                    col.likely_more = true;
+                    col.failure = Some(f);
+                    break;
+                }
+            };
+            let page = ctx.ahead.upstream().parse_page(resp.body).await;
+            (resp.status, resp.headers, page, false)
         };
-        let resp = match fetch(
-            &mut ctx.ahead,
-            owner,
-            ctx.clock,
-            limits,
-            &mut ctx.budget,
-            req,
-        )
-        .await
-        {
-            Ok(r) => r,
-            Err(f) => {
-                col.stop = f.stop;
-                col.likely_more = true;
-                col.failure = Some(f);
-                break;
-            }
-        };
-        let status = resp.status;
-        let mut page = ctx.ahead.upstream().parse_page(resp.body).await;
         let expected = if col.pages == 0 {
             ctx.slot.clone()
         } else {
@@ -105,6 +147,67 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 break;
             }
         }
+        // A response without an item array is a record: its fields are not paging signals
+        // (an invoice's `total` is not a row count).
+        let sig = if page.slot.is_some() {
+            signals::read(&page.frame, &headers)
+        } else {
+            Signals::default()
+        };
+        if !replayed && page.slot.is_none() && plan.uses_reserved && !page.frame.is_null() {
+            // A single record (no list in it, or a text body) is one row of the envelope,
+            // e.g. a `_for_each` over the ids of a get-one endpoint.
+            page.items.push(Item::from_value(&page.frame));
+        }
+        let n = page.items.len();
+        let fingerprint = fingerprint(&page.items);
+        // P11: whether this answer is a page of the walk, and which
+        let step = match &style {
+            Style::Page(p, _) => {
+                let answer = Answer {
+                    sent,
+                    rows: n,
+                    fingerprint,
+                    sig: &sig,
+                    frame: &page.frame,
+                };
+                Some(first.judge(&answer, p))
+            }
+            _ => None,
+        };
+        if let Some(step) = step {
+            match step {
+                Step::Take(None) => {}
+                Step::Take(Some(at)) => {
+                    if let Style::Page(_, number) = &mut style {
+                        *number = at;
+                    }
+                }
+                Step::Skip(to) => {
+                    ctx.ahead.known(false);
+                    go_to(&mut style, &mut args, to);
+                    continue;
+                }
+                Step::Hold(_) | Step::HoldBare => {
+                    ctx.ahead.known(false);
+                    held.push(Held {
+                        args: args.clone(),
+                        status,
+                        headers,
+                        page,
+                    });
+                    match step {
+                        Step::Hold(to) => go_to(&mut style, &mut args, to),
+                        _ => {
+                            if let Style::Page(p, _) = &style {
+                                remove_arg(&mut args, p);
+                            }
+                        }
+                    }
+                    continue;
+                }
+            }
+        }
         col.pages += 1;
         if col.pages == 1 {
             col_slot.clone_from(&page.slot);
@@ -112,13 +215,6 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 ctx.slot.clone_from(&page.slot);
             }
         }
-        // A response without an item array is a record: its fields are not paging signals
-        // (an invoice's `total` is not a row count).
-        let sig = if page.slot.is_some() {
-            signals::read(&page.frame, &resp.headers)
-        } else {
-            Signals::default()
-        };
         if col.pages == 1 {
             col.total = sig.total.or(col.total);
             let per_page = analysis.page_size.as_ref().zip(size);
@@ -137,13 +233,6 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 signals::echoed(&page.frame, &c.name)
                     .filter(|t| get_arg(&args, c).and_then(Value::as_str) != Some(t))
             });
-        if page.slot.is_none() && plan.uses_reserved && !page.frame.is_null() {
-            // A single record (no list in it, or a text body) is one row of the envelope,
-            // e.g. a `_for_each` over the ids of a get-one endpoint.
-            page.items.push(Item::from_value(&page.frame));
-        }
-        let n = page.items.len();
-        let fingerprint = fingerprint(&page.items);
         if n > 0 && walking && !seen_pages.insert(fingerprint) {
             // Some APIs answer every page past the end with the last page again.
             col.stop = StopReason::Loop;
@@ -182,6 +271,10 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         let more = sig.says_more(fetched)
             || echo.is_some()
             || col.total.is_some_and(|t| (fetched as u64) < t);
+        // P2, P5: an API that links its next page ends where a page links none, unless
+        // something else says more (a flag, a token, a total not reached)
+        let unlinked = linked && sig.next_url.is_none() && !more;
+        linked |= sig.next_url.is_some();
         match &mut style {
             Style::Single => {
                 // P7: "more rows" only when the API says so; a merely full page leaves
@@ -197,7 +290,7 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 break;
             }
             Style::Page(p, number) => {
-                if end_of_numbered(n, size, &sig, more, col.total, fetched) {
+                if unlinked || end_of_numbered(n, size, &sig, more, col.total, fetched) {
                     col.finish_end(more && n > 0 && sig.has_more != Some(false));
                     break;
                 }
@@ -205,7 +298,7 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 set_arg(&mut args, &p.name, p.in_body, p.number(page_no(*number)));
             }
             Style::Offset(p, at) => {
-                if end_of_numbered(n, size, &sig, more, col.total, fetched) {
+                if unlinked || end_of_numbered(n, size, &sig, more, col.total, fetched) {
                     col.finish_end(more && n > 0 && sig.has_more != Some(false));
                     break;
                 }
@@ -277,45 +370,99 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             col.likely_more = true;
             break;
         }
-        if col.pages == 1 {
+        if !looked_ahead && !first.settling() {
+            // once the first page came (P11: and the walk knows it was the first)
+            looked_ahead = true;
             let extent = Extent {
                 total: col.total,
                 last: last_at,
             };
-            guessed_step = expect_pages(ctx, owner, &style, &args, n, col.rows, extent, col.pages);
+            let at = Here {
+                style: &style,
+                args: &args,
+                n,
+                fetched: col.rows,
+                pages: col.pages,
+            };
+            guessed_step = expect_pages(ctx, owner, &at, extent, &held);
         }
     }
-    let cut = resume::resumable(col.stop).then(|| (position(&style, &next_url, &args), skip));
+    col.first_page_unknown = from.first_page_unknown || first.unknown(col.stop);
+    let unsure = from.first_page_unknown || first.unsure_resumed(col.stop);
+    let at = first
+        .resume_from()
+        .unwrap_or_else(|| position(&style, &next_url, &args));
+    let cut = resume::resumable(col.stop).then_some((at, skip, unsure));
     Ok((col, cut))
 }
 
+/// Where a walk is after a page: how it pages, its next request, that page's rows, the
+/// rows and pages so far.
+struct Here<'a> {
+    style: &'a Style,
+    args: &'a Map<String, Value>,
+    n: usize,
+    fetched: usize,
+    pages: u32,
+}
+
 /// P9: the later pages the first page's evidence ([`Extent`]) shows, expected of the
-/// requests made ahead as far as the page bound and the item bound reach. Returns the step
-/// when pages were expected.
-#[allow(clippy::too_many_arguments)]
+/// requests made ahead as far as the page bound and the item bound reach (P11: never a
+/// page `held` already). Returns the step when pages were expected.
 fn expect_pages<U: Upstream + Sync, P, C>(
     ctx: &mut Ctx<'_, U, P, C>,
     owner: usize,
-    style: &Style,
-    args: &Map<String, Value>,
-    n: usize,
-    fetched: usize,
+    at: &Here<'_>,
     extent: Extent,
-    pages: u32,
+    held: &[Held],
 ) -> Option<u64> {
     if !ctx.ahead.parallel() {
         return None;
     }
     let bounds = ahead_guess::Bounds {
-        pages: u64::from(ctx.limits.pages_per_collection.saturating_sub(pages)),
+        pages: u64::from(ctx.limits.pages_per_collection.saturating_sub(at.pages)),
         items: ctx.limits.items.saturating_sub(ctx.budget.items) as u64,
     };
-    let (step, later) = ahead_guess::later_pages(style, args, n, fetched, &extent, bounds)?;
+    let (step, later) =
+        ahead_guess::later_pages(at.style, at.args, at.n, at.fetched, &extent, bounds)?;
     ctx.ahead.known(true);
-    for next in later {
+    for next in later
+        .into_iter()
+        .filter(|a| !held.iter().any(|h| h.args == *a))
+    {
         ctx.ahead.expect(owner, true, next, None);
     }
     Some(step)
+}
+
+/// P11: an answer kept aside while an earlier page is asked for, used when the walk asks
+/// for its page (counted once, as the request it was).
+struct Held {
+    args: Map<String, Value>,
+    status: u16,
+    headers: Vec<(String, String)>,
+    page: Page,
+}
+
+/// P11: the page number a page-number walk's next request sends (`None`: it leaves the
+/// parameter out).
+fn sent_page(style: &Style, args: &Map<String, Value>) -> Option<i64> {
+    match style {
+        Style::Page(p, _) => get_arg(args, p).and_then(|v| match v {
+            Value::Number(n) => n.as_i64(),
+            Value::String(s) => s.parse().ok(),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// P11: the walk asks for page `to` next.
+fn go_to(style: &mut Style, args: &mut Map<String, Value>, to: i64) {
+    if let Style::Page(p, number) = style {
+        *number = to;
+        set_arg(args, &p.name, p.in_body, p.number(page_no(to)));
+    }
 }
 
 /// Says what a page that broke the walk looked like, for the note.

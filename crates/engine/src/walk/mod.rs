@@ -11,6 +11,7 @@
 
 pub(crate) mod ahead;
 pub(crate) mod ahead_guess;
+pub(crate) mod first_page;
 pub(crate) mod paging;
 pub mod request;
 pub mod resume;
@@ -145,12 +146,13 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 continue;
             }
         }
-        left.extend(cut.map(|(at, skip)| Pending {
+        left.extend(cut.map(|(at, skip, first_page_unknown)| Pending {
             value: pending.value,
             at,
             skip,
             rows: col.rows,
             total: col.total,
+            first_page_unknown,
         }));
         // A budget that ran out mid-walk is a bound (named in the verdict), not an error.
         if let Some(f) = col

@@ -1,16 +1,20 @@
-//! P2, P10: how a collection pages — its [`Style`] (one request, page number, offset or
-//! cursor), its first request from the start or from where a call before left it
-//! ([`start`]), where its next request would start ([`position`]), when a numbered walk has
-//! reached its end, and the paging arguments it reads and writes (top level or in `body`).
+//! P2, P10, P11: how a collection pages — its [`Style`] (one request, page number, offset
+//! or cursor), its first request from the start (a page number where the schema points,
+//! or none when the schema contradicts itself: [`crate::walk::first_page`]) or from where a
+//! call before left it ([`start`]), where its next request would start ([`position`]),
+//! when a numbered walk has reached its end, and the paging arguments it reads and writes
+//! (top level or in `body`).
 
 use serde_json::{json, Map, Value};
 
+use crate::analysis::first_page::schema_base;
 use crate::analysis::signals::Signals;
 use crate::analysis::{Param, ToolAnalysis};
 use crate::error::EngineError;
 use crate::limits::Limits;
 use crate::plan::CallPlan;
 use crate::ports::Upstream;
+use crate::walk::first_page::FirstPage;
 use crate::walk::resume::{Pending, Position};
 
 /// P10: a `_continue` that does not fit this call.
@@ -35,6 +39,8 @@ pub(crate) struct Start {
     pub style: Style,
     pub size: Option<u64>,
     pub next_url: Option<String>,
+    /// P11: how a page-number walk from the start establishes its first page.
+    pub first: FirstPage,
 }
 
 /// The first request of a collection, from its start or from where a call before left it
@@ -56,6 +62,7 @@ pub(crate) fn start<U: Upstream>(
         .as_ref()
         .and_then(|p| get_arg(&args, p).and_then(as_u64));
     let mut style = Style::Single;
+    let mut first = FirstPage::off();
     if plan.all_pages {
         if let Some(p) = &analysis.page_size {
             let chosen = p
@@ -77,12 +84,16 @@ pub(crate) fn start<U: Upstream>(
                 Style::Offset(o.clone(), at)
             }
             (Some(_), None, Some(p), _) => {
-                let n = get_arg(&args, p)
-                    .and_then(Value::as_i64)
-                    .or_else(|| p.default.as_ref().and_then(Value::as_i64))
-                    .or(p.minimum)
-                    .unwrap_or(1);
-                set_arg(&mut args, &p.name, p.in_body, p.number(page_no(n)));
+                // P11: the agent's page, else where the evidence puts the first page
+                let given = get_arg(&args, p).and_then(Value::as_i64);
+                let base = schema_base(p);
+                let n = given.unwrap_or(base.page);
+                first = FirstPage::new(base, given.is_none() && from.at == Position::Start);
+                if first.probes() {
+                    remove_arg(&mut args, p);
+                } else {
+                    set_arg(&mut args, &p.name, p.in_body, p.number(page_no(n)));
+                }
                 Style::Page(p.clone(), n)
             }
             (_, _, _, Some(c)) => Style::Cursor(c.clone()),
@@ -113,6 +124,7 @@ pub(crate) fn start<U: Upstream>(
         style,
         size,
         next_url,
+        first,
     })
 }
 
@@ -151,12 +163,7 @@ pub(crate) fn starts_at_first_page(a: &ToolAnalysis, args: &Map<String, Value>) 
         None => true,
     };
     unset(&a.page_number, &|p, v| {
-        let start = p
-            .default
-            .as_ref()
-            .and_then(Value::as_i64)
-            .or(p.minimum)
-            .unwrap_or(1);
+        let start = schema_base(p).page;
         v.as_i64().or_else(|| v.as_str()?.parse().ok()) == Some(start)
     }) && unset(&a.offset, &|_, v| as_u64(v) == Some(0))
         && unset(&a.cursor, &|_, v| v.as_str().is_some_and(str::is_empty))
@@ -188,6 +195,15 @@ pub(crate) fn get_arg<'a>(args: &'a Map<String, Value>, p: &Param) -> Option<&'a
 
 pub(crate) fn as_u64(v: &Value) -> Option<u64> {
     v.as_u64().or_else(|| v.as_str()?.parse().ok())
+}
+
+/// Leaves parameter `p` out of the request (P11: the API's own first page).
+pub(crate) fn remove_arg(args: &mut Map<String, Value>, p: &Param) {
+    if !p.in_body {
+        args.remove(&p.name);
+    } else if let Some(Value::Object(body)) = args.get_mut("body") {
+        body.remove(&p.name);
+    }
 }
 
 pub(crate) fn set_arg(args: &mut Map<String, Value>, name: &str, in_body: bool, v: Value) {

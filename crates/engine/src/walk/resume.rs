@@ -47,6 +47,10 @@ pub struct Pending {
     /// The total the collection's API announced, when it did.
     #[serde(default)]
     pub total: Option<u64>,
+    /// P11: the collection's first page could not be established (the union is then
+    /// never complete).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub first_page_unknown: bool,
 }
 
 impl Pending {
@@ -58,6 +62,7 @@ impl Pending {
             skip: 0,
             rows: 0,
             total: None,
+            first_page_unknown: false,
         }
     }
 }
@@ -114,6 +119,7 @@ mod tests {
                     skip: 7,
                     rows: 300,
                     total: Some(900),
+                    first_page_unknown: false,
                 },
                 Pending::fresh(3),
             ],
