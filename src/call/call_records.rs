@@ -194,7 +194,9 @@ impl Records {
         use sqlx::Executor as _;
         sqlx::postgres::PgPoolOptions::new()
             .max_connections(WRITER_CONNECTIONS)
-            .acquire_timeout(Duration::from_secs(5))
+            // K1: a batch Postgres cannot take goes to the backlog after this at most, so
+            // a call waits no longer for its record while Postgres is away
+            .acquire_timeout(Duration::from_secs(2))
             .after_connect(|conn, _| {
                 Box::pin(async move {
                     conn.execute("SET plan_cache_mode = force_generic_plan")

@@ -593,7 +593,7 @@ mod tests {
 
     /// Several keys go in one `DEL` (a stale hit's result, `results::stored_results::put`):
     /// none of them is left, in Redis or in this process's map (a key written while Redis
-    /// was not answering).
+    /// was not answering, deleted while it still does not).
     #[tokio::test]
     async fn del_many_leaves_none_of_the_keys() {
         let Some(url) = crate::testing::redis_url() else {
@@ -606,14 +606,52 @@ mod tests {
         let ttl = Duration::from_secs(60);
         kv.set(&keys[0], "a", ttl).await.unwrap();
         kv.set(&keys[1], "b", ttl).await.unwrap();
-        kv.local().unwrap().set(&keys[2], "c".to_owned(), ttl);
         assert_eq!(get(&mut conn, &keys[1]).await.as_deref(), Some("b"));
+        // written here while Redis did not answer: read here only meanwhile
+        kv.answered(false);
+        kv.local().unwrap().set(&keys[2], "c".to_owned(), ttl);
         assert_eq!(kv.get(&keys[2]).await.unwrap().as_deref(), Some("c"));
+        kv.answered(true);
+        kv.local().unwrap().set(&keys[2], "c".to_owned(), ttl);
+        kv.answered(false);
         kv.del_many(&[&keys[0], &keys[1], &keys[2]]).await.unwrap();
+        kv.answered(true);
+        kv.del_many(&[&keys[0], &keys[1]]).await.unwrap();
         for key in &keys {
             assert_eq!(get(&mut conn, key).await, None, "{key}");
             assert_eq!(kv.get(key).await.unwrap(), None, "{key}");
         }
+    }
+
+    /// K2: this process's map stands in for Redis only while Redis does not answer, and
+    /// is emptied the moment it answers again: nothing only this replica holds is served
+    /// once every replica reads Redis again.
+    #[tokio::test]
+    async fn k2_the_map_stands_in_only_while_redis_does_not_answer() {
+        let Some(url) = crate::testing::redis_url() else {
+            return;
+        };
+        let conn = connect(&url, TEST_BUDGET).unwrap();
+        let kv = Kv::new(Some(conn), None, TEST_BUDGET, TEST_RESULT_TTL);
+        let key = format!("lg:test_{}:t:res:x", crate::crypto::random_token(12));
+        let ttl = Duration::from_secs(60);
+        kv.answered(false);
+        // not taken by Redis (it is left alone after a failure): kept here, read here
+        let (_, shared) = kv.set_many_reading(None, &[(&key, "v", ttl)]).await.unwrap();
+        assert!(!shared);
+        assert!(kv.standing_in());
+        assert_eq!(kv.get(&key).await.unwrap().as_deref(), Some("v"));
+        assert_eq!(kv.get_head(&key, 1).await.unwrap(), Some(b"v".to_vec()));
+        // Redis answers: the map is not read, and is emptied
+        assert!(kv.probe().await);
+        assert!(!kv.standing_in());
+        assert_eq!(kv.get(&key).await.unwrap(), None);
+        assert_eq!(kv.get_many(&[&key]).await.unwrap(), vec![None]);
+        assert_eq!(kv.get_head(&key, 1).await.unwrap(), None);
+        assert!(kv.local().unwrap().live(&key).is_none(), "emptied");
+        let (_, shared) = kv.set_many_reading(None, &[(&key, "w", ttl)]).await.unwrap();
+        assert!(shared);
+        kv.del(&key).await.unwrap();
     }
 
     /// A value every replica must read alike (the org's config epoch) is written even
