@@ -110,19 +110,29 @@ start_redis() {
     echo "redis-server not available: using the in-process store" >&2
     return 0
   fi
-  if [ -f "$DATA/redis.port" ] && redis-cli -p "$(cat "$DATA/redis.port")" ping >/dev/null 2>&1; then
-    REDIS_PORT=$(cat "$DATA/redis.port")
+  # K5: the durable profile (scripts/run) keeps Redis' data across its restarts: an
+  # append-only file fsynced every second, in a folder of its own (a restart loses at most
+  # the last second of writes); the test profile keeps nothing
+  local rdir="$DATA" rport_file="$DATA/redis.port" persist=(--save '' --appendonly no)
+  if [ "${LOOPGATE_PG_PROFILE:-test}" = durable ]; then
+    rdir="$DATA/redis-run"; rport_file="$DATA/redis-run.port"
+    persist=(--save '' --appendonly yes --appendfsync everysec)
+    REDIS_PORT="${LOOPGATE_REDIS_PORT:-63809}"
+    mkdir -p "$rdir"
+  fi
+  if [ -f "$rport_file" ] && redis-cli -p "$(cat "$rport_file")" ping >/dev/null 2>&1; then
+    REDIS_PORT=$(cat "$rport_file")
   else
     REDIS_PORT=$(free_port "$REDIS_PORT")
-    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
-      --daemonize yes --logfile "$DATA/redis.log" --dir "$DATA" >/dev/null
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 "${persist[@]}" \
+      --daemonize yes --logfile "$rdir/redis.log" --dir "$rdir" >/dev/null
     for _ in $(seq 1 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
     if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
       echo "Redis did not answer on port $REDIS_PORT within 5 s; its log:" >&2
-      tail -n 20 "$DATA/redis.log" >&2
+      tail -n 20 "$rdir/redis.log" >&2
       exit 1
     fi
-    echo "$REDIS_PORT" >"$DATA/redis.port"
+    echo "$REDIS_PORT" >"$rport_file"
   fi
   export REDIS_URL="redis://127.0.0.1:$REDIS_PORT"
 }

@@ -20,6 +20,16 @@ pub struct Health {
 /// Readiness notes that do not make the replica unready.
 fn degradations(state: &AppState) -> Vec<String> {
     let mut notes = Vec::new();
+    let backlog = state.runtime.records().backlog();
+    if backlog.age >= crate::call::call_records::BACKLOG_NOTICE {
+        notes.push(format!(
+            "records: {} tool-call record writes ({} bytes) have waited {} s for Postgres; they \
+             are written when it answers",
+            backlog.rows,
+            backlog.bytes,
+            backlog.age.as_secs()
+        ));
+    }
     if state.quota.degraded() {
         notes.push(format!(
             "quotas: Redis was unreachable at the last decision, so rate and concurrency limits are \
@@ -117,6 +127,19 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
             value: *v,
         })
         .collect();
+    let backlog = state.runtime.records().backlog();
+    gauges.push(Gauge {
+        name: "loopgate_tool_call_record_backlog",
+        help: "Tool-call record writes kept in this replica while Postgres is out of reach (K1).",
+        labels: &[],
+        value: backlog.rows as f64,
+    });
+    gauges.push(Gauge {
+        name: "loopgate_tool_call_record_backlog_seconds",
+        help: "How long this replica has kept tool-call record writes for Postgres (K1).",
+        labels: &[],
+        value: backlog.age.as_secs_f64(),
+    });
     gauges.push(Gauge {
         name: "loopgate_quota_degraded",
         help: "1 while quotas fall back to per-process limits (Redis unreachable).",

@@ -46,6 +46,12 @@ impl From<RuntimeError> for ApiError {
                     retry_after_secs: 2,
                 }
             }
+            RuntimeError::Result(crate::results::stored_results::ResultError::Unreachable(_)) => {
+                ApiError::Unavailable {
+                    detail: e.to_string(),
+                    retry_after_secs: 2,
+                }
+            }
             RuntimeError::Store(StoreError::NotFound) => ApiError::not_found("object"),
             RuntimeError::Store(s) => s.into(),
             RuntimeError::Internal(e) => ApiError::Internal(e),

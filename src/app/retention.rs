@@ -56,6 +56,8 @@ impl Policy {
             Table::Threads => self.threads_idle,
             Table::ConnectLinks => self.links,
             Table::TokenRevocations => REVOCATION_MARGIN,
+            // an expired copy is never read again
+            Table::ResultCopies => Duration::ZERO,
         }
     }
 }

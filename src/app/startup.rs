@@ -98,12 +98,14 @@ impl Application {
         let quota = crate::quota::Shared::new(redis.clone(), settings.replicas, metrics.clone());
         let limits = settings.engine_limits();
         let walker = Walker::new(WalkerParts {
+            // K2: stored results Redis does not take are kept in Postgres too
             kv: Kv::new(
                 redis.clone(),
                 Some(metrics.clone()),
                 redis_budget,
                 result_ttl,
-            ),
+            )
+            .with_copies(pool.clone()),
             http: UpstreamClient::new(UpstreamClientConfig {
                 allow_private: settings.allow_private_upstreams,
                 timeout: std::time::Duration::from_millis(settings.upstream_timeout_ms),
@@ -221,6 +223,8 @@ impl Application {
             drain.shut_down(grace, CUT_MARGIN).await;
             // what the drained calls queued is written before the process ends
             let _ = tokio::time::timeout(CUT_MARGIN, records.flush()).await;
+            // K1: whatever is still running here is closed by the next replica that looks
+            let _ = tokio::time::timeout(CUT_MARGIN, records.leave()).await;
             handle.stop(true).await;
         });
         self.server.await.context("server failed")

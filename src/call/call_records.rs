@@ -26,6 +26,23 @@
 //!   fails the whole batch at once.
 //! - A write whose caller went away is still written. [`Records::flush`] waits until
 //!   everything queued before it is written (shutdown, after the drain).
+//! - K1, Postgres out of reach: a batch that fails because the database cannot be reached
+//!   is not dropped. Its writes go to a backlog, their callers are answered
+//!   [`Recorded::Queued`] at once (the call's answer does not wait for Postgres), and the
+//!   writer retries the backlog's oldest writes with back-off ([`RETRY_FIRST`] doubling to
+//!   [`RETRY_MAX`]) until Postgres takes them, in the order they were queued (a call's end
+//!   is never written before its start: a batch stops before the end of a call it starts).
+//!   Meanwhile every new write joins the backlog. The backlog is bounded
+//!   ([`BACKLOG_ROWS`], [`BACKLOG_BYTES`]); a write that does not fit is refused (its call
+//!   answers 503 rather than a 200 whose id would never be readable). Its size and age are
+//!   [`Records::backlog`] (the `loopgate_tool_call_record_backlog` gauges, and `/readyz`
+//!   detail once it is older than [`BACKLOG_NOTICE`]).
+//! - K1, a replica that dies: its `running` rows carry its id, it writes a heartbeat every
+//!   [`HEARTBEAT`], and every replica closes, every [`HEARTBEAT`] too, the running calls of
+//!   replicas whose heartbeat is older than [`REPLICA_LEASE`]
+//!   (`store::tool_calls::close_interrupted`): `failed` with the problem
+//!   `call_interrupted`. A replica that stops gracefully forgets its heartbeat once its
+//!   records are flushed ([`Records::leave`]).
 //! - The writer has connections of its own ([`Records::connect`], at most
 //!   [`WRITER_CONNECTIONS`]) on which Postgres plans its statement once, generically
 //!   (`plan_cache_mode = force_generic_plan`): the statement's shape never changes, but
@@ -35,16 +52,20 @@
 //!   machine's CPU went from ~33% to ~26% with generic plans. Other queries keep the
 //!   default mode on the main pool, where a parameter's value may well change the best plan.
 
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::crypto::new_id;
 use crate::results::cache_memory::Bounded;
 use crate::store::tool_calls::{self, Write};
 use crate::store::StoreError;
 use crate::telemetry::metrics::Metrics;
+use loopgate_engine::ErrorCode;
 
 /// Writes in one statement at most.
 pub const MAX_ROWS: usize = 256;
@@ -61,6 +82,20 @@ const _: () = assert!(
 );
 /// Bodies this writer remembers having written, at most.
 pub const BODIES_KNOWN: usize = 4096;
+/// K1: writes kept for Postgres while it is out of reach, at most.
+pub const BACKLOG_ROWS: usize = 50_000;
+/// K1: bytes of those writes at most ([`Write::bytes`]).
+pub const BACKLOG_BYTES: usize = 128 << 20;
+/// K1: the first wait before the backlog is tried again; it doubles up to [`RETRY_MAX`].
+pub const RETRY_FIRST: Duration = Duration::from_millis(100);
+/// K1: the longest wait between two tries of the backlog.
+pub const RETRY_MAX: Duration = Duration::from_secs(2);
+/// K1: a backlog older than this is named in `/readyz` detail.
+pub const BACKLOG_NOTICE: Duration = Duration::from_secs(5);
+/// K1: how often a replica says it is alive, and looks for calls of replicas that died.
+pub const HEARTBEAT: Duration = Duration::from_secs(2);
+/// K1: a replica not heard of for this long is dead: its running calls are closed.
+pub const REPLICA_LEASE: Duration = Duration::from_secs(10);
 
 /// The bodies this writer wrote, by org and id, and when it sent them.
 struct Known(Bounded<Instant>);
@@ -95,15 +130,53 @@ impl Known {
     }
 }
 
+/// How a write went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// Committed.
+    Written,
+    /// K1: Postgres is out of reach; the write is in this replica's backlog and will be
+    /// written once it answers.
+    Queued,
+}
+
+type Waiter = oneshot::Sender<Result<Recorded, StoreError>>;
+
 enum Job {
-    Write(Box<Write>, oneshot::Sender<Result<(), StoreError>>),
+    Write(Box<Write>, Waiter),
     Flush(oneshot::Sender<()>),
+}
+
+/// The backlog's size, shared with readers ([`Records::backlog`]).
+#[derive(Default)]
+struct BacklogGauge {
+    rows: AtomicUsize,
+    bytes: AtomicUsize,
+    /// Process-clock ms when the backlog began (0: empty).
+    since_ms: AtomicU64,
+}
+
+fn clock_ms() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64 + 1
 }
 
 /// The replica's writer of tool-call records.
 #[derive(Clone)]
 pub struct Records {
     tx: mpsc::Sender<Job>,
+    gauge: Arc<BacklogGauge>,
+    replica: Arc<str>,
+    pool: PgPool,
+}
+
+/// The backlog of writes waiting for Postgres (K1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backlog {
+    pub rows: usize,
+    pub bytes: usize,
+    /// How long it has been non-empty.
+    pub age: Duration,
 }
 
 /// Connections the writer keeps: one statement is in flight at a time.
@@ -121,7 +194,9 @@ impl Records {
         use sqlx::Executor as _;
         sqlx::postgres::PgPoolOptions::new()
             .max_connections(WRITER_CONNECTIONS)
-            .acquire_timeout(Duration::from_secs(5))
+            // K1: a batch Postgres cannot take goes to the backlog after this at most, so
+            // a call waits no longer for its record while Postgres is away
+            .acquire_timeout(Duration::from_secs(2))
             .after_connect(|conn, _| {
                 Box::pin(async move {
                     conn.execute("SET plan_cache_mode = force_generic_plan")
@@ -133,16 +208,41 @@ impl Records {
             .await
     }
 
-    /// Starts the writer on `pool` (inside a Tokio runtime); `metrics` counts writes and
-    /// statements (their ratio is the batch size).
+    /// Starts the writer on `pool` (inside a Tokio runtime), and this replica's heartbeat;
+    /// `metrics` counts writes and statements (their ratio is the batch size).
     pub fn spawn(pool: PgPool, metrics: Arc<Metrics>) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
-        tokio::spawn(writer(pool, rx, metrics));
-        Self { tx }
+        let gauge = Arc::new(BacklogGauge::default());
+        let replica: Arc<str> = new_id("rep").into();
+        let writer = Writer {
+            pool: pool.clone(),
+            replica: replica.clone(),
+            metrics: metrics.clone(),
+            known: Known(Bounded::new(BODIES_KNOWN)),
+            backlog: VecDeque::new(),
+            backlog_bytes: 0,
+            gauge: gauge.clone(),
+            flushes: Vec::new(),
+        };
+        tokio::spawn(writer.run(rx));
+        tokio::spawn(heartbeat(pool.clone(), replica.clone(), tx.downgrade(), metrics));
+        Self {
+            tx,
+            gauge,
+            replica,
+            pool,
+        }
     }
 
-    /// Writes `w` with whatever else is queued, and answers once it is committed.
-    pub async fn write(&self, w: Write) -> Result<(), StoreError> {
+    /// This replica's id, kept on the running calls it records.
+    pub fn replica(&self) -> &str {
+        &self.replica
+    }
+
+    /// Writes `w` with whatever else is queued, and answers once it is committed, or kept
+    /// in the backlog while Postgres is out of reach ([`Recorded::Queued`]). An error: this
+    /// write's own (a thread deleted meanwhile), or a backlog too full to keep it.
+    pub async fn write(&self, w: Write) -> Result<Recorded, StoreError> {
         let (done, answer) = oneshot::channel();
         if self.tx.send(Job::Write(Box::new(w), done)).await.is_err() {
             return Err(StoreError::Unavailable(sqlx::Error::WorkerCrashed));
@@ -152,77 +252,294 @@ impl Records {
             .unwrap_or(Err(StoreError::Unavailable(sqlx::Error::WorkerCrashed)))
     }
 
-    /// Waits until every write queued before this call is written (or failed).
+    /// Waits until every write queued before this call is written (or failed for its own
+    /// reason): with Postgres out of reach, until it is back and the backlog written.
     pub async fn flush(&self) {
         let (done, answer) = oneshot::channel();
         if self.tx.send(Job::Flush(done)).await.is_ok() {
             let _ = answer.await;
         }
     }
-}
 
-type Waiter = oneshot::Sender<Result<(), StoreError>>;
-
-async fn writer(pool: PgPool, mut rx: mpsc::Receiver<Job>, metrics: Arc<Metrics>) {
-    // a job taken from the queue that did not fit the batch before it
-    let mut next: Option<Job> = None;
-    let mut known = Known(Bounded::new(BODIES_KNOWN));
-    loop {
-        let first = match next.take() {
-            Some(job) => job,
-            None => match rx.recv().await {
-                Some(job) => job,
-                None => return,
+    /// The writes waiting for Postgres (K1).
+    pub fn backlog(&self) -> Backlog {
+        let since = self.gauge.since_ms.load(Ordering::Relaxed);
+        Backlog {
+            rows: self.gauge.rows.load(Ordering::Relaxed),
+            bytes: self.gauge.bytes.load(Ordering::Relaxed),
+            age: match since {
+                0 => Duration::ZERO,
+                t => Duration::from_millis(clock_ms().saturating_sub(t)),
             },
-        };
-        let mut writes = Vec::new();
-        let mut waiters: Vec<Waiter> = Vec::new();
-        let mut flushed = Vec::new();
-        let mut bytes = 0;
-        let mut job = Some(first);
-        while let Some(j) = job.take() {
-            match j {
-                Job::Flush(done) => flushed.push(done),
-                Job::Write(mut w, done) => {
-                    known.mark(&mut w);
-                    let size = w.bytes();
-                    if !writes.is_empty() && bytes + size > MAX_BYTES {
-                        next = Some(Job::Write(w, done));
-                        break;
-                    }
-                    bytes += size;
-                    writes.push(*w);
-                    waiters.push(done);
-                }
-            }
-            if writes.len() < MAX_ROWS {
-                job = rx.try_recv().ok();
-            }
         }
-        if !writes.is_empty() {
-            Metrics::add(&metrics.record_writes, writes.len() as u64);
-            let sent = Instant::now();
-            let results = commit(&pool, &writes, &metrics).await;
-            known.wrote(&writes, &results, sent);
-            for (done, result) in waiters.into_iter().zip(results) {
-                let _ = done.send(result);
-            }
-        }
-        // a flush is answered once what was queued before it is written
-        for done in flushed {
-            let _ = done.send(());
+    }
+
+    /// This replica stops (after [`Records::flush`]): forgets its heartbeat, so whatever it
+    /// leaves `running` is closed by the next replica that looks.
+    pub async fn leave(&self) {
+        if let Err(e) = tool_calls::leave(&self.pool, &self.replica).await {
+            tracing::debug!(error = %e, "could not forget this replica's heartbeat");
         }
     }
 }
 
+/// The problem document of a call whose replica died before it ended.
+fn interrupted_problem() -> String {
+    let code = ErrorCode::CallInterrupted;
+    serde_json::json!({
+        "code": code.as_str(),
+        "status": code.status(),
+        "detail": "the server running this call stopped before the call ended, so its outcome \
+                   is unknown: call the tool again",
+    })
+    .to_string()
+}
+
+/// K1: says this replica is alive, and closes the calls of replicas that are not, every
+/// [`HEARTBEAT`] while the writer lives.
+async fn heartbeat(
+    pool: PgPool,
+    replica: Arc<str>,
+    writer: mpsc::WeakSender<Job>,
+    metrics: Arc<Metrics>,
+) {
+    let problem = interrupted_problem();
+    let mut tick = tokio::time::interval(HEARTBEAT);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if writer.upgrade().is_none() {
+            return;
+        }
+        if let Err(e) = tool_calls::heartbeat(&pool, &replica).await {
+            tracing::debug!(error = %e, "could not write this replica's heartbeat");
+            continue;
+        }
+        match tool_calls::close_interrupted(&pool, REPLICA_LEASE, &problem).await {
+            Ok(0) => {}
+            Ok(n) => {
+                tracing::warn!(calls = n, "closed calls left running by a replica that stopped");
+                Metrics::add(&metrics.records_interrupted, n);
+            }
+            Err(e) => tracing::debug!(error = %e, "could not close interrupted calls"),
+        }
+    }
+}
+
+/// The writer task's state.
+struct Writer {
+    pool: PgPool,
+    replica: Arc<str>,
+    metrics: Arc<Metrics>,
+    known: Known,
+    /// K1: writes waiting for Postgres, oldest first.
+    backlog: VecDeque<Write>,
+    backlog_bytes: usize,
+    gauge: Arc<BacklogGauge>,
+    /// Flushes waiting for the backlog to be written.
+    flushes: Vec<oneshot::Sender<()>>,
+}
+
+impl Writer {
+    async fn run(mut self, mut rx: mpsc::Receiver<Job>) {
+        // a job taken from the queue that did not fit the batch before it
+        let mut next: Option<Job> = None;
+        loop {
+            if !self.backlog.is_empty() {
+                if !self.retry_backlog(&mut rx).await {
+                    return;
+                }
+                continue;
+            }
+            let first = match next.take() {
+                Some(job) => job,
+                None => match rx.recv().await {
+                    Some(job) => job,
+                    None => return,
+                },
+            };
+            let mut writes = Vec::new();
+            let mut waiters: Vec<Waiter> = Vec::new();
+            let mut flushed = Vec::new();
+            let mut bytes = 0;
+            let mut job = Some(first);
+            while let Some(j) = job.take() {
+                match j {
+                    Job::Flush(done) => flushed.push(done),
+                    Job::Write(mut w, done) => {
+                        self.known.mark(&mut w);
+                        let size = w.bytes();
+                        if !writes.is_empty() && bytes + size > MAX_BYTES {
+                            next = Some(Job::Write(w, done));
+                            break;
+                        }
+                        bytes += size;
+                        writes.push(*w);
+                        waiters.push(done);
+                    }
+                }
+                if writes.len() < MAX_ROWS {
+                    job = rx.try_recv().ok();
+                }
+            }
+            if !writes.is_empty() {
+                let results = self.commit(&writes).await;
+                for ((w, done), result) in writes.into_iter().zip(waiters).zip(results) {
+                    let answer = match result {
+                        Ok(()) => Ok(Recorded::Written),
+                        // K1: kept until Postgres is back
+                        Err(StoreError::Unavailable(_)) => self.keep(w),
+                        Err(e) => Err(e),
+                    };
+                    let _ = done.send(answer);
+                }
+            }
+            // a flush is answered once what was queued before it is written
+            if self.backlog.is_empty() {
+                for done in flushed {
+                    let _ = done.send(());
+                }
+            } else {
+                self.flushes.extend(flushed);
+            }
+        }
+    }
+
+    /// Puts `w` at the end of the backlog, if it fits.
+    fn keep(&mut self, w: Write) -> Result<Recorded, StoreError> {
+        let size = w.bytes();
+        if self.backlog.len() >= BACKLOG_ROWS || self.backlog_bytes + size > BACKLOG_BYTES {
+            tracing::error!("tool-call record backlog full: a record is refused");
+            return Err(StoreError::Unavailable(sqlx::Error::PoolTimedOut));
+        }
+        if self.backlog.is_empty() {
+            self.gauge.since_ms.store(clock_ms(), Ordering::Relaxed);
+        }
+        self.backlog_bytes += size;
+        self.backlog.push_back(w);
+        self.publish();
+        Ok(Recorded::Queued)
+    }
+
+    fn publish(&self) {
+        self.gauge.rows.store(self.backlog.len(), Ordering::Relaxed);
+        self.gauge.bytes.store(self.backlog_bytes, Ordering::Relaxed);
+        if self.backlog.is_empty() {
+            self.gauge.since_ms.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// A job that arrives while the backlog is not empty joins it (a write) or waits for it
+    /// (a flush).
+    fn absorb(&mut self, job: Job) {
+        match job {
+            Job::Write(mut w, done) => {
+                self.known.mark(&mut w);
+                let _ = done.send(self.keep(*w));
+            }
+            Job::Flush(done) => self.flushes.push(done),
+        }
+    }
+
+    /// One try of the backlog's oldest writes, after a wait (back-off) during which new
+    /// jobs join it; `false` once the queue is closed and nothing is left to do.
+    async fn retry_backlog(&mut self, rx: &mut mpsc::Receiver<Job>) -> bool {
+        let mut delay = RETRY_FIRST;
+        while !self.backlog.is_empty() {
+            let wake = tokio::time::sleep(delay);
+            tokio::pin!(wake);
+            loop {
+                tokio::select! {
+                    job = rx.recv() => match job {
+                        Some(job) => self.absorb(job),
+                        // nobody can queue any more: go on writing what is kept
+                        None => {
+                            (&mut wake).await;
+                            break;
+                        }
+                    },
+                    () = &mut wake => break,
+                }
+            }
+            // the oldest writes that fit one statement, never a call's end with its start
+            let mut batch = Vec::new();
+            let (mut bytes, mut started) = (0, HashSet::new());
+            while let Some(w) = self.backlog.front() {
+                let size = w.bytes();
+                let ends_a_start = matches!(w, Write::Finish { id, .. } if started.contains(id));
+                if batch.len() == MAX_ROWS
+                    || (!batch.is_empty() && bytes + size > MAX_BYTES)
+                    || ends_a_start
+                {
+                    break;
+                }
+                if let Write::Start { call, .. } = w {
+                    started.insert(call.id.clone());
+                }
+                bytes += size;
+                if let Some(w) = self.backlog.pop_front() {
+                    batch.push(w);
+                }
+            }
+            Metrics::add(&self.metrics.record_retries, batch.len() as u64);
+            let results = self.commit(&batch).await;
+            let mut back = Vec::new();
+            for (w, r) in batch.into_iter().zip(results) {
+                match r {
+                    Ok(()) => self.backlog_bytes -= w.bytes().min(self.backlog_bytes),
+                    Err(StoreError::Unavailable(_)) => back.push(w),
+                    Err(e) => {
+                        // its own row was refused (its thread deleted meanwhile): there is
+                        // nothing left to record it in
+                        tracing::warn!(error = %e, "a kept tool-call record was refused");
+                        self.backlog_bytes -= w.bytes().min(self.backlog_bytes);
+                    }
+                }
+            }
+            let failed = !back.is_empty();
+            for w in back.into_iter().rev() {
+                self.backlog.push_front(w);
+            }
+            self.publish();
+            delay = if failed {
+                (delay * 2).min(RETRY_MAX)
+            } else {
+                Duration::ZERO
+            };
+            if rx.is_closed() && self.backlog.is_empty() {
+                break;
+            }
+        }
+        tracing::info!("tool-call record backlog written");
+        for done in self.flushes.drain(..) {
+            let _ = done.send(());
+        }
+        !(rx.is_closed() && rx.is_empty())
+    }
+
+    /// Writes a batch; each write's own result (with the bodies it carried remembered).
+    async fn commit(&mut self, writes: &[Write]) -> Vec<Result<(), StoreError>> {
+        Metrics::add(&self.metrics.record_writes, writes.len() as u64);
+        let sent = Instant::now();
+        let results = commit(&self.pool, &self.replica, writes, &self.metrics).await;
+        self.known.wrote(writes, &results, sent);
+        results
+    }
+}
+
 /// Writes a batch; each write's own result.
-async fn commit(pool: &PgPool, writes: &[Write], metrics: &Metrics) -> Vec<Result<(), StoreError>> {
+async fn commit(
+    pool: &PgPool,
+    replica: &str,
+    writes: &[Write],
+    metrics: &Metrics,
+) -> Vec<Result<(), StoreError>> {
     let n = writes.len();
     Metrics::inc(&metrics.record_statements);
-    match tool_calls::write_all(pool, writes).await {
+    match tool_calls::write_all(pool, replica, writes).await {
         Ok(()) => (0..n).map(|_| Ok(())).collect(),
         Err(StoreError::Unavailable(e)) => {
-            tracing::warn!(error = %e, rows = n, "could not write tool-call records");
+            tracing::warn!(error = %e, rows = n, "could not write tool-call records: kept to retry");
             let detail = e.to_string();
             let mut out = vec![Err(StoreError::Unavailable(e))];
             out.extend((1..n).map(|_| {
@@ -239,9 +556,60 @@ async fn commit(pool: &PgPool, writes: &[Write], metrics: &Metrics) -> Vec<Resul
             let mut out = Vec::with_capacity(n);
             for w in writes {
                 Metrics::inc(&metrics.record_statements);
-                out.push(tool_calls::write_all(pool, std::slice::from_ref(w)).await);
+                out.push(tool_calls::write_all(pool, replica, std::slice::from_ref(w)).await);
             }
             out
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::store::tool_calls::NewCall;
+    use crate::store::OrgId;
+
+    fn start(id: &str) -> Write {
+        Write::Start {
+            org: OrgId::trusted("org_k1"),
+            call: NewCall {
+                id: id.into(),
+                agent_id: "agt_1".into(),
+                thread_id: "thr_1".into(),
+                caller: "u1".into(),
+                name: "t".into(),
+                arguments: "{}".into(),
+            },
+        }
+    }
+
+    /// K1: with Postgres out of reach, writes are kept (never dropped) and answered at
+    /// once; the backlog says how many and since when, and a flush waits for them.
+    #[tokio::test]
+    async fn k1_writes_postgres_cannot_take_are_kept_and_shown() {
+        let pool = sqlx::postgres::PgPoolOptions::new()
+            .acquire_timeout(Duration::from_millis(200))
+            .connect_lazy("postgres://postgres@127.0.0.1:1/nothing_listens_here")
+            .unwrap();
+        let metrics = Arc::new(Metrics::default());
+        let records = Records::spawn(pool, metrics.clone());
+        assert_eq!(records.backlog().rows, 0);
+        assert_eq!(records.write(start("call_1")).await.unwrap(), Recorded::Queued);
+        // a later write joins the backlog behind it, also answered at once
+        let t = Instant::now();
+        assert_eq!(records.write(start("call_2")).await.unwrap(), Recorded::Queued);
+        assert!(t.elapsed() < Duration::from_millis(150), "{:?}", t.elapsed());
+        let b = records.backlog();
+        assert_eq!(b.rows, 2);
+        assert!(b.bytes > 0);
+        // tried again with back-off meanwhile, and still kept
+        tokio::time::sleep(RETRY_FIRST * 4).await;
+        assert!(metrics.record_retries.load(Ordering::Relaxed) >= 2);
+        assert_eq!(records.backlog().rows, 2);
+        assert!(records.backlog().age >= RETRY_FIRST * 4);
+        // a flush waits for Postgres
+        let flushed = tokio::time::timeout(Duration::from_millis(300), records.flush()).await;
+        assert!(flushed.is_err(), "a flush waits while writes are kept");
     }
 }

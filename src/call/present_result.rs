@@ -17,7 +17,6 @@ use crate::auth::Caller;
 use crate::call::accepted_call::CallStart;
 use crate::call::continuations;
 use crate::call::{ResultJson, Runtime, RuntimeError};
-use crate::crypto::random_token;
 use crate::results::cache_memory::CacheMemory;
 use crate::results::dataset_cache;
 use crate::results::stored_results;
@@ -57,7 +56,9 @@ impl Runtime {
     ) -> Result<Option<ResultJson>, RuntimeError> {
         let result_id = kept
             .result_id
-            .unwrap_or_else(|| format!("res_{}", random_token(32)));
+            .unwrap_or_else(|| {
+                stored_results::new_result_id(chrono::Utc::now().timestamp_millis())
+            });
         let mut labels = loopgate_engine::Labels {
             cache: kept.cache,
             // Redis unreachable: the cache was per process and the _resultId lives here only
@@ -83,10 +84,11 @@ impl Runtime {
             labels.continue_token = Some(continuations::save(self.kv(), &start.thread, &c).await?);
         }
         let unconfirmed = kept.held.as_ref().filter(|_| kept.unconfirmed);
-        let held = kept
-            .held
-            .as_ref()
-            .filter(|h| h.outlives(self.walker.clock().now(), self.kv().result_ttl()));
+        // K2: while Redis does not answer, a result keeps its own text (the entry is this
+        // replica's alone, so no other replica could follow a pointer to it)
+        let held = kept.held.as_ref().filter(|h| {
+            !self.kv().degraded() && h.outlives(self.walker.clock().now(), self.kv().result_ttl())
+        });
         let (prebuilt, needs_text) = (kept.stored, held.is_none());
         let limits = self.limits_for(&start.agent).into_owned();
         // a hit presented before from the same entry version, the same way, is the same text

@@ -169,12 +169,19 @@ impl Runtime {
             },
         };
         let record = self.records.write(write).await;
-        // A record that cannot be written costs the caller nothing: the outcome is still
-        // answered. A running call's followers then take its closing chunks from the log.
+        // K1: a record Postgres cannot take now is kept and written once it answers
+        // (`call_records`), so the call's id stays readable. One that cannot be kept (the
+        // backlog full) is never answered as a 200 whose id nobody can read: a call written
+        // once answers 503 instead. A running call's
+        // followers then take its closing chunks from the log.
         if let Err(e) = record {
             tracing::error!(error = %e, call = %start.id, "could not record the tool call outcome");
             if !live {
-                return outcome;
+                return match e {
+                    crate::store::StoreError::Unavailable(_) => Err(e.into()),
+                    // its thread was deleted meanwhile: its records went with it
+                    _ => outcome,
+                };
             }
             let closing = match &outcome {
                 Ok(v) => ui_stream::call_closing_text(&start.id, Ok(v)),

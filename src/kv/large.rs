@@ -50,8 +50,9 @@ impl Kv {
     /// [`Kv::set`] of a large value in pieces ([`PIECE_BYTES`]), so the Redis client never
     /// holds more than a piece's copy of it. Written aside, then renamed into place: a
     /// reader of `key` (a result a resumed walk grows, P10) sees the old value or the
-    /// whole new one.
-    pub async fn set_large(&self, key: &str, value: &str, ttl: Duration) -> Result<(), KvError> {
+    /// whole new one. `true` when it is kept where every replica reads it (Redis, or this
+    /// process when it is the only store); `false`: this process keeps it for Redis.
+    pub async fn set_large(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, KvError> {
         if let Some(staged) = self.stage(key, &[value], ttl).await {
             let mut pipe = redis::pipe();
             pipe.atomic()
@@ -65,14 +66,14 @@ impl Kv {
                 .ignore();
             if self.redis::<()>(Op::Pipe(&pipe)).await.is_some() {
                 self.local()?.entries.remove(key);
-                return Ok(());
+                return Ok(true);
             }
             self.del(&staged).await?;
         }
         // Redis did not take it: no older value stays there, the whole one is kept here
         self.del(key).await?;
         self.local()?.set(key, value.to_string(), ttl);
-        Ok(())
+        Ok(self.redis.is_none())
     }
 
     /// [`Kv::set`] of a value given in `parts` (written one after the other, in pieces,
@@ -81,14 +82,15 @@ impl Kv {
     /// longer than it had left): readers that hold the old version's pointer still find
     /// it. Atomic in Redis: a large value is written under a key of its own first, then a
     /// script retires the old value and renames the new one into place, so a reader sees
-    /// the old value or the whole new one.
+    /// the old value or the whole new one. `true` when it is kept where every replica
+    /// reads it (as [`Kv::set_large`]).
     pub async fn set_versioned(
         &self,
         key: &str,
         parts: &[&str],
         ttl: Duration,
         retire: Duration,
-    ) -> Result<(), KvError> {
+    ) -> Result<bool, KvError> {
         let len: usize = parts.iter().map(|p| p.len()).sum();
         let published = if len <= PIECE_BYTES {
             let mut cmd = redis::cmd("EVAL");
@@ -117,7 +119,7 @@ impl Kv {
         };
         if published {
             self.local()?.entries.remove(key);
-            return Ok(());
+            return Ok(true);
         }
         let mut m = self.local()?;
         if let Some((expires, old)) = m.entries.remove(key) {
@@ -128,7 +130,7 @@ impl Kv {
             }
         }
         m.set(key, parts.concat(), ttl);
-        Ok(())
+        Ok(self.redis.is_none())
     }
 
     /// [`Kv::get`] of a value that may be large (a stored result): a large one is read in
@@ -152,7 +154,9 @@ impl Kv {
                     .map_err(|e| KvError(e.into()));
             }
             Some(redis::Value::Int(len)) => len as usize,
-            // not in Redis (or Redis unreachable): maybe written here while it was down
+            // not in Redis (or Redis unreachable): maybe written here meanwhile (K2: read
+            // only while Redis does not answer)
+            _ if !self.standing_in() => return Ok(None),
             _ => return Ok(self.local()?.live(key).cloned()),
         };
         let mut bytes = Vec::with_capacity(len);

@@ -8,13 +8,16 @@
 //! Tool calls keep working: an operation Redis does not answer within its budget (the
 //! `redis_timeout_ms` setting, [`Kv::budget`]) runs on this process's own map instead, and for [`RETRY_AFTER_FAILURE`] after a
 //! failure Redis is not asked at all (no call waits on a dead server). What is written
-//! meanwhile is kept on this replica only: its stored results are readable here, the
-//! dataset cache is per process. That is reported, never silent — [`Kv::degraded`] feeds
-//! `/readyz` detail, the `_degraded` label of results made meanwhile (see
-//! [`DEGRADED_NOTE`]) and the `loopgate_result_store_fallbacks_total` metric. Once Redis
-//! answers again it is used again; a key missing there is still looked up in the map
-//! (until it expires), and writing or deleting a key in Redis drops the map's copy, so
-//! nothing written during the outage is lost or served stale.
+//! meanwhile is kept on this replica, and only *stands in* while Redis does not answer:
+//! the map is read only while Redis is unreachable (or not configured), and it is emptied
+//! the moment Redis answers again (K2), so nothing this replica alone holds is served
+//! once every replica can read Redis again. What must outlive the outage and be readable
+//! from every replica — stored results and their tombstones — is also written to Postgres
+//! by their owner ([`Kv::copies`], `results::stored_results`, K2); the dataset cache is
+//! per process meanwhile, and a thread's marks (G5) made meanwhile are this replica's.
+//! That is reported, never silent — [`Kv::degraded`] feeds `/readyz` detail, the
+//! `_degraded` label of results made meanwhile (see [`DEGRADED_NOTE`]) and the
+//! `loopgate_result_store_fallbacks_total` metric.
 //!
 //! The one exception: a value every replica must read alike (the org's config epoch,
 //! `call::agent_memory`) is never taken from or written to the map while Redis is
@@ -70,8 +73,8 @@ pub fn connect(url: &str, budget: Duration) -> anyhow::Result<Redis> {
 
 /// What a result made while Redis is unreachable says about itself.
 pub const DEGRADED_NOTE: &str = "The shared result store (Redis) is unreachable: this result was \
-     not read from or written to the shared dataset cache, and its _resultId is kept on this \
-     server only, so a retrieval routed to another server may not find it.";
+     not read from or written to the shared dataset cache; its _resultId is kept in the \
+     database instead, readable from every server.";
 
 #[derive(Debug, thiserror::Error)]
 #[error("the result store is unavailable")]
@@ -88,6 +91,8 @@ pub struct Kv {
     /// (see `results::stored_results`; carried here because every one of them is written
     /// here).
     result_ttl: Duration,
+    /// K2: where stored results go too while Redis does not answer ([`Kv::copies`]).
+    copies: Option<sqlx::PgPool>,
 }
 
 #[derive(Default)]
@@ -161,7 +166,26 @@ impl Kv {
             }),
             budget,
             result_ttl,
+            copies: None,
         }
+    }
+
+    /// K2: with Postgres (`pool`) to keep what must be readable from every replica while
+    /// Redis does not answer (`store::result_copies`).
+    pub fn with_copies(mut self, pool: sqlx::PgPool) -> Self {
+        self.copies = Some(pool);
+        self
+    }
+
+    /// K2: the Postgres pool of durable copies, when configured (with Redis).
+    pub fn copies(&self) -> Option<&sqlx::PgPool> {
+        self.copies.as_ref().filter(|_| self.redis.is_some())
+    }
+
+    /// Whether this process's map stands in for Redis now: Redis is not configured, or did
+    /// not answer its last operation. Otherwise the map is not read (K2).
+    pub fn standing_in(&self) -> bool {
+        self.redis.is_none() || self.degraded()
     }
 
     /// How long a stored result lives (G3, `result_ttl_seconds`).
@@ -199,8 +223,14 @@ impl Kv {
     fn answered(&self, ok: bool) {
         let h = &self.health;
         if ok {
-            h.degraded.store(false, Ordering::Relaxed);
             h.skip_until_ms.store(0, Ordering::Relaxed);
+            if h.degraded.swap(false, Ordering::Relaxed) {
+                // K2: what this replica kept alone is dropped once Redis answers again
+                if let Ok(mut m) = self.local.lock() {
+                    m.entries.clear();
+                }
+                tracing::info!("Redis answers again: what was kept in this process is dropped");
+            }
             return;
         }
         if !h.degraded.swap(true, Ordering::Relaxed) {
@@ -279,12 +309,12 @@ impl Kv {
 
     /// [`Kv::set_many`] with, in the same round trip (one pipeline, `GETRANGE` first), the
     /// first `len` bytes of `head`'s key as [`Kv::get_head`] reads them (`None` when it
-    /// does not exist).
+    /// does not exist); and whether Redis took the writes (else this process keeps them).
     pub async fn set_many_reading(
         &self,
         head: Option<(&str, usize)>,
         items: &[(&str, &str, Duration)],
-    ) -> Result<Option<Vec<u8>>, KvError> {
+    ) -> Result<(Option<Vec<u8>>, bool), KvError> {
         let mut pipe = redis::pipe();
         if let Some((key, len)) = head {
             pipe.cmd("GETRANGE")
@@ -313,12 +343,14 @@ impl Kv {
             }
         }
         // an empty reply: no such key in Redis (no value this store writes is empty)
-        Ok(
-            head.and_then(|(key, len)| match answer.filter(|h| !h.is_empty()) {
-                Some(h) => Some(h),
-                None => m.head(key, len),
-            }),
-        )
+        let stand_in = self.standing_in();
+        // kept where every replica reads it: Redis, or this process when it is the only store
+        let in_redis = answer.is_some() || self.redis.is_none();
+        let head = head.and_then(|(key, len)| match answer.filter(|h| !h.is_empty()) {
+            Some(h) => Some(h),
+            None => stand_in.then(|| m.head(key, len)).flatten(),
+        });
+        Ok((head, in_redis))
     }
 
     pub async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
@@ -327,7 +359,10 @@ impl Kv {
         if let Some(Some(v)) = self.redis::<Option<String>>(Op::Cmd(&cmd)).await {
             return Ok(Some(v));
         }
-        // not in Redis (or Redis unreachable): maybe written here while it was down
+        // Redis unreachable: maybe written here meanwhile
+        if !self.standing_in() {
+            return Ok(None);
+        }
         Ok(self.local()?.live(key).cloned())
     }
 
@@ -342,11 +377,12 @@ impl Kv {
             .await
             .filter(|v| v.len() == keys.len())
             .unwrap_or_else(|| vec![None; keys.len()]);
+        let stand_in = self.standing_in();
         let m = self.local()?;
         Ok(found
             .into_iter()
             .zip(keys)
-            .map(|(v, key)| v.or_else(|| m.live(key).cloned()))
+            .map(|(v, key)| v.or_else(|| stand_in.then(|| m.live(key).cloned()).flatten()))
             .collect())
     }
 
@@ -368,6 +404,7 @@ impl Kv {
             .redis::<Vec<Option<String>>>(Op::Cmd(&cmd))
             .await
             .filter(|v| v.len() == keys.len() + 1);
+        let stand_in = self.standing_in();
         let m = self.local()?;
         let (shared, found) = match answer {
             Some(mut v) => {
@@ -380,7 +417,7 @@ impl Kv {
         let values = found
             .into_iter()
             .zip(keys)
-            .map(|(v, key)| v.or_else(|| m.live(key).cloned()))
+            .map(|(v, key)| v.or_else(|| stand_in.then(|| m.live(key).cloned()).flatten()))
             .collect();
         Ok((shared, values))
     }
@@ -396,6 +433,9 @@ impl Kv {
             if !v.is_empty() {
                 return Ok(Some(v));
             }
+        }
+        if !self.standing_in() {
+            return Ok(None);
         }
         Ok(self.local()?.head(key, len))
     }
@@ -484,6 +524,37 @@ impl Kv {
             .and_then(|(v,)| v))
     }
 
+    /// Gives `key` a new TTL if it still holds `value` (its owner's token), in one round
+    /// trip; `false` when it holds something else or nothing (the lease ran out and another
+    /// took it, or it was released). With `ttl` zero, deletes it instead (on the same
+    /// condition): a lease's owner gives it back without touching another's.
+    pub async fn renew_if(&self, key: &str, value: &str, ttl: Duration) -> Result<bool, KvError> {
+        const SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then \
+            if ARGV[2] == '0' then return redis.call('DEL', KEYS[1]) end \
+            return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end";
+        let millis = if ttl.is_zero() { 0 } else { ms(ttl) };
+        let mut cmd = redis::cmd("EVAL");
+        cmd.arg(SCRIPT).arg(1).arg(key).arg(value).arg(millis);
+        if let Some(n) = self.redis::<i64>(Op::Cmd(&cmd)).await {
+            // a key this replica kept while Redis was down is this one's too
+            let mut m = self.local()?;
+            if m.live(key).is_some_and(|v| v == value) && millis == 0 {
+                m.entries.remove(key);
+            }
+            return Ok(n == 1);
+        }
+        let mut m = self.local()?;
+        if m.live(key).is_none_or(|v| v != value) {
+            return Ok(false);
+        }
+        if millis == 0 {
+            m.entries.remove(key);
+        } else {
+            m.set(key, value.to_string(), ttl);
+        }
+        Ok(true)
+    }
+
     /// Atomically increments a counter, setting its TTL; returns the new value.
     pub async fn incr(&self, key: &str, ttl: Duration) -> Result<i64, KvError> {
         let mut pipe = redis::pipe();
@@ -522,7 +593,7 @@ mod tests {
 
     /// Several keys go in one `DEL` (a stale hit's result, `results::stored_results::put`):
     /// none of them is left, in Redis or in this process's map (a key written while Redis
-    /// was not answering).
+    /// was not answering, deleted while it still does not).
     #[tokio::test]
     async fn del_many_leaves_none_of_the_keys() {
         let Some(url) = crate::testing::redis_url() else {
@@ -535,14 +606,52 @@ mod tests {
         let ttl = Duration::from_secs(60);
         kv.set(&keys[0], "a", ttl).await.unwrap();
         kv.set(&keys[1], "b", ttl).await.unwrap();
-        kv.local().unwrap().set(&keys[2], "c".to_owned(), ttl);
         assert_eq!(get(&mut conn, &keys[1]).await.as_deref(), Some("b"));
+        // written here while Redis did not answer: read here only meanwhile
+        kv.answered(false);
+        kv.local().unwrap().set(&keys[2], "c".to_owned(), ttl);
         assert_eq!(kv.get(&keys[2]).await.unwrap().as_deref(), Some("c"));
+        kv.answered(true);
+        kv.local().unwrap().set(&keys[2], "c".to_owned(), ttl);
+        kv.answered(false);
         kv.del_many(&[&keys[0], &keys[1], &keys[2]]).await.unwrap();
+        kv.answered(true);
+        kv.del_many(&[&keys[0], &keys[1]]).await.unwrap();
         for key in &keys {
             assert_eq!(get(&mut conn, key).await, None, "{key}");
             assert_eq!(kv.get(key).await.unwrap(), None, "{key}");
         }
+    }
+
+    /// K2: this process's map stands in for Redis only while Redis does not answer, and
+    /// is emptied the moment it answers again: nothing only this replica holds is served
+    /// once every replica reads Redis again.
+    #[tokio::test]
+    async fn k2_the_map_stands_in_only_while_redis_does_not_answer() {
+        let Some(url) = crate::testing::redis_url() else {
+            return;
+        };
+        let conn = connect(&url, TEST_BUDGET).unwrap();
+        let kv = Kv::new(Some(conn), None, TEST_BUDGET, TEST_RESULT_TTL);
+        let key = format!("lg:test_{}:t:res:x", crate::crypto::random_token(12));
+        let ttl = Duration::from_secs(60);
+        kv.answered(false);
+        // not taken by Redis (it is left alone after a failure): kept here, read here
+        let (_, shared) = kv.set_many_reading(None, &[(&key, "v", ttl)]).await.unwrap();
+        assert!(!shared);
+        assert!(kv.standing_in());
+        assert_eq!(kv.get(&key).await.unwrap().as_deref(), Some("v"));
+        assert_eq!(kv.get_head(&key, 1).await.unwrap(), Some(b"v".to_vec()));
+        // Redis answers: the map is not read, and is emptied
+        assert!(kv.probe().await);
+        assert!(!kv.standing_in());
+        assert_eq!(kv.get(&key).await.unwrap(), None);
+        assert_eq!(kv.get_many(&[&key]).await.unwrap(), vec![None]);
+        assert_eq!(kv.get_head(&key, 1).await.unwrap(), None);
+        assert!(kv.local().unwrap().live(&key).is_none(), "emptied");
+        let (_, shared) = kv.set_many_reading(None, &[(&key, "w", ttl)]).await.unwrap();
+        assert!(shared);
+        kv.del(&key).await.unwrap();
     }
 
     /// A value every replica must read alike (the org's config epoch) is written even

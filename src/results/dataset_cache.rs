@@ -255,10 +255,21 @@ pub async fn read(kv: &Kv, key: &str) -> Result<Option<Entry>, KvError> {
     Ok(kv.get(key).await?.and_then(Entry::decode))
 }
 
+/// Where [`write`] put an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Written {
+    /// Where every replica reads it: a result may point at it.
+    Shared,
+    /// In this process only (Redis did not answer): K2, no result points at it.
+    Here,
+    /// Larger than `cache_max_entry_bytes`: nothing was written.
+    TooLarge,
+}
+
 /// Writes an entry — `head`'s lines, then `stored` as it is, never concatenated (the store
 /// takes them in pieces) — to live exactly `ttl` (the writing binding's TTL, C3): a
-/// user's data is never kept longer than the TTL it was fetched under. `false` when it is
-/// larger than `max_bytes` (`cache_max_entry_bytes`): then nothing is written.
+/// user's data is never kept longer than the TTL it was fetched under. Nothing is written
+/// when it is larger than `max_bytes` (`cache_max_entry_bytes`).
 pub async fn write(
     kv: &Kv,
     key: &str,
@@ -266,14 +277,15 @@ pub async fn write(
     stored: &str,
     ttl: Duration,
     max_bytes: usize,
-) -> Result<bool, KvError> {
+) -> Result<Written, KvError> {
     let lines = head.lines();
     if lines.len() + stored.len() > max_bytes {
-        return Ok(false);
+        return Ok(Written::TooLarge);
     }
-    kv.set_versioned(key, &[&lines, stored], ttl, retired_ttl(kv))
+    let shared = kv
+        .set_versioned(key, &[&lines, stored], ttl, retired_ttl(kv))
         .await?;
-    Ok(true)
+    Ok(if shared { Written::Shared } else { Written::Here })
 }
 
 /// How long a replaced entry stays readable for the results that point at it: as long as
@@ -283,7 +295,8 @@ pub fn retired_ttl(kv: &Kv) -> Duration {
 }
 
 /// How long one replica may hold the walk of a key before others walk anyway: the
-/// configured wall-clock bound of a walk (`limit_wall_seconds`) plus this margin.
+/// configured wall-clock bound of a walk (`limit_wall_seconds`) plus this margin. The
+/// walk slots' lease (`walk::walk_slots`) is built on it.
 const LEASE_MARGIN: Duration = Duration::from_secs(15);
 
 /// The lease of a walk bounded by `wall`.
@@ -291,26 +304,96 @@ pub fn walk_lease(wall: Duration) -> Duration {
     wall + LEASE_MARGIN
 }
 
-/// Claims the walk of `key` across replicas for `lease`; `false` when another replica is
-/// walking it.
-pub async fn claim(kv: &Kv, key: &str, lease: Duration) -> Result<bool, KvError> {
-    kv.set_nx(&format!("{key}:walking"), "1", lease).await
+/// K3: the claim of a walk lives this long unless its owner renews it, so the claim of a
+/// replica that died is gone within this, whatever the walk's own bound.
+pub const CLAIM_LEASE: Duration = Duration::from_secs(4);
+/// K3: how often a running walk renews its claim.
+pub const CLAIM_RENEW: Duration = Duration::from_millis(1000);
+const _: () = assert!(
+    CLAIM_RENEW.as_millis() * 3 <= CLAIM_LEASE.as_millis(),
+    "a claim survives two missed renewals"
+);
+
+/// A claim of one walk across replicas (K3): renewed every [`CLAIM_RENEW`] while it
+/// lives; give it back with [`Claim::release`] (dropped, it stops being renewed and is gone
+/// within [`CLAIM_LEASE`]).
+pub struct Claim {
+    key: String,
+    token: String,
+    renewal: tokio::task::JoinHandle<()>,
 }
 
-pub async fn release(kv: &Kv, key: &str) -> Result<(), KvError> {
-    kv.del(&format!("{key}:walking")).await
+impl Drop for Claim {
+    fn drop(&mut self) {
+        self.renewal.abort();
+    }
+}
+
+impl Claim {
+    /// Gives the claim back (only if it is still this one's).
+    pub async fn release(self, kv: &Kv) -> Result<(), KvError> {
+        self.renewal.abort();
+        kv.renew_if(&self.key, &self.token, Duration::ZERO)
+            .await
+            .map(drop)
+    }
+}
+
+fn claim_key(key: &str) -> String {
+    format!("{key}:walking")
+}
+
+/// Claims the walk of `key` across replicas; `None` when another replica is walking it.
+/// The claim is renewed while it is held (K3).
+pub async fn claim(kv: &Kv, key: &str) -> Result<Option<Claim>, KvError> {
+    let (key, token) = (claim_key(key), crate::crypto::random_token(16));
+    if !kv.set_nx(&key, &token, CLAIM_LEASE).await? {
+        return Ok(None);
+    }
+    let renewal = tokio::spawn({
+        let (kv, key, token) = (kv.clone(), key.clone(), token.clone());
+        async move {
+            let mut tick = tokio::time::interval(CLAIM_RENEW);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                match kv.renew_if(&key, &token, CLAIM_LEASE).await {
+                    Ok(true) => {}
+                    // lost (taken over after a long stall): the walk goes on unclaimed
+                    Ok(false) | Err(_) => return,
+                }
+            }
+        }
+    });
+    Ok(Some(Claim {
+        key,
+        token,
+        renewal,
+    }))
 }
 
 /// Waits for another replica's walk of `key`: its entry, or `None` once the claim is gone
-/// (that walk was not cacheable, or failed) or the lease ran out.
-pub async fn await_peer(kv: &Kv, key: &str, lease: Duration) -> Result<Option<Entry>, KvError> {
-    let deadline = tokio::time::Instant::now() + lease;
+/// (that walk was not cacheable, or failed, or its replica died: K3, within
+/// [`CLAIM_LEASE`]), after `wait` (the caller's own bound), or once `cut` resolves (the
+/// drain cuts what it would outlive).
+pub async fn await_peer(
+    kv: &Kv,
+    key: &str,
+    wait: Duration,
+    cut: impl std::future::Future<Output = ()>,
+) -> Result<Option<Entry>, KvError> {
+    let deadline = tokio::time::Instant::now() + wait;
+    let claimed = claim_key(key);
+    tokio::pin!(cut);
     while tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::select! {
+            () = tokio::time::sleep(Duration::from_millis(100)) => {}
+            () = &mut cut => return Ok(None),
+        }
         if let Some(e) = read(kv, key).await? {
             return Ok(Some(e));
         }
-        if kv.get(&format!("{key}:walking")).await?.is_none() {
+        if kv.get(&claimed).await?.is_none() {
             return Ok(None);
         }
     }
@@ -400,10 +483,11 @@ mod tests {
         let bound = 5 * PIECE_BYTES as isize;
         let mark = loopgate_engine::testing::Mark::now();
         let h = head(Utc::now(), None);
-        assert!(
+        assert_eq!(
             write(&kv, &key, &h, &stored, Duration::from_secs(60), 8 << 20)
                 .await
-                .unwrap()
+                .unwrap(),
+            Written::Shared
         );
         let used = mark.usage();
         assert!(used.peak - used.kept.max(0) <= bound, "{used:?}");
@@ -416,6 +500,38 @@ mod tests {
         assert!(used.peak - used.kept.max(0) <= bound, "{used:?}");
         assert!(read(&kv, &key).await.unwrap().unwrap().stored == stored);
         assert!(kv.get(&res).await.unwrap().unwrap() == stored);
+    }
+
+    /// K3: a claim lives while its owner renews it, and goes within its short lease once
+    /// the owner is gone (dropped: as a replica that died); a waiter learns it then, and a
+    /// cut ends a wait at once.
+    #[tokio::test]
+    async fn k3_a_claim_lives_while_renewed_and_goes_soon_after_its_owner() {
+        let kv = test_kv();
+        let base = format!("lg:org_test:cache:{}", crate::crypto::random_token(12));
+        let (held, dead) = (format!("{base}a"), format!("{base}b"));
+        let mine = claim(&kv, &held).await.unwrap().unwrap();
+        assert!(claim(&kv, &held).await.unwrap().is_none(), "taken");
+        let gone = claim(&kv, &dead).await.unwrap().unwrap();
+        drop(gone);
+        let t = tokio::time::Instant::now();
+        let waited = await_peer(&kv, &dead, Duration::from_secs(30), std::future::pending()).await;
+        assert!(waited.unwrap().is_none());
+        assert!(t.elapsed() <= CLAIM_LEASE + Duration::from_millis(500), "{:?}", t.elapsed());
+        // renewed past its lease while its owner lives
+        tokio::time::sleep(CLAIM_LEASE.saturating_sub(t.elapsed()) + CLAIM_RENEW).await;
+        assert!(claim(&kv, &held).await.unwrap().is_none(), "still held");
+        // a cut ends the wait at once
+        let t = tokio::time::Instant::now();
+        let cut = await_peer(&kv, &held, Duration::from_secs(30), async {}).await;
+        assert!(cut.unwrap().is_none());
+        assert!(t.elapsed() < Duration::from_secs(1));
+        // given back: free at once, and only the owner's claim is given back
+        let again_key = format!("{base}c");
+        let other = claim(&kv, &again_key).await.unwrap().unwrap();
+        mine.release(&kv).await.unwrap();
+        assert!(claim(&kv, &held).await.unwrap().is_some(), "free after release");
+        other.release(&kv).await.unwrap();
     }
 
     /// G3: a result pointing at an entry still reads it after a `_refresh` replaced it —
@@ -432,9 +548,8 @@ mod tests {
                 let (kv, key) = (&kv, &key);
                 async move {
                     let h = head(at, None);
-                    assert!(write(kv, key, &h, &rows, Duration::from_secs(60), 8 << 20)
-                        .await
-                        .unwrap());
+                    let written = write(kv, key, &h, &rows, Duration::from_secs(60), 8 << 20);
+                    assert_eq!(written.await.unwrap(), Written::Shared);
                     (h.held(key).pointer(), rows)
                 }
             };

@@ -4,17 +4,55 @@
 //! walk complete) is kept for the same time. A result whose walk the dataset cache holds
 //! is a pointer to that entry (`@<pointer>`, see [`dataset_cache::Held`]): its rows are stored
 //! once. Stored JSON text never starts with `@`.
+//!
+//! K2, Redis out of reach: a result Redis did not take is also written to Postgres
+//! (`store::result_copies`: its text — never a pointer, the cache entry being this
+//! replica's alone meanwhile — its provenance and its tombstone), and reading a result
+//! Redis does not hold looks there before saying it does not exist, so a `_resultId` is
+//! readable from every replica during the outage and after it. A result that cannot be
+//! read says why: expired (past its TTL), lost (its cache entry went before it expired,
+//! `result_lost`), or unreadable now (the result store does not answer: 503).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::kv::{self, Kv, KvError};
 use crate::results::dataset_cache::{self, Held};
-use crate::store::OrgId;
+use crate::store::{result_copies, OrgId};
 use loopgate_engine::Provenance;
 
 /// How long we remember that a result existed, to say "expired" rather than "not found".
 const TOMBSTONE_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// K5: when the result store's data began (unix ms), written the first time a result is
+/// looked for and not found: a store that restarted without its data has a newer one.
+const STORE_BORN: &str = "lg:store:born";
+/// How long that mark lives (renewed only by being written again once gone).
+const STORE_BORN_TTL: Duration = Duration::from_secs(365 * 24 * 3600);
+/// Hex digits of the creation time a `_resultId` carries.
+const MADE_DIGITS: usize = 11;
+
+/// A fresh `_resultId`, made at `now_ms` (unix ms): the time, then 32 random characters
+/// (unguessable, and all of one length, as presented templates need). The time lets a
+/// result the store lost be told from one that never existed (K5).
+pub fn new_result_id(now_ms: i64) -> String {
+    format!(
+        "res_{:0width$x}{}",
+        now_ms.max(0),
+        crate::crypto::random_token(32),
+        width = MADE_DIGITS
+    )
+}
+
+/// When a result of id `id` was made (unix ms), if it says.
+fn made_at(id: &str) -> Option<i64> {
+    let rest = id.strip_prefix("res_")?;
+    let digits = rest.get(..MADE_DIGITS)?;
+    if rest.len() != MADE_DIGITS + 32 {
+        return None;
+    }
+    i64::from_str_radix(digits, 16).ok()
+}
 
 /// The thread a result belongs to.
 #[derive(Debug, Clone)]
@@ -57,6 +95,13 @@ pub enum ResultError {
     Expired(String, KeptFor),
     #[error("no result '{0}' exists in this conversation: use a _resultId returned by an earlier tool call here")]
     NotFound(String),
+    /// K5: the cache entry it points at went before the result expired (the result store
+    /// restarted without it, or dropped it).
+    #[error("result '{0}' was lost by the result store before it expired (the store restarted or dropped it): call the tool again")]
+    Lost(String),
+    /// K2: Redis does not answer and no copy of the result is at hand.
+    #[error("result '{0}' cannot be read right now: the shared result store is unreachable; retry in a few seconds")]
+    Unreachable(String),
     #[error(transparent)]
     Store(#[from] KvError),
 }
@@ -127,8 +172,9 @@ pub async fn put(
     };
     let (prov_key, res_key) = (t.key("prov", id), t.key("res", id));
     let (seen_key, holds_key) = (t.key("seen", id), t.key("holds", ""));
+    let mut shared = true;
     if body.len() > kv::PIECE_BYTES {
-        kv.set_large(&res_key, body, kv.result_ttl()).await?;
+        shared = kv.set_large(&res_key, body, kv.result_ttl()).await?;
     }
     let small =
         (body.len() <= kv::PIECE_BYTES).then_some((res_key.as_str(), body, kv.result_ttl()));
@@ -141,12 +187,15 @@ pub async fn put(
     .chain(small)
     .collect();
     let probe = unconfirmed.map(|h| dataset_cache::version_probe(&h.key));
-    let head = kv.set_many_reading(probe, &items).await?;
+    let (head, small_shared) = kv.set_many_reading(probe, &items).await?;
     if let Some(held) = unconfirmed {
         if dataset_cache::version_in(head.as_deref()) != Some(held.version()) {
             kv.del_many(&[&res_key, &prov_key, &seen_key]).await?;
             return Ok(false);
         }
+    }
+    if !(shared && small_shared) {
+        copy(kv, t, body, [&res_key, &prov_key, &seen_key], &prov).await?;
     }
     if truncated {
         let mut map = pending_map(kv, t).await?;
@@ -159,19 +208,91 @@ pub async fn put(
     Ok(true)
 }
 
+/// K2: a result Redis did not take, written to Postgres (when configured) so every
+/// replica reads it: its text (a pointer followed here: the entry is this replica's alone),
+/// provenance and tombstone.
+async fn copy(
+    kv: &Kv,
+    t: &ThreadKey,
+    body: &str,
+    [res_key, prov_key, seen_key]: [&str; 3],
+    prov: &str,
+) -> Result<(), KvError> {
+    let Some(pool) = kv.copies() else {
+        return Ok(());
+    };
+    let followed;
+    let text = match body.strip_prefix('@') {
+        Some(pointer) => {
+            followed = dataset_cache::follow(kv, pointer).await?.ok_or_else(|| {
+                KvError(anyhow::anyhow!("the cache entry of a result went while it was kept"))
+            })?;
+            followed.as_str()
+        }
+        None => body,
+    };
+    let items = [
+        (res_key, text, kv.result_ttl()),
+        (prov_key, prov, kv.result_ttl()),
+        (seen_key, "1", TOMBSTONE_TTL),
+    ];
+    result_copies::put(pool, &t.org, &items)
+        .await
+        .map_err(|e| KvError(anyhow::Error::new(e).context("could not copy a result to Postgres")))
+}
+
+/// K2: the copy of `key` kept in Postgres (when configured).
+async fn copied(kv: &Kv, t: &ThreadKey, key: &str) -> Result<Option<String>, KvError> {
+    let Some(pool) = kv.copies() else {
+        return Ok(None);
+    };
+    result_copies::get(pool, &t.org, key)
+        .await
+        .map_err(|e| KvError(anyhow::Error::new(e).context("could not read a result's copy")))
+}
+
 /// The stored payload (JSON text), or why it cannot be read.
 pub async fn load(kv: &Kv, t: &ThreadKey, id: &str) -> Result<String, ResultError> {
-    if let Some(v) = kv.get_large(&t.key("res", id)).await? {
+    let res_key = t.key("res", id);
+    if let Some(v) = kv.get_large(&res_key).await? {
         let Some(pointer) = v.strip_prefix('@') else {
             return Ok(v);
         };
-        // the cache entry went (or a `_refresh` replaced it): this result went with it
-        return dataset_cache::follow(kv, pointer)
-            .await?
-            .ok_or_else(|| ResultError::expired(kv, id));
+        // a result points only at an entry that outlives it (`Held::outlives`), and a
+        // replaced one stays readable as long (`dataset_cache::retired_ttl`): an entry gone
+        // while the result lives was lost (K5); one this replica kept meanwhile was copied
+        if let Some(text) = dataset_cache::follow(kv, pointer).await? {
+            return Ok(text);
+        }
+        return match copied(kv, t, &res_key).await? {
+            Some(text) => Ok(text),
+            None => Err(ResultError::Lost(id.to_string())),
+        };
     }
-    if kv.get(&t.key("seen", id)).await?.is_some() {
+    // K2: made while Redis was out of reach (by any replica)
+    if let Some(text) = copied(kv, t, &res_key).await? {
+        return Ok(text);
+    }
+    let seen_key = t.key("seen", id);
+    if kv.get(&seen_key).await?.is_some() || copied(kv, t, &seen_key).await?.is_some() {
         return Err(ResultError::expired(kv, id));
+    }
+    if kv.degraded() {
+        return Err(ResultError::Unreachable(id.to_string()));
+    }
+    // K5: made before the store's data began, and not past its TTL: the store lost it
+    if let Some(made) = made_at(id) {
+        let now = now_ms();
+        if made + kv.result_ttl().as_millis() as i64 <= now {
+            return Err(ResultError::expired(kv, id));
+        }
+        let born = kv
+            .init_shared(STORE_BORN, &now.to_string(), STORE_BORN_TTL)
+            .await?
+            .and_then(|b| b.parse::<i64>().ok());
+        if born.is_some_and(|b| b > made) {
+            return Err(ResultError::Lost(id.to_string()));
+        }
     }
     Err(ResultError::NotFound(id.to_string()))
 }
@@ -179,10 +300,12 @@ pub async fn load(kv: &Kv, t: &ThreadKey, id: &str) -> Result<String, ResultErro
 /// Q1: how complete the stored result's walk was (`None` for results stored before
 /// provenance was kept).
 pub async fn provenance(kv: &Kv, t: &ThreadKey, id: &str) -> Result<Option<Provenance>, KvError> {
-    Ok(kv
-        .get(&t.key("prov", id))
-        .await?
-        .and_then(|s| serde_json::from_str(&s).ok()))
+    let key = t.key("prov", id);
+    let text = match kv.get(&key).await? {
+        Some(text) => Some(text),
+        None => copied(kv, t, &key).await?,
+    };
+    Ok(text.and_then(|s| serde_json::from_str(&s).ok()))
 }
 
 /// The agent read this result: it no longer holds the thread back.
@@ -261,4 +384,21 @@ pub async fn set_restricted(kv: &Kv, t: &ThreadKey) -> Result<(), KvError> {
 /// The next model step's number in this thread.
 pub async fn next_step(kv: &Kv, t: &ThreadKey) -> Result<i64, KvError> {
     kv.incr(&t.key("step", ""), TOMBSTONE_TTL).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k5_a_result_id_carries_when_it_was_made() {
+        let at = 1_764_000_000_123;
+        let (a, b) = (new_result_id(at), new_result_id(at));
+        assert_ne!(a, b, "unguessable");
+        assert_eq!(a.len(), b.len(), "one length, for presented templates");
+        assert_eq!(made_at(&a), Some(at));
+        assert_eq!(made_at("res_1"), None);
+        assert_eq!(made_at(&format!("res_{}", "z".repeat(43))), None);
+        assert_eq!(made_at(&format!("{a}x")), None);
+    }
 }

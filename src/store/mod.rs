@@ -19,6 +19,7 @@ pub mod page;
 pub mod providers;
 #[cfg(test)]
 mod query_data;
+pub mod result_copies;
 pub mod retention;
 pub mod threads;
 pub mod token_revocations;

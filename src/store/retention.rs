@@ -40,17 +40,21 @@ pub enum Table {
     ConnectLinks,
     /// Revocations of runtime tokens that expired anyway.
     TokenRevocations,
+    /// Durable copies of stored results made while Redis was out of reach (K2), once
+    /// expired.
+    ResultCopies,
 }
 
 impl Table {
     /// In pruning order: calls before the threads that hold them, bodies after both.
-    pub const ALL: [Table; 6] = [
+    pub const ALL: [Table; 7] = [
         Table::ToolCalls,
         Table::WorkflowRuns,
         Table::Threads,
         Table::ToolCallBodies,
         Table::ConnectLinks,
         Table::TokenRevocations,
+        Table::ResultCopies,
     ];
 
     /// The metric label and log name.
@@ -62,6 +66,7 @@ impl Table {
             Table::Threads => "threads",
             Table::ConnectLinks => "connect_links",
             Table::TokenRevocations => "runtime_token_revocations",
+            Table::ResultCopies => "result_copies",
         }
     }
 }
@@ -118,6 +123,13 @@ pub async fn delete_batch(
             "DELETE FROM runtime_token_revocations WHERE (org_id, token_id) IN \
              (SELECT org_id, token_id FROM runtime_token_revocations \
              WHERE expires_at < now() - $1 * interval '1 second' LIMIT $2) \
+             AND expires_at < now() - $1 * interval '1 second'",
+            age_seconds,
+            limit,
+        ),
+        Table::ResultCopies => sqlx::query!(
+            "DELETE FROM result_copies WHERE (org_id, key) IN (SELECT org_id, key \
+             FROM result_copies WHERE expires_at < now() - $1 * interval '1 second' LIMIT $2) \
              AND expires_at < now() - $1 * interval '1 second'",
             age_seconds,
             limit,

@@ -281,7 +281,10 @@ impl<'a> Bodies<'a> {
 /// batches upserting the same bodies lock them in the same order and never deadlock), the
 /// new rows inserted and the running calls' ends updated, matched by org and id. All or
 /// nothing.
-pub async fn write_all(pool: &PgPool, writes: &[Write]) -> Result<(), StoreError> {
+///
+/// `replica`: this replica's id, kept on the `running` rows it inserts, so they are closed
+/// as interrupted if it dies before ending them ([`close_interrupted`]).
+pub async fn write_all(pool: &PgPool, replica: &str, writes: &[Write]) -> Result<(), StoreError> {
     let mut new = Columns::default();
     let mut ends = Columns::default();
     for w in writes {
@@ -320,10 +323,11 @@ pub async fn write_all(pool: &PgPool, writes: &[Write]) -> Result<(), StoreError
            RETURNING 1), \
          new AS (\
            INSERT INTO tool_calls (id, org_id, agent_id, thread_id, caller, name, arguments, status, \
-             result, body_id, body_fill, error, created_at, finished_at) \
+             result, body_id, body_fill, error, created_at, finished_at, replica_id) \
            SELECT n.id, n.org_id, n.agent_id, n.thread_id, n.caller, n.name, n.arguments::jsonb, \
              n.status, n.result::json, n.body_id, n.body_fill, n.error::jsonb, \
-             COALESCE(n.created_at, now()), n.finished_at \
+             COALESCE(n.created_at, now()), n.finished_at, \
+             CASE WHEN n.status = 'running' THEN $26::text END \
            FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], \
              $7::text[], $8::text[], $9::text[], $22::text[], $23::text[], $10::text[], \
              $11::timestamptz[], $12::timestamptz[]) \
@@ -365,10 +369,59 @@ pub async fn write_all(pool: &PgPool, writes: &[Write]) -> Result<(), StoreError
         &new.fills as _,
         &ends.body_ids as _,
         &ends.fills as _,
+        replica,
     )
     .fetch_one(pool)
     .await?;
     Ok(())
+}
+
+/// K1: this replica is alive (its heartbeat, every few seconds).
+pub async fn heartbeat(pool: &PgPool, replica: &str) -> Result<(), StoreError> {
+    sqlx::query!(
+        "INSERT INTO replica_leases (replica_id) VALUES ($1) \
+         ON CONFLICT (replica_id) DO UPDATE SET seen_at = now()",
+        replica,
+    )
+    .execute(pool)
+    .await?;
+    Ok(())
+}
+
+/// K1: this replica stops (after its records were flushed): its calls still `running`
+/// are closed by the next [`close_interrupted`] of any replica.
+pub async fn leave(pool: &PgPool, replica: &str) -> Result<(), StoreError> {
+    sqlx::query!("DELETE FROM replica_leases WHERE replica_id = $1", replica)
+        .execute(pool)
+        .await?;
+    Ok(())
+}
+
+/// K1: closes as failed, with `error` (a problem document's JSON text), every call left
+/// `running` by a replica whose heartbeat is older than `lease` (or gone); forgets
+/// heartbeats older than an hour. How many calls it closed. Like retention, one rule for
+/// every tenant: the one statement here not scoped to an org.
+pub async fn close_interrupted(
+    pool: &PgPool,
+    lease: std::time::Duration,
+    error: &str,
+) -> Result<u64, StoreError> {
+    let secs = lease.as_secs_f64();
+    let closed = sqlx::query!(
+        "UPDATE tool_calls c SET status = 'failed', error = $2::text::jsonb, finished_at = now() \
+         WHERE c.status = 'running' AND c.replica_id IS NOT NULL \
+           AND NOT EXISTS (SELECT 1 FROM replica_leases r WHERE r.replica_id = c.replica_id \
+             AND r.seen_at > now() - make_interval(secs => $1))",
+        secs,
+        error,
+    )
+    .execute(pool)
+    .await?
+    .rows_affected();
+    sqlx::query!("DELETE FROM replica_leases WHERE seen_at < now() - interval '1 hour'")
+        .execute(pool)
+        .await?;
+    Ok(closed)
 }
 
 /// The call, if it belongs to this org and caller.

@@ -122,6 +122,10 @@ pub struct Metrics {
     /// Tool-call record writes, and the statements that wrote them (group commit).
     pub record_writes: AtomicU64,
     pub record_statements: AtomicU64,
+    /// K1: record writes tried again from the backlog (Postgres was out of reach).
+    pub record_retries: AtomicU64,
+    /// K1: calls left running by a replica that died, closed as interrupted.
+    pub records_interrupted: AtomicU64,
     /// Quota decisions that fell back to per-process limits (Redis unreachable).
     pub quota_fallbacks: AtomicU64,
     /// Result-store operations served in process because Redis was unreachable.
@@ -255,7 +259,7 @@ impl Metrics {
             );
         }
         let secs = |us: u64| us as f64 / 1e6;
-        let counters: [(&str, &str, f64); 17] = [
+        let counters: [(&str, &str, f64); 19] = [
             ("loopgate_http_duration_seconds_sum", "Total time spent answering HTTP requests.", secs(g(&self.http_duration_us_sum))),
             ("loopgate_upstream_requests_total", "Requests sent to upstream APIs.", g(&self.upstream_requests) as f64),
             ("loopgate_upstream_failures_total", "Upstream requests that failed.", g(&self.upstream_failures) as f64),
@@ -267,6 +271,8 @@ impl Metrics {
             ("loopgate_stored_result_bytes_total", "Bytes written as stored results (_resultId).", g(&self.stored_result_bytes) as f64),
             ("loopgate_tool_call_record_writes_total", "Tool-call record writes (a running row, its end, or a call written once).", g(&self.record_writes) as f64),
             ("loopgate_tool_call_record_statements_total", "Statements that wrote tool-call records (writes queued together share one).", g(&self.record_statements) as f64),
+            ("loopgate_tool_call_record_retries_total", "Tool-call record writes tried again from the backlog kept while Postgres was out of reach (K1).", g(&self.record_retries) as f64),
+            ("loopgate_tool_call_records_interrupted_total", "Calls left running by a replica that stopped, closed as interrupted by this one (K1).", g(&self.records_interrupted) as f64),
             ("loopgate_rate_limit_waits_total", "Upstream requests that waited for a shared rate-limit permit.", g(&self.rate_waits) as f64),
             ("loopgate_rate_limit_wait_seconds_total", "Time upstream requests waited for shared rate-limit permits.", secs(g(&self.rate_wait_us))),
             ("loopgate_quota_fallbacks_total", "Quota decisions made per process because Redis was unreachable (limits divided by the replica count).", g(&self.quota_fallbacks) as f64),

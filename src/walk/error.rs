@@ -63,6 +63,8 @@ impl RuntimeError {
             RuntimeError::ConnectRequired(_) => ErrorCode::ConnectRequired,
             RuntimeError::Result(ResultError::Expired(..)) => ErrorCode::ResultExpired,
             RuntimeError::Result(ResultError::NotFound(_)) => ErrorCode::ResultNotFound,
+            RuntimeError::Result(ResultError::Lost(_)) => ErrorCode::ResultLost,
+            RuntimeError::Result(ResultError::Unreachable(_)) => ErrorCode::Unavailable,
             RuntimeError::Result(ResultError::Store(_)) | RuntimeError::Kv(_) => {
                 ErrorCode::Unavailable
             }

@@ -18,6 +18,10 @@ use crate::walk::engine_ports::{HttpUpstream, SystemClock};
 use crate::walk::{BoundTool, RuntimeError, Walker};
 use loopgate_engine::{CallPlan, Outcome, ProgressSink};
 
+/// The least wall-clock time a walk is given after waiting for another (K3): enough for
+/// a first page, so the caller gets an honest partial answer rather than none.
+const MIN_WALL_LEFT: Duration = Duration::from_secs(1);
+
 /// How one run may use the dataset cache.
 #[derive(Debug, Clone, Copy)]
 pub struct CacheUse {
@@ -109,34 +113,49 @@ impl Walker {
             }
         }
         // C1: identical walks in this process run once; whoever waited for another's walk
-        // looks again before walking
-        let lock = match (&key, mode) {
+        // looks again before walking. K4: only calls that can use that walk's result wait
+        // for it — a `_refresh` never takes the lock (it would not read what it waited
+        // for), and a waiter that finds no entry (that walk ended partial, or failed) gives
+        // the lock back at once and walks beside the others rather than behind them.
+        let lock = match (lookup, mode) {
             (Some(k), CacheMode::On) => Some(self.coalescer.lock_for(k)),
             _ => None,
         };
-        let (_coalesced, waited) = match &lock {
-            Some(l) => match l.try_lock() {
-                Ok(g) => (Some(g), false),
-                Err(_) => (Some(l.lock().await), true),
-            },
-            None => (None, false),
-        };
-        if let (Some(k), true) = (lookup, waited) {
-            if let Some(d) = self.cached(caller.org(), k).await?.filter(|d| fresh(d)) {
-                Metrics::inc(&self.metrics.cache_hits);
-                return Ok(hit(d, k));
+        let started = tokio::time::Instant::now();
+        let (mut coalesced, mut waited) = (None, false);
+        if let Some(l) = &lock {
+            match l.clone().try_lock_owned() {
+                Ok(g) => coalesced = Some(g),
+                Err(_) => {
+                    waited = true;
+                    // K3: a draining replica does not wait past its cut
+                    tokio::select! {
+                        g = l.clone().lock_owned() => drop(g),
+                        () = self.drain.cut_signal() => {}
+                    }
+                    if let Some(k) = lookup {
+                        if let Some(d) = self.cached(caller.org(), k).await?.filter(|d| fresh(d)) {
+                            Metrics::inc(&self.metrics.cache_hits);
+                            return Ok(hit(d, k));
+                        }
+                    }
+                }
             }
         }
         if lookup.is_some() {
             Metrics::inc(&self.metrics.cache_misses);
         }
         // another replica walking the same key: wait for its entry rather than walk twice
-        let mut claimed = false;
+        // (K3: its claim is short and renewed, so a dead replica's is gone within seconds,
+        // and the wait ends within this call's own wall-clock bound or at the drain's cut).
+        // K4: a call waits once at most — one that waited here already walks now
+        let mut claim = None;
         if let (Some(k), CacheMode::On) = (&key, mode) {
-            let lease = dataset_cache::walk_lease(self.limits.wall);
-            claimed = dataset_cache::claim(&self.kv, k, lease).await?;
-            if !claimed && !plan.refresh {
-                if let Some(entry) = dataset_cache::await_peer(&self.kv, k, lease).await? {
+            claim = dataset_cache::claim(&self.kv, k).await?;
+            if claim.is_none() && !plan.refresh && !waited {
+                let wait = self.limits.wall.saturating_sub(started.elapsed());
+                let cut = self.drain.cut_signal();
+                if let Some(entry) = dataset_cache::await_peer(&self.kv, k, wait, cut).await? {
                     let d = self.decode(caller.org(), k, entry).await;
                     if fresh(&d) {
                         Metrics::inc(&self.metrics.cache_hits);
@@ -145,6 +164,8 @@ impl Walker {
                 }
             }
         }
+        // a walk after a wait has what is left of the call's wall-clock bound (K3)
+        let wall = self.limits.wall.saturating_sub(started.elapsed());
         let walked = self
             .walk_and_cache(
                 caller,
@@ -153,11 +174,13 @@ impl Walker {
                 credential,
                 key.as_deref(),
                 ttl,
+                wall.max(MIN_WALL_LEFT),
                 progress,
             )
             .await;
-        if let (true, Some(k)) = (claimed, &key) {
-            dataset_cache::release(&self.kv, k).await?;
+        drop(coalesced);
+        if let Some(c) = claim {
+            c.release(&self.kv).await?;
         }
         walked
     }
@@ -234,21 +257,24 @@ impl Walker {
         credential: Credential,
         key: Option<&str>,
         ttl: Duration,
+        wall: Duration,
         progress: &P,
     ) -> Result<Fetched, RuntimeError> {
         let _slot = self.slots.acquire(caller.org()).await?;
         let upstream = HttpUpstream::new(self, caller.org(), bound, credential);
-        // P9: the provider's own concurrency bound, where it has one
-        let provider_limits;
-        let limits = match bound.provider.concurrency {
-            Some(c) => {
-                provider_limits = loopgate_engine::Limits {
-                    concurrency: c as usize,
+        // P9: the provider's own concurrency bound, where it has one; K3: what is left of
+        // the wall-clock bound after a wait for another walk
+        let own_limits;
+        let limits = match (bound.provider.concurrency, wall < self.limits.wall) {
+            (None, false) => &self.limits,
+            (concurrency, _) => {
+                own_limits = loopgate_engine::Limits {
+                    concurrency: concurrency.map_or(self.limits.concurrency, |c| c as usize),
+                    wall: wall.min(self.limits.wall),
                     ..self.limits.clone()
                 };
-                &provider_limits
+                &own_limits
             }
-            None => &self.limits,
         };
         let outcome = loopgate_engine::run(
             plan,
@@ -286,8 +312,10 @@ impl Walker {
                     shape: Some(outcome.shape()),
                 };
                 let max = self.cache_max_entry_bytes;
-                too_large = !dataset_cache::write(&self.kv, k, &head, &stored, ttl, max).await?;
-                held = (!too_large).then(|| head.held(k));
+                let written = dataset_cache::write(&self.kv, k, &head, &stored, ttl, max).await?;
+                too_large = written == dataset_cache::Written::TooLarge;
+                // K2: a result points only at an entry every replica reads
+                held = (written == dataset_cache::Written::Shared).then(|| head.held(k));
                 stored_text = Some(stored);
             }
         }

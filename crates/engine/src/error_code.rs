@@ -66,6 +66,11 @@ error_codes! {
     RetrievalRequired => ("retrieval_required", 409, "Retrieval required"),
     ToolNotLoaded => ("tool_not_loaded", 409, "Tool not loaded"),
     ConnectRequired => ("connect_required", 409, "Connection required"),
+    // nothing lost under faults (K1, K5)
+    /// A call's record whose replica stopped before the call ended (K1).
+    CallInterrupted => ("call_interrupted", 503, "Call interrupted"),
+    /// A stored result lost with the result store (Redis restarted without it, K5).
+    ResultLost => ("result_lost", 410, "Result lost"),
 }
 
 impl ErrorCode {

@@ -33,6 +33,9 @@ enum Family {
     ThreadData,
     /// Outlives the data to say "expired" / "already used": no data in it.
     Marker,
+    /// When the store's data began (K5: a result made before it was lost): a time, no
+    /// tenant data.
+    StoreBorn,
 }
 
 impl Family {
@@ -43,6 +46,7 @@ impl Family {
             Family::UserCache => HOUR,
             Family::Events | Family::ThreadData => 15 * MIN,
             Family::Marker => 24 * HOUR + 15 * MIN,
+            Family::StoreBorn => 366 * 24 * HOUR,
         })
     }
 }
@@ -52,6 +56,7 @@ fn family(key: &str, org_creds: &str, user_creds: &str) -> Family {
     let parts: Vec<&str> = key.split(':').collect();
     match parts.as_slice() {
         ["lg", "quota", ..] => Family::Quota,
+        ["lg", "store", "born"] => Family::StoreBorn,
         ["lg", _, "cfg"] => Family::Config,
         ["lg", org, "cache", _] if *org == org_creds => Family::OrgCache,
         ["lg", org, "cache", _] if *org == user_creds => Family::UserCache,

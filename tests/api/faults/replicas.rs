@@ -23,6 +23,13 @@ pub struct Replica {
     child: Child,
 }
 
+impl Replica {
+    /// The process id of the replica's binary.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Replica {
     fn drop(&mut self) {
         let _ = self.child.kill();

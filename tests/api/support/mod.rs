@@ -12,6 +12,7 @@ pub mod oauth_server;
 pub mod redis_count;
 pub mod rig;
 pub mod services;
+pub mod slow_upstream;
 pub mod sql_count;
 pub mod temp_services;
 pub mod upstream_server;

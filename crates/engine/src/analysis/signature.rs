@@ -11,6 +11,14 @@
 //! places them by its hand-defined rule). `null` is "not given": the request builder sends
 //! nothing for it, so it never fails a type, but it does not satisfy `required`.
 //! Nested objects (the `body`'s fields) are not checked here beyond their own type.
+//!
+//! Integers are integers: a whole number written as a float (`2e0`, `5.0`) for an
+//! argument declared `integer` (and not also `number`) is rewritten as that integer
+//! before the request is built ([`Signature::whole_numbers`]), so the upstream receives
+//! `2`, never `2.0`. JSON numbers are read as IEEE doubles (RFC 8259 §6): one that reads
+//! as a whole double inside the 64-bit integer range is that integer (`1e-400` reads as
+//! `0`); a whole double outside that range (`1e300`) cannot be sent exactly and is
+//! refused (`invalid_arguments`), like a fraction (`2.5`).
 
 use serde_json::{Map, Value};
 
@@ -65,11 +73,19 @@ impl JsonType {
             | (Self::Object, Value::Object(_))
             | (Self::Null, Value::Null) => true,
             (Self::Integer, Value::Number(n)) => {
-                n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+                n.is_i64() || n.is_u64() || n.as_f64().and_then(exact_integer).is_some()
             }
             _ => false,
         }
     }
+}
+
+/// The integer a float is exactly: whole, finite and inside the `i64` range (every
+/// whole double in that range is an exact `i64`). `None` otherwise.
+pub fn exact_integer(f: f64) -> Option<i64> {
+    // 2^63 as a double is exact; the range is [-2^63, 2^63)
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    (f.is_finite() && f.fract() == 0.0 && (-LIMIT..LIMIT).contains(&f)).then_some(f as i64)
 }
 
 /// One declared top-level argument.
@@ -112,6 +128,31 @@ impl Signature {
             })
             .collect();
         Self { args: Some(args) }
+    }
+
+    /// Rewrites each whole-number float given for an argument declared `integer` (and not
+    /// `number`) as that integer (`2e0` → `2`), so the request carries an integer. Run
+    /// before [`Signature::check`], which refuses what cannot be rewritten exactly.
+    pub fn whole_numbers(&self, args: &mut Map<String, Value>) {
+        let Some(specs) = &self.args else {
+            return;
+        };
+        for spec in specs {
+            let integer_only = spec.types.contains(&JsonType::Integer)
+                && !spec.types.contains(&JsonType::Number);
+            if !integer_only {
+                continue;
+            }
+            let Some(Value::Number(n)) = args.get_mut(&spec.name) else {
+                continue;
+            };
+            if n.is_i64() || n.is_u64() {
+                continue;
+            }
+            if let Some(i) = n.as_f64().and_then(exact_integer) {
+                *n = i.into();
+            }
+        }
     }
 
     /// Checks the tool's own arguments (reserved ones already removed). `filled` names the
@@ -313,6 +354,44 @@ mod tests {
         assert_eq!(ok, Ok(()));
         // 5.0 is an integer in JSON Schema
         assert_eq!(check(json!({"org": "a", "limit": 5.0}), &[]), Ok(()));
+    }
+
+    /// Integers are integers: a whole-number float for an `integer` argument is sent as
+    /// the integer; one that is not an exact 64-bit integer is refused.
+    #[test]
+    fn whole_number_floats_become_integers() {
+        let parse = |text: &str| -> Map<String, Value> {
+            match serde_json::from_str(text) {
+                Ok(Value::Object(m)) => m,
+                _ => panic!("object"),
+            }
+        };
+        let mut m = parse(r#"{"org": "a", "limit": 2e0, "ratio": 3e0, "any": 4.0}"#);
+        sig().whole_numbers(&mut m);
+        assert_eq!(serde_json::to_string(&m["limit"]).ok().as_deref(), Some("2"));
+        // a `number` argument and an untyped one keep what was sent
+        assert_eq!(serde_json::to_string(&m["ratio"]).ok().as_deref(), Some("3.0"));
+        assert_eq!(serde_json::to_string(&m["any"]).ok().as_deref(), Some("4.0"));
+        assert_eq!(sig().check(&m, &[]), Ok(()));
+        // 1e-400 reads as the double 0 (below the smallest double): it is 0
+        let mut m = parse(r#"{"org": "a", "limit": 1e-400}"#);
+        sig().whole_numbers(&mut m);
+        assert_eq!(serde_json::to_string(&m["limit"]).ok().as_deref(), Some("0"));
+        let mut m = parse(r#"{"org": "a", "limit": -9.2233720368547758e18}"#);
+        sig().whole_numbers(&mut m);
+        assert_eq!(m["limit"], json!(i64::MIN));
+        // not exactly an integer of 64 bits: refused, never sent as a float
+        for text in [r#"{"org": "a", "limit": 1e300}"#, r#"{"org": "a", "limit": 9.3e18}"#] {
+            let mut m = parse(text);
+            sig().whole_numbers(&mut m);
+            let e = sig().check(&m, &[]).err();
+            assert!(e.is_some_and(|e| e.detail().contains("`limit` must be integer")), "{text}");
+        }
+        assert_eq!(exact_integer(f64::NAN), None);
+        assert_eq!(exact_integer(f64::INFINITY), None);
+        assert_eq!(exact_integer(-0.0), Some(0));
+        assert_eq!(exact_integer(2f64.powi(63)), None, "one past i64::MAX");
+        assert_eq!(exact_integer(-(2f64.powi(63))), Some(i64::MIN));
     }
 
     #[test]

@@ -161,6 +161,7 @@ pub fn parse_call(
             ))
         }
     };
+    analysis.signature.whole_numbers(&mut args);
     analysis.signature.check(
         &args,
         &engine_filled(analysis, all_pages, for_each.as_ref()),
@@ -314,10 +315,11 @@ pub fn coerce(v: &Value, ty: Option<&str>) -> Result<Value, String> {
         (Some("string"), Value::String(_)) => Ok(v.clone()),
         (Some("string"), Value::Number(_) | Value::Bool(_)) => Ok(Value::String(v.to_string())),
         (Some("integer"), Value::Number(n)) if n.is_i64() || n.is_u64() => Ok(v.clone()),
-        (Some("integer"), Value::Number(n)) => match n.as_f64() {
-            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Ok(json!(f as i64)),
-            _ => Err(fail()),
-        },
+        (Some("integer"), Value::Number(n)) => n
+            .as_f64()
+            .and_then(crate::analysis::signature::exact_integer)
+            .map(|i| json!(i))
+            .ok_or_else(fail),
         (Some("integer"), Value::String(s)) => s
             .trim()
             .parse::<i64>()
