@@ -29,6 +29,7 @@ pub const PAGE_SIZE_NAMES: &[&str] = &[
     "$top",
     "size",
     "pagelen",
+    "results_per_page",
 ];
 pub const PAGE_NUMBER_NAMES: &[&str] = &[
     "page",
@@ -37,6 +38,7 @@ pub const PAGE_NUMBER_NAMES: &[&str] = &[
     "pageIndex",
     "pageNum",
     "pageNo",
+    "current_page",
 ];
 pub const OFFSET_NAMES: &[&str] = &[
     "offset",

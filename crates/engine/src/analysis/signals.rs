@@ -255,6 +255,16 @@ pub fn read_with(frame: &Value, headers: &[(String, String)], keys: &ResponseKey
     if let Value::Object(top) = frame {
         scan(top, 0, &mut found);
     }
+    // P12: paging metadata as a JSON object in a header (Flask-smorest's `X-Pagination:
+    // {"total": 300, "next_page": 2, …}`), read as the body's metadata is
+    for (_, v) in headers.iter().filter(|(k, v)| {
+        let k = k.to_ascii_lowercase();
+        (k.ends_with("-pagination") || k == "pagination") && v.trim_start().starts_with('{')
+    }) {
+        if let Ok(Value::Object(meta)) = serde_json::from_str::<Value>(v) {
+            scan(&meta, 1, &mut found);
+        }
+    }
     let links = || {
         headers
             .iter()
@@ -354,7 +364,8 @@ fn source_of(rank: usize) -> Source {
 }
 
 /// P12: a total in the headers — `X-Total-Count` (json-server), `X-Total` (GitLab),
-/// `Content-Range: items 0-24/319` (RFC 9110; `*/319` too, an unknown `/*` is none).
+/// `Content-Range: items 0-24/319` (RFC 9110; `*/319` too, an unknown `/*` is none). A
+/// JSON `X-Pagination` header is read with the body's metadata instead ([`read_with`]).
 pub fn header_total(headers: &[(String, String)]) -> Option<u64> {
     let get = |name: &str| {
         headers
@@ -475,18 +486,24 @@ fn next_shaped(k: &str) -> bool {
         .is_some_and(|rest| WORDS.iter().any(|w| rest.contains(w)))
 }
 
-/// P8: a non-empty string under the parameter `name` (normalised), at the top level or in
-/// paging metadata — an API handing back the next position under the name it is sent
-/// with.
+/// P8: a non-empty string or a whole number under the parameter `name` (normalised), at
+/// the top level or in paging metadata — an API handing back the next position under the
+/// name it is sent with.
 pub fn echoed(frame: &Value, name: &str) -> Option<String> {
     let want = normalize(name);
     let Value::Object(top) = frame else {
         return None;
     };
+    // a string, or a whole number (Litestar's integer `cursor`: the last id sent)
+    let text = |v: &Value| match v {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) if n.is_u64() || n.is_i64() => Some(n.to_string()),
+        _ => None,
+    };
     let here = |m: &Map<String, Value>| {
         m.iter()
-            .find(|(k, v)| normalize(k) == want && v.as_str().is_some_and(|s| !s.is_empty()))
-            .and_then(|(_, v)| v.as_str().map(str::to_owned))
+            .filter(|(k, _)| normalize(k) == want)
+            .find_map(|(_, v)| text(v))
     };
     here(top).or_else(|| {
         top.iter()

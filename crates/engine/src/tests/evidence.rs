@@ -140,6 +140,47 @@ fn p12_totals_in_headers_are_read() {
     assert_eq!(body_wins.total, Some(9));
 }
 
+/// P12: Flask-smorest's `X-Pagination` header, a JSON object, is paging metadata: its
+/// total counts, so one page of a longer set says more rows exist (P7).
+#[test]
+fn p12_a_json_pagination_header_is_read_as_metadata() {
+    let h = vec![(
+        "X-Pagination".to_owned(),
+        r#"{"total": 300, "total_pages": 30, "first_page": 1, "last_page": 30, "page": 1, "next_page": 2}"#
+            .to_owned(),
+    )];
+    let s = signals::read(&json!([]), &h);
+    assert_eq!(s.total, Some(300));
+    assert!(s.says_more(10));
+    let s = signals::read(&json!([]), &[("X-Pagination".to_owned(), "not json".to_owned())]);
+    assert_eq!(s.total, None);
+}
+
+/// Litestar's `CursorPagination`: an integer `cursor` parameter, and the next position
+/// handed back as a number under the same name. It is sent back (as a number), and the
+/// walk ends where the API's rows do.
+#[test]
+fn p12_an_integer_cursor_handed_back_under_its_own_name() {
+    let s = json!({"type": "object", "properties": {
+        "cursor": {"type": "integer"},
+        "results_per_page": {"type": "integer", "minimum": 1, "maximum": 100, "default": 100}
+    }});
+    let n = 301;
+    let (o, fake) = all_pages(&s, move |req, _| {
+        let size = arg_u64(req, "results_per_page").unwrap_or(100) as usize;
+        let after = req.args.get("cursor").and_then(Value::as_u64).map(|c| c as usize + 1);
+        let start = after.unwrap_or(0).min(n);
+        let end = (start + size).min(n);
+        let cursor = if end > start { json!(end - 1) } else { Value::Null };
+        ok(json!({"items": rows(start..end), "results_per_page": size, "cursor": cursor}))
+    });
+    assert_eq!(row_ids(&o), (0..n as u64).collect::<Vec<_>>(), "{}", o.verdict.note);
+    assert_eq!(triple(&o), COMPLETE, "{}", o.verdict.note);
+    let sent: Vec<Option<Value>> = fake.requests().iter().map(|r| r.args.get("cursor").cloned()).collect();
+    assert_eq!(sent[1], Some(json!(99)), "a number, as declared");
+    assert!(fake.requests().iter().all(|r| r.args["results_per_page"] == json!(100)));
+}
+
 /// P12: a walk capped by a bound on an API whose only total is a header says how many
 /// rows are missing, as it would with a total in the body.
 #[test]

@@ -230,8 +230,13 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             .as_ref()
             .filter(|_| page.slot.is_some())
             .and_then(|c| {
-                signals::echoed(&page.frame, c.wire())
-                    .filter(|t| get_arg(&args, c).and_then(Value::as_str) != Some(t))
+                signals::echoed(&page.frame, c.wire()).filter(|t| {
+                    let sent = get_arg(&args, c).map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    });
+                    sent.as_deref() != Some(t)
+                })
             });
         if n > 0 && walking && !seen_pages.insert(fingerprint) {
             // Some APIs answer every page past the end with the last page again.
@@ -368,7 +373,13 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                     next_url = Some(next);
                 } else if let Some(p) = p {
                     next_url = None;
-                    set_arg(&mut args, &p.name, p.in_body, Value::String(next));
+                    // a cursor declared numeric (Litestar's) is sent back as a number
+                    let numeric = matches!(p.ty.as_deref(), Some("integer" | "number"));
+                    let value = match next.parse::<u64>() {
+                        Ok(n) if numeric => p.number(n),
+                        _ => Value::String(next),
+                    };
+                    set_arg(&mut args, &p.name, p.in_body, value);
                 }
             }
         }
