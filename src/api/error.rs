@@ -34,6 +34,9 @@ pub enum ApiError {
     Validation { status: u16, detail: String },
     #[error("{0}")]
     Conflict(String),
+    /// 413: a body over a configured size; the detail names the limit and its setting.
+    #[error("{0}")]
+    TooLarge(String),
     /// 409: the change needs the credential re-entered (it is bound to an origin and an
     /// auth placement).
     #[error("{0}")]
@@ -72,6 +75,15 @@ impl ApiError {
             detail: detail.into(),
         }
     }
+    /// 413 for a body over `limit` bytes, the cap set by `setting` (its environment
+    /// variable is `LOOPGATE_<SETTING>`).
+    pub fn too_large(limit: usize, setting: &str) -> Self {
+        ApiError::TooLarge(format!(
+            "the body is larger than {limit} bytes, the limit set by `{setting}` \
+             (environment variable LOOPGATE_{})",
+            setting.to_ascii_uppercase()
+        ))
+    }
     pub fn not_found(what: &str) -> Self {
         ApiError::NotFound(format!("{what} not found"))
     }
@@ -85,6 +97,7 @@ impl ApiError {
             ApiError::Validation { status: 400, .. } => ErrorCode::Malformed,
             ApiError::Validation { .. } => ErrorCode::ValidationFailed,
             ApiError::Conflict(_) => ErrorCode::Conflict,
+            ApiError::TooLarge(_) => ErrorCode::PayloadTooLarge,
             ApiError::CredentialRequired(_) => ErrorCode::CredentialRequired,
             ApiError::MethodNotAllowed(_) => ErrorCode::MethodNotAllowed,
             ApiError::RateLimited { .. } => ErrorCode::RateLimited,

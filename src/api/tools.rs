@@ -104,6 +104,10 @@ pub fn check(mut f: ToolFields) -> Result<ToolFields, ApiError> {
             )));
         }
     }
+    // P12: a pagination hint must name parameters there are (by argument or API name)
+    if let Some(problem) = loopgate_engine::analysis::hint_problem(&f.input_schema) {
+        return Err(ApiError::invalid(format!("input_schema: {problem}")));
+    }
     if f.description.len() > 4096 {
         return Err(ApiError::invalid("description must be at most 4096 bytes"));
     }
@@ -226,20 +230,30 @@ pub async fn delete(
 /// Import an OpenAPI 3.0/3.1 document (JSON or YAML): one tool per operation, all or nothing.
 ///
 /// Only local `$ref`s are followed; a remote `$ref` is refused, never fetched.
-/// Header parameters named Authorization, Cookie or Host are not imported.
+/// Header parameters named Authorization, Cookie or Host are not imported. A document
+/// over `openapi_import_max_bytes` (64 MiB by default) is `413 payload_too_large`.
 #[utoipa::path(post, operation_id = "importOpenapiTools", path = "/v1/providers/{provider_id}/openapi", tag = "studio",
     request_body(content = String, description = "An OpenAPI 3.0 or 3.1 document", content_type = "application/yaml"),
-    responses((status = 201, body = ImportedTools), (status = 404, body = Problem), (status = 422, body = Problem)),
+    responses((status = 201, body = ImportedTools), (status = 404, body = Problem), (status = 413, body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn import_openapi(
     key: Studio,
     state: web::Data<AppState>,
     path: web::Path<String>,
-    body: web::Bytes,
+    req: actix_web::HttpRequest,
+    payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
     let provider = providers::get(&state.pool, &key.org, &path)
         .await
         .map_err(or_not_found("provider"))?;
+    let max = state.settings.openapi_import_max_bytes;
+    // one import at a time per replica: a large document and its parsed form are the
+    // biggest things a request can make this process hold (bounded memory)
+    let _turn = import_turns()
+        .acquire()
+        .await
+        .map_err(|e| ApiError::Internal(anyhow::anyhow!("import queue closed: {e}")))?;
+    let body = read_document(&req, payload, max).await?;
     if body.is_empty() {
         return Err(ApiError::malformed(
             "the request body must be an OpenAPI document (JSON or YAML)",
@@ -283,4 +297,39 @@ pub async fn import_openapi(
         other => other.into(),
     })?;
     Ok(HttpResponse::Created().json(ImportedTools { data }))
+}
+
+/// Imports run one at a time per replica.
+fn import_turns() -> &'static tokio::sync::Semaphore {
+    static TURNS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    TURNS.get_or_init(|| tokio::sync::Semaphore::new(1))
+}
+
+/// An OpenAPI document's bytes, at most `max` (`openapi_import_max_bytes`, apart from the
+/// API's `request_max_bytes`): a longer one is refused as soon as it is known to be,
+/// from its `Content-Length` or while it is read, never buffered whole.
+async fn read_document(
+    req: &actix_web::HttpRequest,
+    mut payload: web::Payload,
+    max: usize,
+) -> Result<web::Bytes, ApiError> {
+    use futures_util::StreamExt;
+    let too_large = || ApiError::too_large(max, "openapi_import_max_bytes");
+    let declared = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > max) {
+        return Err(too_large());
+    }
+    let mut buf = web::BytesMut::with_capacity(declared.unwrap_or(0).min(max));
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| ApiError::malformed(format!("the body could not be read: {e}")))?;
+        if buf.len() + chunk.len() > max {
+            return Err(too_large());
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
 }

@@ -241,6 +241,12 @@ fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Serv
         let metrics = state.metrics.clone();
         App::new()
             .app_data(state.clone())
+            .wrap(
+                actix_web::middleware::ErrorHandlers::new().handler(
+                    actix_web::http::StatusCode::PAYLOAD_TOO_LARGE,
+                    api::problem_413,
+                ),
+            )
             .wrap_fn(move |req, srv| {
                 let started = std::time::Instant::now();
                 let metrics = metrics.clone();

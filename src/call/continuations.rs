@@ -32,6 +32,10 @@ pub struct Continuation {
     /// The call's own arguments and walk arguments (not `_fields`/`_filter`/`_refresh`/
     /// `_continue`), so a call that passes only `_continue` resumes the same walk.
     pub arguments: Value,
+    /// P10: the call's `_fields` and `_filter`, carried to a resuming call that does not
+    /// set its own, so a resumed walk is shaped like the call it continues.
+    #[serde(default)]
+    pub shaping: serde_json::Map<String, Value>,
     pub point: ResumePoint,
     /// Rows the stored result holds.
     pub rows: usize,
@@ -121,6 +125,17 @@ pub async fn release(kv: &Kv, t: &ThreadKey, token: &str) -> Result<(), KvError>
 /// Arguments that only shape what is shown (or redeem a token): not part of the walk.
 const SHAPE_ARGS: [&str; 4] = ["_fields", "_filter", "_refresh", "_continue"];
 
+/// The arguments a resuming call inherits unless it sets its own.
+const CARRIED: [&str; 2] = ["_fields", "_filter"];
+
+/// P10: the `_fields` and `_filter` of a call, kept with its continuation.
+pub fn shaping_of(given: &Value) -> serde_json::Map<String, Value> {
+    CARRIED
+        .iter()
+        .filter_map(|k| Some(((*k).to_owned(), given.get(*k)?.clone())))
+        .collect()
+}
+
 /// The walk's own arguments of a call: without the shaping ones.
 pub fn walk_arguments(given: &Value) -> Value {
     let mut m = given.as_object().cloned().unwrap_or_default();
@@ -133,14 +148,24 @@ pub fn walk_arguments(given: &Value) -> Value {
 /// A call that passes only `_continue` (and shaping arguments) resumes with the walk
 /// arguments of the call it continues; any other call is taken as given, and must then
 /// be the same walk.
+///
+/// Either way the call keeps the first call's `_fields` and `_filter` unless it sets its
+/// own (P10).
 pub fn arguments_for(given: &Value, c: &Continuation) -> Value {
     let own = walk_arguments(given);
-    if own.as_object().is_some_and(|m| !m.is_empty()) {
-        return given.clone();
-    }
-    let mut m = c.arguments.as_object().cloned().unwrap_or_default();
-    if let Value::Object(g) = given {
-        m.extend(g.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let mut m = if own.as_object().is_some_and(|m| !m.is_empty()) {
+        given.as_object().cloned().unwrap_or_default()
+    } else {
+        let mut m = c.arguments.as_object().cloned().unwrap_or_default();
+        if let Value::Object(g) = given {
+            m.extend(g.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        m
+    };
+    for (k, v) in &c.shaping {
+        if !m.contains_key(k) {
+            m.insert(k.clone(), v.clone());
+        }
     }
     Value::Object(m)
 }
@@ -165,6 +190,54 @@ mod tests {
     use super::*;
     use crate::kv::{connect, TEST_BUDGET, TEST_RESULT_TTL};
 
+    fn cont(arguments: Value, first_call: &Value) -> Continuation {
+        Continuation {
+            result_id: "res_1".into(),
+            tool_id: "tool_1".into(),
+            identity: Value::Null,
+            arguments,
+            shaping: shaping_of(first_call),
+            point: ResumePoint { pending: vec![] },
+            rows: 0,
+            errors: vec![],
+            expires_at: Utc::now(),
+        }
+    }
+
+    /// P10: a resuming call keeps the first call's `_fields` and `_filter` unless it sets
+    /// its own, whether it passes `_continue` alone or with the walk's arguments.
+    #[test]
+    fn p10_continue_carries_the_first_calls_fields_and_filter() {
+        use serde_json::json;
+        let first = json!({"state": "open", "_all_pages": true, "_fields": ["id"],
+            "_filter": {"status": "done"}, "_refresh": true});
+        let c = cont(walk_arguments(&first), &first);
+        assert_eq!(
+            c.shaping.keys().collect::<Vec<_>>(),
+            ["_fields", "_filter"],
+            "only the shaping that carries over"
+        );
+        let alone = arguments_for(&json!({"_continue": "cont_x"}), &c);
+        assert_eq!(alone["_fields"], json!(["id"]));
+        assert_eq!(alone["_filter"], json!({"status": "done"}));
+        assert_eq!(alone["state"], "open");
+        assert!(alone.get("_refresh").is_none());
+        let with_args = arguments_for(
+            &json!({"state": "open", "_all_pages": true, "_continue": "cont_x"}),
+            &c,
+        );
+        assert_eq!(with_args["_fields"], json!(["id"]));
+        let own = arguments_for(
+            &json!({"_continue": "cont_x", "_fields": ["name"]}),
+            &c,
+        );
+        assert_eq!(own["_fields"], json!(["name"]), "the resuming call's own wins");
+        assert_eq!(own["_filter"], json!({"status": "done"}));
+        let none = cont(walk_arguments(&json!({"a": 1})), &json!({"a": 1}));
+        let plain = arguments_for(&json!({"_continue": "cont_x"}), &none);
+        assert!(plain.get("_fields").is_none() && plain.get("_filter").is_none());
+    }
+
     /// P10: a redeemed token stays claimed as long as the walk it resumes may run (the
     /// configured `limit_wall_seconds` plus margin), not a fixed 90 s: a second call
     /// meanwhile is refused rather than appending the same rows twice.
@@ -184,6 +257,7 @@ mod tests {
             tool_id: "tool_1".into(),
             identity: Value::Null,
             arguments: Value::Null,
+            shaping: Default::default(),
             point: ResumePoint { pending: vec![] },
             rows: 0,
             errors: vec![],

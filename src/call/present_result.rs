@@ -75,6 +75,7 @@ impl Runtime {
                 tool_id: kept.tool_id.to_owned(),
                 identity: plan.cache_identity(),
                 arguments: continuations::walk_arguments(kept.arguments),
+                shaping: continuations::shaping_of(kept.arguments),
                 point: point.clone(),
                 rows: outcome.items.len(),
                 errors: outcome.for_each_errors.clone(),

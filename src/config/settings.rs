@@ -53,6 +53,10 @@ pub struct Settings {
     pub upstream_max_body_bytes: usize,
     /// Largest request body the API reads (JSON, forms); a longer one is 413.
     pub request_max_bytes: usize,
+    /// Largest OpenAPI document an import reads (GitHub's own is 13 MB); a longer one is
+    /// 413. Read apart from `request_max_bytes`, parsed off the async workers, one import
+    /// at a time per replica.
+    pub openapi_import_max_bytes: usize,
     /// Tools offered directly before connected-app toolkits go behind tool search
     /// (D1), unless an agent sets its own `direct_tool_budget`.
     pub direct_tool_budget: u32,
@@ -157,6 +161,9 @@ const RESULT_TTL_SECONDS: std::ops::RangeInclusive<u64> = 60..=86_400;
 /// `agent_memory_seconds`: at most this (memory is a cache, not a source of truth).
 const AGENT_MEMORY_MAX_SECONDS: u64 = 300;
 
+/// `openapi_import_max_bytes`: 64 KiB to 1 GiB.
+const OPENAPI_IMPORT_MAX_BYTES: std::ops::RangeInclusive<usize> = (64 << 10)..=(1 << 30);
+
 /// `cache_memory_bytes`, when not 0: 1 MiB to 64 GiB.
 const CACHE_MEMORY_MIN: usize = 1 << 20;
 const CACHE_MEMORY_MAX: usize = 64 << 30;
@@ -183,6 +190,7 @@ struct Defaults {
     upstream_timeout_ms: u64,
     upstream_max_body_bytes: usize,
     request_max_bytes: usize,
+    openapi_import_max_bytes: usize,
     direct_tool_budget: u32,
     shutdown_grace_seconds: u64,
     retention_tool_calls_days: u32,
@@ -213,6 +221,7 @@ const DEFAULTS: Defaults = Defaults {
     upstream_timeout_ms: 20_000,
     upstream_max_body_bytes: 24 * 1024 * 1024,
     request_max_bytes: 4 * 1024 * 1024,
+    openapi_import_max_bytes: 64 * 1024 * 1024,
     direct_tool_budget: 15,
     shutdown_grace_seconds: 25,
     retention_tool_calls_days: 30,
@@ -358,6 +367,14 @@ impl Settings {
             bail!(
                 "LOOPGATE_REQUEST_MAX_BYTES must be between 65536 and 268435456 (it is {})",
                 self.request_max_bytes
+            );
+        }
+        if !OPENAPI_IMPORT_MAX_BYTES.contains(&self.openapi_import_max_bytes) {
+            bail!(
+                "LOOPGATE_OPENAPI_IMPORT_MAX_BYTES must be between {} and {} (it is {})",
+                OPENAPI_IMPORT_MAX_BYTES.start(),
+                OPENAPI_IMPORT_MAX_BYTES.end(),
+                self.openapi_import_max_bytes
             );
         }
         if !(1..=10_000).contains(&self.database_max_connections) {
@@ -543,6 +560,12 @@ mod tests {
             let e = s.validate().err().map(|e| e.to_string());
             assert_eq!(e.is_none(), ok, "{seconds}: {e:?}");
             assert!(e.is_none_or(|e| e.contains("LOOPGATE_AGENT_MEMORY_SECONDS")));
+        }
+        for bad in [0, 1024, (1 << 30) + 1] {
+            let mut s = complete();
+            s.openapi_import_max_bytes = bad;
+            let e = s.validate().err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains("LOOPGATE_OPENAPI_IMPORT_MAX_BYTES"), "{bad}: {e}");
         }
         for bad in [0, 1024, 1 << 30] {
             let mut s = complete();

@@ -68,9 +68,14 @@
 //! work is CPU-bound (a large document can take a moment): call it off the async
 //! executor.
 //!
+//! Paging evidence (P12): an `x-loopgate-pagination` object on the operation is copied to
+//! the input schema's root as written, and what the first 2xx response's JSON schema says
+//! about paging (the key of the next cursor or link, the has-more flag, the total; a
+//! declared `Link` header) becomes `x-loopgate-response` there: see `responses.rs`.
+//!
 //! Not handled: `servers` (the provider's `base_url` is used), security schemes
-//! (the provider's auth), responses, callbacks, webhooks, and `$ref`s relative to a
-//! schema's `$id`.
+//! (the provider's auth), responses beyond that paging evidence, callbacks, webhooks, and
+//! `$ref`s relative to a schema's `$id`.
 
 mod error;
 mod json_pointer;
@@ -79,11 +84,15 @@ mod operation;
 mod params;
 mod parse;
 mod refs;
+mod responses;
 mod schema;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 mod error_tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
+mod responses_tests;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic
 mod tests;

@@ -69,8 +69,28 @@ pub(crate) fn build<'d>(
         ),
         method,
         path: site.path.to_string(),
-        input_schema: input_schema(params, body),
+        input_schema: with_evidence(input_schema(params, body), doc, op),
     })
+}
+
+/// P12: the operation's own paging evidence on the tool — its `x-loopgate-pagination`
+/// hint as written, and what its success response schema says (`x-loopgate-response`).
+fn with_evidence(mut schema: Value, doc: &Value, op: &Map<String, Value>) -> Value {
+    if let Value::Object(root) = &mut schema {
+        if let Some(hint) = op.get(loopgate_engine::analysis::PAGINATION_HINT) {
+            root.insert(
+                loopgate_engine::analysis::PAGINATION_HINT.into(),
+                hint.clone(),
+            );
+        }
+        if let Some(found) = super::responses::evidence(doc, op) {
+            root.insert(
+                loopgate_engine::analysis::signals::RESPONSE_HINT.into(),
+                found,
+            );
+        }
+    }
+    schema
 }
 
 /// The operation's parameters and request body, schemas inlined by `inliner`.

@@ -50,6 +50,8 @@ error_codes! {
     /// A well-formed body that breaks a rule.
     ValidationFailed => ("validation_failed", 422, "Validation failed"),
     Conflict => ("conflict", 409, "Conflict"),
+    /// A request body over a configured size; the detail names the limit and its setting.
+    PayloadTooLarge => ("payload_too_large", 413, "Payload too large"),
     CredentialRequired => ("credential_required", 409, "Credential required"),
     MethodNotAllowed => ("method_not_allowed", 405, "Method not allowed"),
     RateLimited => ("rate_limited", 429, "Too many requests"),

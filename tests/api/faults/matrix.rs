@@ -30,7 +30,7 @@ async fn faulty() -> Faulty {
     let up = fault_server::start().await;
     let schema = json!({"type": "object", "required": ["fault", "fail_at"], "properties": {
         "fault": {"type": "string"}, "fail_at": {"type": "integer"},
-        "page": {"type": "integer"}, "per_page": {"type": "integer", "maximum": PER_PAGE}}});
+        "page": {"type": "integer", "minimum": 1}, "per_page": {"type": "integer", "maximum": PER_PAGE}}});
     let defs = vec![("list_rows", "GET", "/f/{fault}/{fail_at}", schema)];
     let rig = Rig::with_tools(&app, &up.base, defs, true).await;
     let token = rig.token(&app, "u1", json!({})).await;

@@ -88,7 +88,7 @@ async fn every_redis_key_has_a_ttl_no_longer_than_its_longest_reader() {
         "list_small_pages",
         "GET",
         "/contacts",
-        json!({"type": "object", "properties": {"page": {"type": "integer"},
+        json!({"type": "object", "properties": {"page": {"type": "integer", "minimum": 1},
             "per_page": {"type": "integer", "minimum": 1, "maximum": 10}}}),
     ));
     let a = Rig::with_tools(&app, &up.base, defs, true).await;

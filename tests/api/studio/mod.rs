@@ -7,6 +7,7 @@ pub mod agents;
 pub mod connections;
 pub mod errors;
 pub mod first_run;
+pub mod import_limits;
 pub mod openapi_doc;
 pub mod openapi_import;
 pub mod providers;

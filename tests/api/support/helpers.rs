@@ -365,7 +365,7 @@ impl TestApp {
                 json!({
                     "provider_id": provider, "name": name, "description": "List contacts",
                     "method": "GET", "path": "/contacts",
-                    "input_schema": {"type": "object", "properties": {"page": {"type": "integer"}, "per_page": {"type": "integer", "maximum": 100}}}
+                    "input_schema": {"type": "object", "properties": {"page": {"type": "integer", "minimum": 1}, "per_page": {"type": "integer", "maximum": 100}}}
                 }),
             )
             .await;

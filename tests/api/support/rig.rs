@@ -14,10 +14,12 @@ pub struct Rig {
     pub tools: HashMap<String, String>,
 }
 
+/// An integer of at least 1: page numbers of the rig's 1-based upstream say so (P11),
+/// sizes say their maximum too.
 fn int(max: Option<u64>) -> Value {
     match max {
         Some(m) => json!({"type": "integer", "minimum": 1, "maximum": m}),
-        None => json!({"type": "integer"}),
+        None => json!({"type": "integer", "minimum": 1}),
     }
 }
 

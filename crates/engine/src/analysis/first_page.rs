@@ -6,8 +6,9 @@
 //! - **Firm**: a `default`, a description, or a `minimum` of 1 or more (page 0 is refused),
 //!   all agreeing. The walk starts there and still listens to the first response.
 //! - **Weak**: a `minimum` of 0 alone (it says page 0 may be sent, not that it is a page of
-//!   its own: some 1-based APIs serve page 1 for it), or nothing at all (1, the common
-//!   convention). The walk starts there and checks what it can.
+//!   its own: some 1-based APIs serve page 1 for it): the walk starts there and checks what
+//!   it can; or nothing at all (page 1, the common convention): the walk asks for the API's
+//!   own first page (no page parameter) and compares page 1 with it.
 //! - **Conflict**: firm statements that disagree (`default: 1` with "zero-based"). The
 //!   first request leaves the page parameter out, and the API's answer decides.
 

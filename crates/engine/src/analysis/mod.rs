@@ -14,6 +14,7 @@ pub mod signature;
 use serde_json::Value;
 
 use crate::analysis::signature::Signature;
+pub use crate::analysis::signals::ResponseKeys;
 
 /// P1 spellings (compared normalised, so `page[size]`, `PageSize` and `page-size` match
 /// `pageSize`); listed as people write them for the `all_pages_unsupported` message.
@@ -28,6 +29,7 @@ pub const PAGE_SIZE_NAMES: &[&str] = &[
     "$top",
     "size",
     "pagelen",
+    "results_per_page",
 ];
 pub const PAGE_NUMBER_NAMES: &[&str] = &[
     "page",
@@ -36,6 +38,7 @@ pub const PAGE_NUMBER_NAMES: &[&str] = &[
     "pageIndex",
     "pageNum",
     "pageNo",
+    "current_page",
 ];
 pub const OFFSET_NAMES: &[&str] = &[
     "offset",
@@ -90,6 +93,9 @@ pub fn normalize(name: &str) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Param {
     pub name: String,
+    /// The name the API itself uses, when the tool renamed it (`x-loopgate-name`: the
+    /// importer turns `_page` into `page`, `$top` into `top`).
+    pub api_name: Option<String>,
     /// True when the parameter is a property of the `body` object.
     pub in_body: bool,
     /// Declared JSON type (`integer`, `string`, ...), when the schema says.
@@ -107,6 +113,16 @@ pub struct Param {
 }
 
 impl Param {
+    /// The name on the wire: what the API's own links and echoes carry (P12).
+    pub fn wire(&self) -> &str {
+        self.api_name.as_deref().unwrap_or(&self.name)
+    }
+
+    /// Whether a hint's name means this parameter: its argument name or the API's own.
+    fn named(&self, name: &str, in_body: bool) -> bool {
+        self.in_body == in_body && (self.name == name || self.api_name.as_deref() == Some(name))
+    }
+
     /// The JSON value to send for position or size `n`: a number, or its text when the
     /// parameter is declared a string.
     pub fn number(&self, n: u64) -> Value {
@@ -129,6 +145,9 @@ pub struct ToolAnalysis {
     pub params: Vec<Param>,
     /// The declared arguments, checked before any request (`invalid_arguments`).
     pub signature: Signature,
+    /// P12: where the operation's response schema puts the next position, the has-more
+    /// flag and the total (`x-loopgate-response`, written by the OpenAPI importer).
+    pub response: ResponseKeys,
 }
 
 impl Param {
@@ -149,9 +168,15 @@ impl ToolAnalysis {
         self.cursor.is_some()
     }
 
+    /// P12: no paging parameter is needed where the response schema says the API links
+    /// its next page (a next-link key, or a `Link` header declared on the response).
+    pub fn link_walkable(&self) -> bool {
+        self.response.next_is_link
+    }
+
     /// Whether `_all_pages` is offered for this tool.
     pub fn paginated(&self) -> bool {
-        self.page_walkable() || self.cursor_walkable()
+        self.page_walkable() || self.cursor_walkable() || self.link_walkable()
     }
 
     pub fn param(&self, name: &str) -> Option<&Param> {
@@ -180,11 +205,23 @@ pub fn analyze(input_schema: &Value) -> ToolAnalysis {
     if let Some(body) = input_schema.get("properties").and_then(|p| p.get("body")) {
         collect(body, true, &mut params);
     }
-    let roles = match input_schema.get(PAGINATION_HINT) {
+    let mut roles = match input_schema.get(PAGINATION_HINT) {
         Some(hint) => hinted(hint, &params),
         None => detected(&params),
     };
+    // P11: a hint naming the first page number is the firmest word on it
+    let first = input_schema
+        .get(PAGINATION_HINT)
+        .and_then(|h| h.get("first"))
+        .and_then(Value::as_i64);
+    if let (Some(n), Some(p)) = (first, roles[1].as_mut()) {
+        p.default = Some(Value::from(n));
+        p.first_page_said = Some(n);
+        p.minimum = None;
+    }
+    let response = ResponseKeys::of(input_schema);
     ToolAnalysis {
+        response,
         page_size: roles[0].clone(),
         page_number: roles[1].clone(),
         offset: roles[2].clone(),
@@ -243,12 +280,90 @@ fn hinted(hint: &Value, params: &[Param]) -> [Option<Param>; 4] {
             Some(n) => (true, n),
             None => (false, name),
         };
-        params
-            .iter()
-            .find(|p| p.name == name && p.in_body == in_body)
-            .cloned()
+        params.iter().find(|p| p.named(name, in_body)).cloned()
     };
     [role("size"), role("page"), role("offset"), role("cursor")]
+}
+
+/// The roles a hint may name.
+pub const HINT_ROLES: &[&str] = &["size", "page", "offset", "cursor", "first"];
+
+/// P12: what is wrong with the `x-loopgate-pagination` hint of `input_schema`, if
+/// anything — a role naming no parameter (by the tool's argument name or the API's own),
+/// an unknown key, a value that is not a name — said with the parameters there are, so
+/// the author can fix it. `None` when there is no hint or it holds.
+pub fn hint_problem(input_schema: &Value) -> Option<String> {
+    let hint = input_schema.get(PAGINATION_HINT)?;
+    let Some(obj) = hint.as_object() else {
+        return Some(format!("{PAGINATION_HINT} must be an object"));
+    };
+    if obj.get("disabled").and_then(Value::as_bool) == Some(true) {
+        return None;
+    }
+    let mut params = Vec::new();
+    collect(input_schema, false, &mut params);
+    if let Some(body) = input_schema.get("properties").and_then(|p| p.get("body")) {
+        collect(body, true, &mut params);
+    }
+    let known = || {
+        let mut names: Vec<String> = params
+            .iter()
+            .map(|p| {
+                let at = if p.in_body { "body." } else { "" };
+                match &p.api_name {
+                    Some(api) => format!("{at}{} (the API's {at}{api})", p.name),
+                    None => format!("{at}{}", p.name),
+                }
+            })
+            .collect();
+        if names.is_empty() {
+            names.push("none".to_owned());
+        }
+        names.join(", ")
+    };
+    for (key, v) in obj {
+        if key == "disabled" {
+            continue;
+        }
+        if !HINT_ROLES.contains(&key.as_str()) {
+            return Some(format!(
+                "{PAGINATION_HINT}.{key} is not a role: use {} (or \"disabled\": true)",
+                HINT_ROLES.join(", ")
+            ));
+        }
+        if key == "first" {
+            if !v.as_i64().is_some_and(|n| (0..=1).contains(&n)) {
+                return Some(format!(
+                    "{PAGINATION_HINT}.first is the API's first page number: 0 or 1"
+                ));
+            }
+            continue;
+        }
+        let Some(name) = v.as_str() else {
+            return Some(format!(
+                "{PAGINATION_HINT}.{key} must be a parameter name; the parameters are {}",
+                known()
+            ));
+        };
+        let (in_body, bare) = match name.strip_prefix("body.") {
+            Some(n) => (true, n),
+            None => (false, name),
+        };
+        if !params.iter().any(|p| p.named(bare, in_body)) {
+            return Some(format!(
+                "{PAGINATION_HINT}.{key} names '{name}', which is no parameter of this tool; the parameters are {}",
+                known()
+            ));
+        }
+    }
+    let has = |k: &str| obj.contains_key(k);
+    if !has("cursor") && !(has("size") && (has("page") || has("offset"))) {
+        return Some(format!(
+            "{PAGINATION_HINT} must name a cursor, or a size with a page or an offset; the parameters are {}",
+            known()
+        ));
+    }
+    None
 }
 
 fn collect(schema: &Value, in_body: bool, out: &mut Vec<Param>) {
@@ -267,6 +382,11 @@ fn collect(schema: &Value, in_body: bool, out: &mut Vec<Param>) {
         };
         out.push(Param {
             name: name.clone(),
+            api_name: prop
+                .get("x-loopgate-name")
+                .and_then(Value::as_str)
+                .filter(|n| n != name)
+                .map(str::to_owned),
             in_body,
             ty,
             minimum: prop.get("minimum").and_then(Value::as_i64),

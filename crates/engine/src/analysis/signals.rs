@@ -28,6 +28,97 @@ pub struct Signals {
     /// P11: whether this page says it is the first one (Spring's `first`, or the opposite
     /// of a `has_previous`-style flag).
     pub is_first: Option<bool>,
+    /// P12: where the next position (`next_url`, else `next_token`) was read, and so how
+    /// sure the walk is that it is one.
+    pub next_from: Option<Source>,
+}
+
+/// P12: where a piece of paging evidence was found, from the surest to the least sure —
+/// the decision is scored like dlt's paginator detection (a `Link` header or a key the
+/// operation's own response schema names is certain, a key on loopgate's lists likely, a
+/// key recognised only by its shape a guess).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Source {
+    /// A key recognised only by its shape (`next…` holding a string).
+    Shape,
+    /// A key on the lists below (`nextPageToken`, `next_cursor`, `links.next`, …).
+    Listed,
+    /// The key the operation's response schema describes (`x-loopgate-response`).
+    Schema,
+    /// An RFC 8288 `Link` header.
+    Header,
+}
+
+impl Source {
+    /// The score of a decision made on this evidence, out of 100.
+    pub fn score(self) -> u8 {
+        match self {
+            Self::Header | Self::Schema => 100,
+            Self::Listed => 80,
+            Self::Shape => 50,
+        }
+    }
+
+    /// How the verdict says it.
+    pub fn said(self) -> &'static str {
+        match self {
+            Self::Header => "the `Link` header",
+            Self::Schema => "the key the API's response schema describes",
+            Self::Listed => "a key commonly used for it",
+            Self::Shape => "a key recognised only by its name",
+        }
+    }
+}
+
+/// The schema extension the OpenAPI importer writes at the root of an imported tool's
+/// input schema: where the operation's response schema puts the next cursor or link, the
+/// has-more flag and the total, each as a list of keys from the response's root
+/// (`{"next": ["next_page"], "total": ["page", "totalElements"]}`).
+pub const RESPONSE_HINT: &str = "x-loopgate-response";
+
+/// P12: [`RESPONSE_HINT`] read.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ResponseKeys {
+    pub next: Option<Vec<String>>,
+    pub has_more: Option<Vec<String>>,
+    pub total: Option<Vec<String>>,
+    /// The next position is a link (a URL under `next`, or a `Link` header declared on
+    /// the response): the walk needs no paging parameter to follow it.
+    pub next_is_link: bool,
+}
+
+impl ResponseKeys {
+    /// The response keys an input schema carries (none when it has no [`RESPONSE_HINT`]).
+    pub fn of(input_schema: &Value) -> Self {
+        let Some(hint) = input_schema.get(RESPONSE_HINT) else {
+            return Self::default();
+        };
+        let path = |k: &str| {
+            let keys: Vec<String> = hint
+                .get(k)?
+                .as_array()?
+                .iter()
+                .filter_map(|s| s.as_str().map(str::to_owned))
+                .take(8)
+                .collect();
+            (!keys.is_empty()).then_some(keys)
+        };
+        Self {
+            next: path("next"),
+            has_more: path("hasMore"),
+            total: path("total"),
+            next_is_link: hint.get("nextIsLink").and_then(Value::as_bool) == Some(true),
+        }
+    }
+
+    /// Whether the response schema says the API links or hands out its next page.
+    pub fn names_next(&self) -> bool {
+        self.next.is_some()
+    }
+}
+
+fn at_path<'a>(frame: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter().try_fold(frame, |v, k| v.get(k))
 }
 
 impl Signals {
@@ -155,9 +246,24 @@ const URLS: &[&str] = &[
 
 /// Reads signals from a page's frame (the payload without its rows) and headers.
 pub fn read(frame: &Value, headers: &[(String, String)]) -> Signals {
+    read_with(frame, headers, &ResponseKeys::default())
+}
+
+/// P12: [`read`], with the keys the operation's response schema describes read first.
+pub fn read_with(frame: &Value, headers: &[(String, String)], keys: &ResponseKeys) -> Signals {
     let mut found = Found::default();
     if let Value::Object(top) = frame {
         scan(top, 0, &mut found);
+    }
+    // P12: paging metadata as a JSON object in a header (Flask-smorest's `X-Pagination:
+    // {"total": 300, "next_page": 2, …}`), read as the body's metadata is
+    for (_, v) in headers.iter().filter(|(k, v)| {
+        let k = k.to_ascii_lowercase();
+        (k.ends_with("-pagination") || k == "pagination") && v.trim_start().starts_with('{')
+    }) {
+        if let Ok(Value::Object(meta)) = serde_json::from_str::<Value>(v) {
+            scan(&meta, 1, &mut found);
+        }
     }
     let links = || {
         headers
@@ -169,21 +275,113 @@ pub fn read(frame: &Value, headers: &[(String, String)]) -> Signals {
     let first_link = links().find_map(|(_, v)| link_rel(v, "first"));
     let prev_link =
         links().find_map(|(_, v)| link_rel(v, "prev").or_else(|| link_rel(v, "previous")));
-    let pick = |c: &[(usize, String)]| {
-        c.iter()
-            .min_by_key(|(rank, _)| *rank)
-            .map(|(_, s)| s.clone())
+    let pick_ranked = |c: &[(usize, String)]| c.iter().min_by_key(|(rank, _)| *rank).cloned();
+    let mut next_from = None;
+    let mut next_url = match link {
+        Some(l) => {
+            next_from = Some(Source::Header);
+            Some(l)
+        }
+        None => pick_ranked(&found.urls).map(|(rank, u)| {
+            next_from = Some(source_of(rank));
+            u
+        }),
     };
+    let mut next_token = pick_ranked(&found.tokens).map(|(rank, t)| {
+        if next_from.is_none() {
+            next_from = Some(source_of(rank));
+        }
+        t
+    });
+    let mut has_more = found.has_more;
+    let mut total = found.total.or_else(|| header_total(headers));
+    // P12: the keys the response schema describes win over every list
+    if let Some(v) = keys.next.as_deref().and_then(|p| at_path(frame, p)) {
+        let v = v.get("href").unwrap_or(v);
+        match v.as_str().filter(|s| !s.is_empty()) {
+            Some(s) if looks_like_url(s) => {
+                if next_from != Some(Source::Header) {
+                    next_url = Some(s.to_owned());
+                    next_from = Some(Source::Schema);
+                }
+            }
+            Some(s) => {
+                next_token = Some(s.to_owned());
+                if next_url.is_none() {
+                    next_from = Some(Source::Schema);
+                }
+            }
+            // the described key says there is no next page: a same-named list guess is
+            // not one either
+            None if v.is_null() || v.as_str() == Some("") => {
+                if next_from.is_some_and(|f| f < Source::Schema) {
+                    next_url = None;
+                    next_token = None;
+                    next_from = None;
+                }
+            }
+            None => {}
+        }
+    }
+    if let Some(b) = keys
+        .has_more
+        .as_deref()
+        .and_then(|p| at_path(frame, p))
+        .and_then(as_flag)
+    {
+        has_more = Some(b);
+    }
+    if let Some(n) = keys
+        .total
+        .as_deref()
+        .and_then(|p| at_path(frame, p))
+        .and_then(as_count)
+    {
+        total = Some(n);
+    }
     Signals {
-        has_more: found.has_more,
-        next_token: pick(&found.tokens),
-        next_url: link.or_else(|| pick(&found.urls)),
-        total: found.total,
+        has_more,
+        next_token,
+        next_url,
+        total,
         last_url: last_link.or(found.last_url),
         first_url: first_link.or(found.first_url),
         prev_url: prev_link.or(found.prev_url),
         is_first: found.is_first,
+        next_from,
     }
+}
+
+/// Ranks at or past this are keys recognised only by their shape.
+const SHAPE_RANK: usize = 1_000;
+
+fn source_of(rank: usize) -> Source {
+    if rank >= SHAPE_RANK {
+        Source::Shape
+    } else {
+        Source::Listed
+    }
+}
+
+/// P12: a total in the headers — `X-Total-Count` (json-server), `X-Total` (GitLab),
+/// `Content-Range: items 0-24/319` (RFC 9110; `*/319` too, an unknown `/*` is none). A
+/// JSON `X-Pagination` header is read with the body's metadata instead ([`read_with`]).
+pub fn header_total(headers: &[(String, String)]) -> Option<u64> {
+    let get = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.trim())
+    };
+    let number = |v: &str| v.parse::<u64>().ok();
+    get("x-total-count")
+        .and_then(number)
+        .or_else(|| get("x-total").and_then(number))
+        .or_else(|| {
+            let range = get("content-range")?;
+            let (_, total) = range.rsplit_once('/')?;
+            number(total.trim())
+        })
 }
 
 #[derive(Default)]
@@ -259,7 +457,15 @@ fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
         });
         if let Some(rank) = url_rank {
             if let Some(s) = v.as_str().filter(|s| looks_like_url(s)) {
-                f.urls.push((rank + depth * 100, s.to_owned()));
+                let shape = if rank >= URLS.len() { SHAPE_RANK } else { 0 };
+                f.urls.push((rank + depth * 100 + shape, s.to_owned()));
+            }
+        }
+        // P12: a string that is no URL under a next-page key on no list (fastapi-pagination's
+        // `next_page`) is a token, recognised by its shape
+        if !TOKENS.contains(&k) && next_shaped(k) {
+            if let Some(s) = v.as_str().filter(|s| !s.is_empty() && !looks_like_url(s)) {
+                f.tokens.push((SHAPE_RANK + depth * 100, s.to_owned()));
             }
         }
         if depth < 2 && CONTAINERS.contains(&k) {
@@ -270,18 +476,34 @@ fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
     }
 }
 
-/// P8: a non-empty string under the parameter `name` (normalised), at the top level or in
-/// paging metadata — an API handing back the next position under the name it is sent
-/// with.
+/// P12: a key that reads as "the next page's position": `next` followed by a word for a
+/// position (`next_page`, `nextPageKey`, `next_start_id`).
+fn next_shaped(k: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "page", "cursor", "token", "marker", "key", "offset", "start", "id", "continuation",
+    ];
+    k.strip_prefix("next")
+        .is_some_and(|rest| WORDS.iter().any(|w| rest.contains(w)))
+}
+
+/// P8: a non-empty string or a whole number under the parameter `name` (normalised), at
+/// the top level or in paging metadata — an API handing back the next position under the
+/// name it is sent with.
 pub fn echoed(frame: &Value, name: &str) -> Option<String> {
     let want = normalize(name);
     let Value::Object(top) = frame else {
         return None;
     };
+    // a string, or a whole number (Litestar's integer `cursor`: the last id sent)
+    let text = |v: &Value| match v {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) if n.is_u64() || n.is_i64() => Some(n.to_string()),
+        _ => None,
+    };
     let here = |m: &Map<String, Value>| {
         m.iter()
-            .find(|(k, v)| normalize(k) == want && v.as_str().is_some_and(|s| !s.is_empty()))
-            .and_then(|(_, v)| v.as_str().map(str::to_owned))
+            .filter(|(k, _)| normalize(k) == want)
+            .find_map(|(_, v)| text(v))
     };
     here(top).or_else(|| {
         top.iter()

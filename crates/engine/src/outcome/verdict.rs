@@ -2,6 +2,7 @@
 //! not, likely more rows or not, the first bound hit, and a note the model can repeat to
 //! the user (a capped walk is partial; counts over it are not totals).
 
+use crate::analysis::signals::Source;
 use crate::analysis::ToolAnalysis;
 use crate::limits::Limits;
 use crate::outcome::{StopReason, Verdict};
@@ -28,6 +29,8 @@ pub struct Collection {
     pub off_origin_url: Option<String>,
     /// P11: the walk could not establish which page number is the API's first page.
     pub first_page_unknown: bool,
+    /// P12: the least sure evidence a next position the walk followed was read from.
+    pub followed: Option<Source>,
 }
 
 impl Collection {
@@ -45,6 +48,14 @@ impl Collection {
             repeat_of_previous: false,
             off_origin_url: None,
             first_page_unknown: false,
+            followed: None,
+        }
+    }
+
+    /// P12: the walk followed a next position read from `from`.
+    pub fn weakest(&mut self, from: Option<Source>) {
+        if let Some(f) = from {
+            self.followed = Some(self.followed.map_or(f, |g| g.min(f)));
         }
     }
 
@@ -215,6 +226,19 @@ pub fn combine(
     let first_page_unknown = cols.iter().any(|c| c.first_page_unknown);
     if first_page_unknown && ending != Ending::FirstPageUnknown {
         note.push_str(&format!(" {FIRST_PAGE_UNKNOWN}"));
+    }
+    // P12: how sure the walk is of the paging it followed, when it is not certain
+    if let Some(f) = cols
+        .iter()
+        .filter_map(|c| c.followed)
+        .min()
+        .filter(|f| f.score() < 100)
+    {
+        note.push_str(&format!(
+            " The next pages were found through {} (confidence {} of 100).",
+            f.said(),
+            f.score()
+        ));
     }
     if let Some(t) = total.filter(|t| (rows as u64) < *t) {
         note.push_str(&format!(

@@ -55,8 +55,9 @@ fn p5_a_link_walk_of_an_exact_multiple_sends_exactly_pages_many_requests() {
             }
             with_header(json!(rows_of(start, end)), "Link", rels.join(", "))
         });
+        // as GitHub's own description declares them (`page` defaults to 1)
         let s = json!({"type": "object", "properties": {
-            "per_page": {"type": "integer", "maximum": 100}, "page": {"type": "integer"}}});
+            "per_page": {"type": "integer", "maximum": 100}, "page": {"type": "integer", "default": 1}}});
         let o = walk_all(&s, json!({}), &fake, &clock, &Limits::default());
         every_row(&o, rows);
         // one page alone carries no link at all: nothing says it is the last

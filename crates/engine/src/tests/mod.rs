@@ -3,6 +3,7 @@
 mod bounds;
 mod cursor;
 mod dialects;
+mod evidence;
 mod exact;
 mod fanout;
 mod first_page;

@@ -51,7 +51,8 @@ struct Api {
 
 fn schema(style: Style) -> Value {
     let paging = match style {
-        Style::Page => json!({"type": "integer"}),
+        // a 1-based API that says so (P11's check of a silent schema is not P9's topic)
+        Style::Page => json!({"type": "integer", "minimum": 1}),
         Style::Offset => json!({"type": "integer"}),
         Style::Cursor => json!({"type": "string"}),
     };

@@ -7,7 +7,18 @@ use crate::tests::kit::*;
 use crate::*;
 use serde_json::{json, Value};
 
+/// A 1-based page-number tool that says so (`minimum: 1`), as the tests of bounds,
+/// fan-out and resumption assume; what a schema that says nothing costs (P11's request
+/// without the page parameter) is [`silent_page_schema`]'s, tested here and in
+/// `tests::first_page`/`tests::evidence`.
 pub(crate) fn page_schema(max: Option<u64>) -> Value {
+    let mut s = silent_page_schema(max);
+    s["properties"]["page"]["minimum"] = json!(1);
+    s
+}
+
+/// [`page_schema`] without a word on the first page.
+pub(crate) fn silent_page_schema(max: Option<u64>) -> Value {
     let mut size = json!({"type": "integer"});
     if let Some(m) = max {
         size["maximum"] = json!(m);
@@ -106,6 +117,27 @@ fn p2_page_walk_asks_schema_maximum_and_stops_at_short_page() {
     assert!(o.verdict.paging_complete && !o.verdict.likely_more_rows);
     assert_eq!(o.verdict.stopped_by, Some(StopReason::End));
     assert!(o.verdict.note.contains("Every page"), "{}", o.verdict.note);
+    // P11: a schema that says nothing of the first page costs one request, the API's own
+    // first page (no `page`), whose rows page 1 repeats: the same rows, the same verdict
+    let clock = FakeClock::default();
+    let api = page_api(&clock, 250, 1000, |r, _| json!({"data": r}));
+    let o = walk(
+        &silent_page_schema(Some(100)),
+        json!({"_all_pages": true}),
+        &api,
+        &clock,
+        &Limits::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ids(&o), (0..250).collect::<Vec<_>>());
+    let pages: Vec<Value> = api
+        .requests()
+        .iter()
+        .map(|r| r.args.get("page").cloned().unwrap_or(Value::Null))
+        .collect();
+    assert_eq!(pages, [Value::Null, json!(1), json!(2), json!(3)]);
+    assert!(o.verdict.paging_complete && !o.verdict.likely_more_rows);
+    assert_eq!(o.verdict.stopped_by, Some(StopReason::End));
 }
 
 #[test]

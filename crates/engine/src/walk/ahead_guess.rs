@@ -53,7 +53,7 @@ pub(crate) fn later_pages(
         } else {
             0
         }),
-        Style::Single | Style::Cursor(_) => None,
+        Style::Single | Style::Cursor(_) | Style::Link => None,
     });
     let by_evidence = by_total.into_iter().chain(by_last).min()?;
     let count = by_evidence
@@ -70,7 +70,7 @@ pub(crate) fn later_pages(
             Style::Offset(p, at) => {
                 set_arg(&mut next, &p.name, p.in_body, p.number(at + k * step));
             }
-            Style::Single | Style::Cursor(_) => return None,
+            Style::Single | Style::Cursor(_) | Style::Link => return None,
         }
         later.push(next);
     }
@@ -79,7 +79,8 @@ pub(crate) fn later_pages(
 
 /// The page number or offset a last-page link names, in the walk's own units: under the
 /// walk's own query parameter, and for a page number with the page size this walk asks for
-/// (`per_page`: the size parameter and its value), else its pages are not this walk's.
+/// (`per_page`: the size parameter and its value), else its pages are not this walk's;
+/// names as the API spells them (P12).
 /// `None` when it names no such position (or the parameter goes in the body). The link is
 /// only read, never followed.
 pub(crate) fn last_position(
@@ -94,17 +95,21 @@ pub(crate) fn last_position(
     };
     let base = url::Url::parse("https://last.invalid/").ok()?;
     let parsed = base.join(url).ok()?;
-    let query = |name: &str| {
-        parsed
-            .query_pairs()
-            .find(|(k, _)| k == name)
-            .and_then(|(_, v)| v.parse::<u64>().ok())
+    // P12: under the API's own name of the parameter (`_page`), else the tool's
+    let query = |p: &Param| {
+        let at = |name: &str| {
+            parsed
+                .query_pairs()
+                .find(|(k, _)| k == name)
+                .and_then(|(_, v)| v.parse::<u64>().ok())
+        };
+        at(p.wire()).or_else(|| at(&p.name))
     };
     if numbered {
         let (size_param, size) = per_page?;
-        if query(&size_param.name) != Some(size) {
+        if query(size_param) != Some(size) {
             return None;
         }
     }
-    query(&p.name)
+    query(p)
 }

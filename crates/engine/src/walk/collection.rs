@@ -9,7 +9,7 @@
 
 use super::{report, Ctx};
 use crate::analysis::normalize;
-use crate::analysis::signals::{self, Signals};
+use crate::analysis::signals::{self, Signals, Source};
 use crate::document::item::Item;
 use crate::document::{Page, Slot};
 use crate::error::EngineError;
@@ -150,7 +150,7 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         // A response without an item array is a record: its fields are not paging signals
         // (an invoice's `total` is not a row count).
         let sig = if page.slot.is_some() {
-            signals::read(&page.frame, &headers)
+            signals::read_with(&page.frame, &headers, &analysis.response)
         } else {
             Signals::default()
         };
@@ -230,8 +230,13 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             .as_ref()
             .filter(|_| page.slot.is_some())
             .and_then(|c| {
-                signals::echoed(&page.frame, &c.name)
-                    .filter(|t| get_arg(&args, c).and_then(Value::as_str) != Some(t))
+                signals::echoed(&page.frame, c.wire()).filter(|t| {
+                    let sent = get_arg(&args, c).map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    });
+                    sent.as_deref() != Some(t)
+                })
             });
         if n > 0 && walking && !seen_pages.insert(fingerprint) {
             // Some APIs answer every page past the end with the last page again.
@@ -275,6 +280,7 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         // something else says more (a flag, a token, a total not reached)
         let unlinked = linked && sig.next_url.is_none() && !more;
         linked |= sig.next_url.is_some();
+        let link_only = matches!(style, Style::Link);
         match &mut style {
             Style::Single => {
                 // P7: "more rows" only when the API says so; a merely full page leaves
@@ -312,7 +318,9 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 *at += n as u64;
                 set_arg(&mut args, &p.name, p.in_body, p.number(*at));
             }
-            Style::Cursor(p) => {
+            Style::Cursor(_) | Style::Link => {
+                // P12: a walk by next links alone has no cursor parameter
+                let p = analysis.cursor.as_ref().filter(|_| !link_only);
                 // An explicit "no more", or an empty page nobody claims is followed by more,
                 // ends the walk even if a cursor came along (some APIs always send one).
                 if sig.has_more == Some(false) || (n == 0 && sig.has_more != Some(true)) {
@@ -321,7 +329,10 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 }
                 let next = if let Some(url) = &sig.next_url {
                     match ctx.ahead.upstream().follow(url) {
-                        Some(abs) => Some((abs, true)),
+                        Some(abs) => {
+                            col.weakest(sig.next_from);
+                            Some((abs, true))
+                        }
                         None => {
                             col.stop = StopReason::OffOrigin;
                             col.likely_more = true;
@@ -329,13 +340,19 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                             break;
                         }
                     }
-                } else if let Some(t) = &sig.next_token {
+                } else if let (Some(t), Some(_)) = (&sig.next_token, p) {
+                    col.weakest(sig.next_from);
                     Some((t.clone(), false))
                 } else if let Some(t) = echo.clone() {
+                    col.weakest(Some(Source::Listed));
                     Some((t, false))
                 } else if sig.has_more == Some(true)
-                    && LAST_ID_CURSORS.contains(&normalize(&p.name).as_str())
+                    && p.is_some_and(|p| {
+                        LAST_ID_CURSORS.contains(&normalize(p.wire()).as_str())
+                            || LAST_ID_CURSORS.contains(&normalize(&p.name).as_str())
+                    })
                 {
+                    col.weakest(Some(Source::Listed));
                     page_last_id.clone().map(|id| (id, false))
                 } else {
                     None
@@ -354,9 +371,15 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 }
                 if is_url {
                     next_url = Some(next);
-                } else {
+                } else if let Some(p) = p {
                     next_url = None;
-                    set_arg(&mut args, &p.name, p.in_body, Value::String(next));
+                    // a cursor declared numeric (Litestar's) is sent back as a number
+                    let numeric = matches!(p.ty.as_deref(), Some("integer" | "number"));
+                    let value = match next.parse::<u64>() {
+                        Ok(n) if numeric => p.number(n),
+                        _ => Value::String(next),
+                    };
+                    set_arg(&mut args, &p.name, p.in_body, value);
                 }
             }
         }
@@ -389,9 +412,10 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     }
     col.first_page_unknown = from.first_page_unknown || first.unknown(col.stop);
     let unsure = from.first_page_unknown || first.unsure_resumed(col.stop);
-    let at = first
-        .resume_from()
-        .unwrap_or_else(|| position(&style, &next_url, &args));
+    let (at, skip) = match first.resume_from() {
+        Some(at) => (at, first.resume_skip(skip)),
+        None => (position(&style, &next_url, &args), skip),
+    };
     let cut = resume::resumable(col.stop).then_some((at, skip, unsure));
     Ok((col, cut))
 }

@@ -47,11 +47,12 @@
 //! sentence of the note after a bound) and in its resume point, and is never called
 //! complete.
 //!
-//! What this cannot see: a weak guess of 1 (a schema that says nothing) whose first page
-//! is not empty and whose answers say nothing about their position (no links, flags) is
-//! taken as page 1 without a check, because a check would cost a request on every such
-//! walk. With a total announced such a walk ends short, never complete; without one it is
-//! called complete, and a 0-based API's page 0 is missing.
+//! 4. **A schema that says nothing** (a weak guess of 1): the first request leaves the
+//!    page parameter out too. An echo, a next link or a first link settle the base at no
+//!    cost; a short or empty answer is the whole set; else page 1 is asked for and its rows
+//!    compared: the same rows mean base 1 (page 1 dropped, the walk goes on at 2), others
+//!    mean base 0 (page 1 is the second page). A 1-based API pays one request, a 0-based
+//!    one nothing.
 
 use crate::analysis::first_page::{SchemaBase, Strength};
 use crate::analysis::signals::{page_echo, url_number, Signals};
@@ -72,6 +73,12 @@ enum State {
     Weak,
     /// The request without the page parameter was sent.
     Probe,
+    /// The request without the page parameter was sent because the schema says nothing
+    /// of the first page (a weak guess of 1).
+    SilentProbe,
+    /// The first page came without the parameter and named nothing; page 1 is asked for:
+    /// the same rows say base 1, others base 0.
+    SilentCompare,
     /// The first page came without the parameter and named its number: the next page
     /// must echo the number sent.
     EchoCheck,
@@ -124,6 +131,9 @@ pub(crate) struct FirstPage {
     schema: i64,
     /// The fingerprint of the first page merged.
     first_rows: Option<u64>,
+    /// The rows of the first page merged (a walk cut while comparing it resumes after
+    /// them).
+    first_n: usize,
 }
 
 impl FirstPage {
@@ -132,6 +142,8 @@ impl FirstPage {
         let state = match (ours, base.strength) {
             (false, _) => State::Off,
             (true, Strength::Firm) => State::Firm,
+            // P11: a schema that says nothing: the API's own first page is asked for
+            (true, Strength::Weak) if base.page == 1 => State::SilentProbe,
             (true, Strength::Weak) => State::Weak,
             (true, Strength::Conflict) => State::Probe,
         };
@@ -139,6 +151,7 @@ impl FirstPage {
             state,
             schema: base.page,
             first_rows: None,
+            first_n: 0,
         }
     }
 
@@ -148,12 +161,13 @@ impl FirstPage {
             state: State::Off,
             schema: 1,
             first_rows: None,
+            first_n: 0,
         }
     }
 
     /// The first request leaves the page parameter out.
     pub fn probes(&self) -> bool {
-        self.state == State::Probe
+        matches!(self.state, State::Probe | State::SilentProbe)
     }
 
     /// Judges an answer of the walk to page `param` (`Take` for every answer once the
@@ -162,14 +176,16 @@ impl FirstPage {
         let step = self.decide(a, param);
         if matches!(step, Step::Take(_)) && self.first_rows.is_none() {
             self.first_rows = Some(a.fingerprint);
+            self.first_n = a.rows;
         }
         step
     }
 
     fn decide(&mut self, a: &Answer<'_>, param: &Param) -> Step {
+        // P12: links carry the API's own name of the parameter
         let named = |url: &Option<String>| {
             url.as_deref()
-                .and_then(|u| url_number(u, &param.name))
+                .and_then(|u| url_number(u, param.wire()).or_else(|| url_number(u, &param.name)))
                 .filter(|n| *n >= 0)
         };
         let same_rows = a.rows > 0 && self.first_rows == Some(a.fingerprint);
@@ -234,6 +250,40 @@ impl FirstPage {
                         Step::Take(None)
                     }
                 }
+            }
+            State::SilentProbe => {
+                let echo =
+                    page_echo(a.frame, param.wire()).or_else(|| page_echo(a.frame, &param.name));
+                if let Some(e) = echo.filter(|e| *e >= 0) {
+                    self.state = State::EchoCheck;
+                    return Step::Take(Some(e));
+                }
+                if let Some(k) = named(&a.sig.next_url).filter(|k| *k >= 1) {
+                    self.state = State::Settled;
+                    return Step::Take(Some(k - 1));
+                }
+                if let Some(f) = named(&a.sig.first_url) {
+                    self.state = State::Settled;
+                    return Step::Take(Some(f));
+                }
+                if a.rows == 0 {
+                    // the API's first page is empty: so is the set, whatever the base
+                    self.state = State::Settled;
+                    return Step::Take(Some(1));
+                }
+                // taken as page 0 until page 1 is compared with it
+                self.state = State::SilentCompare;
+                Step::Take(Some(0))
+            }
+            State::SilentCompare if same_rows => {
+                // page 1 is the page the API serves first: base 1
+                self.state = State::Settled;
+                Step::Skip(2)
+            }
+            State::SilentCompare => {
+                // page 1 is another page: the first one was page 0
+                self.state = State::Settled;
+                Step::Take(None)
             }
             State::Probe => {
                 if let Some(e) = page_echo(a.frame, &param.name).filter(|e| *e >= 0) {
@@ -308,7 +358,7 @@ impl FirstPage {
                 self.state = State::Firm;
                 Some(1)
             }
-            State::Probe => {
+            State::Probe | State::SilentProbe => {
                 self.state = State::Firm;
                 Some(self.schema)
             }
@@ -332,6 +382,8 @@ impl FirstPage {
             State::Firm
                 | State::Weak
                 | State::Probe
+                | State::SilentProbe
+                | State::SilentCompare
                 | State::Comparing
                 | State::Confirming
                 | State::EmptyOther { .. }
@@ -341,8 +393,13 @@ impl FirstPage {
     /// The walk could not establish its first page: it ended with the base unknown, or
     /// `stop` (anything but the end of the rows) left the checks unfinished.
     pub fn unknown(&self, stop: StopReason) -> bool {
+        // cut while comparing page 1 with the API's own first page: the rows held are that
+        // first page, and a resumed walk compares again
+        let held_first = self.state == State::SilentCompare;
         self.state == State::Unknown
-            || (stop != StopReason::End && (self.settling() || self.state == State::WatchAlias))
+            || (stop != StopReason::End
+                && !held_first
+                && (self.settling() || self.state == State::WatchAlias))
     }
 
     /// Where a walk stopped by a bound during the checks goes on: after the first page
@@ -351,8 +408,19 @@ impl FirstPage {
     pub fn resume_from(&self) -> Option<Position> {
         match self.state {
             State::Confirming => Some(Position::Page(1)),
-            State::EmptyOther { .. } => Some(Position::Start),
+            State::EmptyOther { .. } | State::SilentCompare => Some(Position::Start),
             _ => None,
+        }
+    }
+
+    /// The rows of the first page a walk resumed from the start skips: a walk cut while
+    /// comparing page 1 with the API's own first page asks for that page again (and
+    /// compares again), skipping the rows it kept (`kept`, when a bound cut the page
+    /// itself).
+    pub fn resume_skip(&self, kept: usize) -> usize {
+        match self.state {
+            State::SilentCompare if kept == 0 => self.first_n,
+            _ => kept,
         }
     }
 
@@ -360,7 +428,7 @@ impl FirstPage {
     /// unknown, or the checks of the pages merged were cut (not the check of an empty
     /// first page: the resumed walk starts again, and checks it again).
     pub fn unsure_resumed(&self, stop: StopReason) -> bool {
-        self.unknown(stop) && !matches!(self.state, State::EmptyOther { .. })
+        self.unknown(stop) && !matches!(self.state, State::EmptyOther { .. } | State::SilentCompare)
     }
 }
 
@@ -400,7 +468,7 @@ mod tests {
     #[test]
     fn p11_a_previous_link_on_page_1_goes_back_to_page_0_keeping_page_1() {
         let p = param();
-        let mut f = FirstPage::new(base(1, Strength::Weak), true);
+        let mut f = FirstPage::new(base(1, Strength::Firm), true);
         let sig = Signals {
             prev_url: Some("/x?page=0".into()),
             ..Signals::default()
@@ -469,6 +537,42 @@ mod tests {
             Step::Skip(1)
         );
         assert!(f.unknown(StopReason::End));
+    }
+
+    #[test]
+    fn p11_a_silent_schema_probes_and_compares_page_1_by_its_rows() {
+        let p = param();
+        let none = Signals::default();
+        let frame = json!({});
+        let mut f = FirstPage::new(base(1, Strength::Weak), true);
+        assert!(f.probes(), "the first request leaves the page out");
+        assert_eq!(
+            f.judge(&answer(None, 10, 1, &none, &frame), &p),
+            Step::Take(Some(0))
+        );
+        assert!(!f.unknown(StopReason::Pages), "the rows held are the first page");
+        assert_eq!(f.resume_from(), Some(Position::Start));
+        assert_eq!(f.resume_skip(0), 10, "a resumed walk skips the rows held");
+        assert_eq!(
+            f.judge(&answer(Some(1), 10, 1, &none, &frame), &p),
+            Step::Skip(2),
+            "page 1 repeats the rows: base 1"
+        );
+        let mut f = FirstPage::new(base(1, Strength::Weak), true);
+        f.judge(&answer(None, 10, 1, &none, &frame), &p);
+        assert_eq!(
+            f.judge(&answer(Some(1), 10, 2, &none, &frame), &p),
+            Step::Take(None),
+            "page 1 is another page: base 0"
+        );
+        assert!(!f.settling() && !f.unknown(StopReason::End));
+        // an empty first answer is an empty set
+        let mut f = FirstPage::new(base(1, Strength::Weak), true);
+        assert_eq!(
+            f.judge(&answer(None, 0, 0, &none, &frame), &p),
+            Step::Take(Some(1))
+        );
+        assert!(!f.settling());
     }
 
     #[test]

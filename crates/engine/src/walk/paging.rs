@@ -31,6 +31,9 @@ pub(crate) enum Style {
     Page(Param, i64),
     Offset(Param, u64),
     Cursor(Param),
+    /// P12: no paging parameter, but the API links its next page (its response schema
+    /// says so): the walk follows the links.
+    Link,
 }
 
 /// Where a collection's walk begins: its first request and how it pages.
@@ -97,6 +100,7 @@ pub(crate) fn start<U: Upstream>(
                 Style::Page(p.clone(), n)
             }
             (_, _, _, Some(c)) => Style::Cursor(c.clone()),
+            _ if analysis.link_walkable() => Style::Link,
             _ => Style::Single,
         };
     }
@@ -114,7 +118,7 @@ pub(crate) fn start<U: Upstream>(
         (Style::Cursor(p), Position::Cursor(at)) => {
             set_arg(&mut args, &p.name, p.in_body, at.clone());
         }
-        (Style::Cursor(_), Position::Url(url)) => {
+        (Style::Cursor(_) | Style::Link, Position::Url(url)) => {
             next_url = Some(upstream.follow(url).ok_or_else(stale)?);
         }
         _ => return Err(stale()),
@@ -136,6 +140,10 @@ pub(crate) fn position(
 ) -> Position {
     match style {
         Style::Single => Position::Start,
+        Style::Link => match next_url {
+            Some(url) => Position::Url(url.clone()),
+            None => Position::Start,
+        },
         Style::Page(_, n) => Position::Page(*n),
         Style::Offset(_, at) => Position::Offset(*at),
         Style::Cursor(p) => match (next_url, get_arg(args, p)) {

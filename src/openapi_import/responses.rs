@@ -1,0 +1,290 @@
+//! P12: what an operation's success response says about its paging, kept on the tool as
+//! evidence (`x-loopgate-response` at the root of its input schema, read by the engine's
+//! `analysis::signals::ResponseKeys`). Frameworks describe their pages in their own
+//! documents — fastapi-pagination's `CursorPage.next_page`, DRF's `next`/`count`, Spring's
+//! `page.totalElements`, JSON:API's `links.next`/`meta`, HAL's `_links.next.href` — so the
+//! key that holds the next cursor or link, the has-more flag or the total is read from the
+//! schema instead of guessed from a list. A `Link` header declared on the response is
+//! evidence that the API links its next page.
+//!
+//! Only the first 2xx response with a JSON body is read, its schema's properties to three
+//! levels (through `$ref`, `allOf`, `anyOf`, `oneOf`), at most [`MAX_NODES`] schema nodes:
+//! the evidence is a few keys, never proportional to the document. Nothing found is no
+//! evidence; an unresolvable reference is skipped (the import's own checks report it).
+
+use serde_json::{json, Map, Value};
+
+use super::refs;
+
+/// Schema nodes one operation's response reading may visit.
+const MAX_NODES: usize = 400;
+/// Levels of properties read below the response's root.
+const MAX_DEPTH: usize = 3;
+
+/// Keys (normalised: lower case, letters and digits) of a next-page cursor or link.
+const NEXT: &[&str] = &[
+    "next",
+    "nextpage",
+    "nextcursor",
+    "nextpagetoken",
+    "nexttoken",
+    "nextlink",
+    "nextpageurl",
+    "nextpageuri",
+    "nexturl",
+    "nexturi",
+    "odatanextlink",
+    "nextmarker",
+    "nextkey",
+    "nextpagecursor",
+    "continuationtoken",
+    "endcursor",
+];
+const HAS_MORE: &[&str] = &[
+    "hasmore",
+    "hasnext",
+    "hasnextpage",
+    "hasmoreitems",
+    "hasmorepages",
+    "hasmoreresults",
+    "moreavailable",
+];
+const TOTAL: &[&str] = &[
+    "total",
+    "totalcount",
+    "totalresults",
+    "totalitems",
+    "totalsize",
+    "totalrecords",
+    "totalelements",
+    "totalhits",
+    "totalrows",
+    "odatacount",
+    "count",
+];
+/// Objects whose properties are paging metadata.
+const CONTAINERS: &[&str] = &[
+    "meta",
+    "metadata",
+    "pagination",
+    "paging",
+    "pageinfo",
+    "links",
+    "page",
+    "pager",
+    "cursor",
+    "cursors",
+    "responsemetadata",
+];
+
+fn normalize(key: &str) -> String {
+    key.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// The `x-loopgate-response` value for operation `op`, when its success response says
+/// anything about paging.
+pub(crate) fn evidence(doc: &Value, op: &Map<String, Value>) -> Option<Value> {
+    let response = success(doc, op)?;
+    let link_header = response
+        .get("headers")
+        .and_then(Value::as_object)
+        .is_some_and(|h| h.keys().any(|k| k.eq_ignore_ascii_case("link")));
+    let mut found = Found::default();
+    if let Some(schema) = json_schema(doc, response) {
+        let mut budget = MAX_NODES;
+        read(doc, schema, &mut Vec::new(), &mut found, &mut budget);
+    }
+    let mut out = Map::new();
+    let mut next_is_link = link_header;
+    if let Some((path, link)) = found.next {
+        next_is_link |= link;
+        out.insert("next".into(), json!(path));
+    }
+    if let Some(path) = found.has_more {
+        out.insert("hasMore".into(), json!(path));
+    }
+    if let Some((path, _)) = found.total {
+        out.insert("total".into(), json!(path));
+    }
+    if next_is_link {
+        out.insert("nextIsLink".into(), json!(true));
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// The first 2xx response (`200`, `2XX`, …) in document order.
+fn success<'d>(doc: &'d Value, op: &'d Map<String, Value>) -> Option<&'d Value> {
+    let responses = op.get("responses")?.as_object()?;
+    let (_, r) = responses
+        .iter()
+        .find(|(code, _)| code.starts_with('2'))?;
+    deref(doc, r)
+}
+
+fn json_schema<'d>(doc: &'d Value, response: &'d Value) -> Option<&'d Value> {
+    let content = response.get("content")?.as_object()?;
+    let (_, media) = content.iter().find(|(m, _)| {
+        let m = m.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+        m == "application/json" || m.ends_with("+json") || m == "*/*"
+    })?;
+    deref(doc, media.get("schema")?)
+}
+
+/// A value with its `$ref` chain followed (at most a few hops; a bad one is no evidence).
+fn deref<'d>(doc: &'d Value, mut v: &'d Value) -> Option<&'d Value> {
+    for _ in 0..8 {
+        match refs::ref_of(v) {
+            Some(r) if r.starts_with('#') => v = refs::lookup(doc, r)?,
+            Some(_) => return None,
+            None => return Some(v),
+        }
+    }
+    None
+}
+
+#[derive(Default)]
+struct Found {
+    /// The path of the next cursor or link, and whether it is a link.
+    next: Option<(Vec<String>, bool)>,
+    has_more: Option<Vec<String>>,
+    /// The path of the total, and whether its key is the ambiguous `count`.
+    total: Option<(Vec<String>, bool)>,
+}
+
+/// Reads one object schema's properties at `path` (combinators merged).
+fn read(doc: &Value, schema: &Value, path: &mut Vec<String>, f: &mut Found, budget: &mut usize) {
+    if *budget == 0 {
+        return;
+    }
+    *budget -= 1;
+    for key in ["allOf", "anyOf", "oneOf"] {
+        if let Some(parts) = schema.get(key).and_then(Value::as_array) {
+            for part in parts.iter().take(16) {
+                if let Some(part) = deref(doc, part) {
+                    read(doc, part, path, f, budget);
+                }
+            }
+        }
+    }
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    let in_links = path
+        .last()
+        .is_some_and(|k| matches!(normalize(k).as_str(), "links" | "link"));
+    for (key, prop) in props {
+        let Some(prop) = deref(doc, prop) else {
+            continue;
+        };
+        let k = normalize(key);
+        let types = types_of(doc, prop);
+        let here = |path: &[String]| {
+            let mut p = path.to_vec();
+            p.push(key.clone());
+            p
+        };
+        let scalar_string = types.iter().any(|t| t == "string");
+        if f.next.is_none() && (NEXT.contains(&k.as_str()) || next_shaped(&k)) {
+            if scalar_string {
+                let link = in_links
+                    || is_uri(doc, prop)
+                    || ["url", "uri", "link", "href"].iter().any(|w| k.contains(w));
+                f.next = Some((here(path), link));
+            } else if types.iter().any(|t| t == "object") {
+                // HAL: `_links.next.href`
+                let href = prop
+                    .get("properties")
+                    .and_then(|p| p.get("href"))
+                    .is_some();
+                if href {
+                    let mut p = here(path);
+                    p.push("href".into());
+                    f.next = Some((p, true));
+                }
+            }
+        }
+        if f.has_more.is_none()
+            && HAS_MORE.contains(&k.as_str())
+            && types.iter().any(|t| t == "boolean")
+        {
+            f.has_more = Some(here(path));
+        }
+        // `count` is often the rows of this page: the total only when nothing better
+        let better = match &f.total {
+            None => true,
+            Some((_, was_count)) => *was_count && k != "count",
+        };
+        if better
+            && TOTAL.contains(&k.as_str())
+            && types.iter().any(|t| t == "integer" || t == "number")
+        {
+            f.total = Some((here(path), k == "count"));
+        }
+        let container = CONTAINERS.contains(&k.as_str());
+        if container && path.len() < MAX_DEPTH && types.iter().any(|t| t == "object") {
+            path.push(key.clone());
+            read(doc, prop, path, f, budget);
+            path.pop();
+        }
+    }
+}
+
+/// A key read as "the next page's position": `next` followed by a word for one.
+fn next_shaped(k: &str) -> bool {
+    const WORDS: &[&str] = &["page", "cursor", "token", "marker", "key", "offset", "start"];
+    k.strip_prefix("next")
+        .is_some_and(|rest| WORDS.iter().any(|w| rest.contains(w)))
+}
+
+/// The types a schema admits: `type` (a string or a list), else those of its
+/// `anyOf`/`oneOf` branches (3.1's `anyOf: [{type: string}, {type: null}]`), else
+/// `object` when it has properties.
+fn types_of(doc: &Value, schema: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    match schema.get("type") {
+        Some(Value::String(t)) => out.push(t.clone()),
+        Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(|t| t.as_str().map(str::to_owned))),
+        _ => {}
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(parts) = schema.get(key).and_then(Value::as_array) {
+            for part in parts.iter().take(8) {
+                if let Some(part) = deref(doc, part) {
+                    if let Some(t) = part.get("type").and_then(Value::as_str) {
+                        out.push(t.to_owned());
+                    } else if part.get("properties").is_some() {
+                        out.push("object".into());
+                    }
+                }
+            }
+        }
+    }
+    if out.is_empty() && schema.get("properties").is_some() {
+        out.push("object".into());
+    }
+    out
+}
+
+/// A string declared as a URI (`format: uri`, `uri-reference`, `url`), here or in an
+/// `anyOf` branch.
+fn is_uri(doc: &Value, schema: &Value) -> bool {
+    let own = schema
+        .get("format")
+        .and_then(Value::as_str)
+        .is_some_and(|f| matches!(f, "uri" | "url" | "uri-reference" | "iri"));
+    own || ["anyOf", "oneOf"].iter().any(|k| {
+        schema
+            .get(*k)
+            .and_then(Value::as_array)
+            .is_some_and(|parts| {
+                parts
+                    .iter()
+                    .take(8)
+                    .filter_map(|p| deref(doc, p))
+                    .any(|p| is_uri(doc, p))
+            })
+    })
+}
