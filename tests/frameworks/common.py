@@ -7,7 +7,10 @@ table, `items`, with one row set per name (ids unique across sets, in set order)
 its list endpoints through the framework's own paginator and the framework's own
 generated OpenAPI document, and answers the undocumented `GET /_truth/{dataset}` with
 the set's rows read straight from SQLite (never through the framework), in id order.
-It exits when its standard input closes, so a test binary that dies leaves no server.
+Every request is recorded (path and query string) and `GET /_requests` answers them,
+by path, so a test can say which requests a walk sent; both `/_` routes stay outside
+the document. It exits when its standard input closes, so a test binary that dies
+leaves no server.
 """
 
 import argparse
@@ -78,6 +81,55 @@ def truth_json(db, dataset):
     return json.dumps(truth(db, dataset))
 
 
+REQUESTS = {}
+REQUESTS_LOCK = threading.Lock()
+
+
+def record(path, query):
+    with REQUESTS_LOCK:
+        REQUESTS.setdefault(path, []).append(query)
+
+
+def requests_json():
+    with REQUESTS_LOCK:
+        return json.dumps(REQUESTS).encode()
+
+
+def recording_asgi(app):
+    """`app` with every request recorded, and `GET /_requests` answered."""
+
+    async def wrapped(scope, receive, send):
+        if scope["type"] == "http":
+            if scope["path"] == "/_requests":
+                body = requests_json()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 200,
+                        "headers": [(b"content-type", b"application/json")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+            record(scope["path"], scope["query_string"].decode("latin-1"))
+        await app(scope, receive, send)
+
+    return wrapped
+
+
+def recording_wsgi(app):
+    """The WSGI twin of `recording_asgi`."""
+
+    def wrapped(environ, start_response):
+        if environ.get("PATH_INFO") == "/_requests":
+            start_response("200 OK", [("Content-Type", "application/json")])
+            return [requests_json()]
+        record(environ.get("PATH_INFO", ""), environ.get("QUERY_STRING", ""))
+        return app(environ, start_response)
+
+    return wrapped
+
+
 def exit_with_parent():
     """Ends the process when standard input closes (the test that started it is gone)."""
 
@@ -104,5 +156,5 @@ def serve_asgi(app, port):
     import uvicorn
 
     uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+        uvicorn.Config(recording_asgi(app), host="127.0.0.1", port=port, log_level="warning", access_log=False)
     ).run()

@@ -81,4 +81,5 @@ if __name__ == "__main__":
     import logging
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    app.wsgi_app = common.recording_wsgi(app.wsgi_app)
     make_server("127.0.0.1", args.port, app, threaded=True).serve_forever()
