@@ -204,6 +204,29 @@ fn first_difference(got: &[Value], want: &[Value]) -> String {
     }
 }
 
+/// P7: one call without `_all_pages` on the three-page set may not look like all of it:
+/// its result says more rows are likely. `None` when it does.
+async fn single_page_says_more(im: &Imported, tool: &str) -> Option<String> {
+    let r = im
+        .call(
+            "single",
+            tool,
+            json!({"dataset": "pages", "_fields": ["id"]}),
+        )
+        .await;
+    if r.status != 200 {
+        return Some(format!("single page of pages: {} {}", r.status, r.text));
+    }
+    let res = &r.body["result"];
+    let shown = res["_itemCount"].as_u64().unwrap_or(0);
+    (res["_likelyMoreRows"] != json!(true) && shown < 3 * PAGE as u64).then(|| {
+        format!(
+            "single page of pages (300 rows): SILENT — one call without `_all_pages` showed {shown} rows and did not say more are likely (P7): {}",
+            verdict_line(res)
+        )
+    })
+}
+
 /// Walks every set of [`SETS`] through the imported tool `tool` of `fw` and compares each
 /// with the database; fails listing every set that went wrong or did not finish.
 pub async fn check(fw: &'static Framework, tool: &str) {
@@ -243,6 +266,13 @@ pub async fn check(fw: &'static Framework, tool: &str) {
             }
         };
         let exact = w.rows == want;
+        eprintln!(
+            "{} {tool} {set}: {} of {n} rows, exact {exact}, complete {}, {} call(s), {sent}",
+            fw.dir,
+            w.rows.len(),
+            w.complete,
+            w.calls.len()
+        );
         let calls = format!("{}; {sent}", w.calls.join(" | "));
         let mut seen = std::collections::HashSet::new();
         if let Some(again) = requests.iter().find(|q| !seen.insert(q.as_str())) {
@@ -268,6 +298,9 @@ pub async fn check(fw: &'static Framework, tool: &str) {
                 "{set} ({n} rows): one call walked more than 20 pages (P3): {calls}"
             ));
         }
+    }
+    if let Some(f) = single_page_says_more(&im, tool).await {
+        failures.push(f);
     }
     assert!(
         failures.is_empty(),
