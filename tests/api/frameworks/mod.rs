@@ -1,4 +1,5 @@
 //! Real frameworks as the oracle (G7, P1–P12): list endpoints built on django-ninja,
+//! Django REST framework,
 //! Litestar, Flask-smorest and fastapi-pagination (`tests/frameworks/`, installed pinned
 //! from PyPI by `scripts/setup-frameworks`), each paginated by the framework's own
 //! paginator and imported through the framework's own generated OpenAPI document,
@@ -10,6 +11,7 @@
 //! every set to every test of this binary.
 
 mod django_ninja;
+mod django_rest_framework;
 mod fastapi_pagination;
 mod flask_smorest;
 mod litestar;
