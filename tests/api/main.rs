@@ -7,6 +7,7 @@
 mod cache;
 mod cost;
 mod faults;
+mod frameworks;
 mod mcp;
 mod runtime;
 mod security;

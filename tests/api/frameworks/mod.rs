@@ -1,0 +1,19 @@
+//! Real frameworks as the oracle (G7, P1–P12): list endpoints built on django-ninja,
+//! Django REST framework,
+//! Litestar, Flask-smorest and fastapi-pagination (`tests/frameworks/`, installed pinned
+//! from PyPI by `scripts/setup-frameworks`), each paginated by the framework's own
+//! paginator and imported through the framework's own generated OpenAPI document,
+//! unmodified. Every paginator is walked at 0, 1, a page, three pages, three pages and
+//! one row, and a set that needs `_continue`, and the rows are compared one by one with
+//! the framework's SQLite database (read through a route its document does not list).
+//! A "complete" verdict must be exact; a walk that ends partial fails too, since every
+//! set is within what a walk and its resumptions fetch. One server per framework serves
+//! every set to every test of this binary.
+
+mod django_ninja;
+mod django_rest_framework;
+mod fastapi_pagination;
+mod flask_smorest;
+mod litestar;
+pub mod oracle;
+pub mod server;
