@@ -30,7 +30,7 @@ LAYERS = [
     ["config"],
     ["results"],
     ["walk"],
-    ["discovery"],
+    ["discovery", "embedding"],
     ["call"],
     ["workflow", "mcp", "openapi_import", "studio"],
     ["api"],

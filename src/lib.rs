@@ -23,6 +23,7 @@ pub mod walk;
 
 pub mod call;
 pub mod discovery;
+pub mod embedding;
 
 pub mod mcp;
 pub mod openapi_import;

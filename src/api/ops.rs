@@ -37,6 +37,11 @@ fn degradations(state: &AppState) -> Vec<String> {
             state.quota.replicas()
         ));
     }
+    if let Some(why) = state.runtime.semantic_unavailable() {
+        notes.push(format!(
+            "search: lexical only (BM25F), not by meaning: the embedding model is not loaded ({why})"
+        ));
+    }
     notes
 }
 
@@ -156,6 +161,12 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         } else {
             0.0
         },
+    });
+    gauges.push(Gauge {
+        name: "loopgate_search_semantic",
+        help: "1 when tool search ranks by meaning as well as words (the embedding model is loaded), 0 when lexical only.",
+        labels: &[],
+        value: if state.runtime.semantic_unavailable().is_none() { 1.0 } else { 0.0 },
     });
     let cpu = state.runtime.walker().cpu().stats();
     gauges.push(Gauge {

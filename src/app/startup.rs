@@ -144,7 +144,9 @@ impl Application {
             pool: pool.clone(),
             cipher: cipher.clone(),
             direct_tool_budget: settings.direct_tool_budget as usize,
-            search_indexes: Default::default(),
+            search_indexes: crate::call::offered_tools::IndexCache::new(
+                crate::call::tool_vectors::Semantic::from_setting(&settings.embedding_model_dir),
+            ),
             public_url: settings
                 .public_url
                 .clone()

@@ -18,9 +18,12 @@ pub mod offered_tools;
 pub mod present_result;
 pub mod refresh_gates;
 pub mod retrieval_tools;
+#[cfg(test)]
+mod search_quality_tests;
 pub mod steps;
 pub mod threads;
 pub mod tool_call;
+pub mod tool_vectors;
 pub mod ui_stream;
 pub mod workflow_tool;
 

@@ -14,7 +14,13 @@ use crate::call::{AgentView, BoundTool, Runtime, RuntimeError, ThreadKey};
 use crate::discovery::meta::{
     LOAD_MAX, LOAD_TOOL, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_TOOLS,
 };
-use crate::discovery::{self, Candidate, Place, SearchIndex, ToolText};
+use crate::call::tool_vectors::{Semantic, VectorKey};
+use crate::discovery::hybrid::tool_text;
+use crate::discovery::{self, Candidate, DenseIndex, HybridIndex, Place, SearchIndex, ToolText};
+use crate::embedding::DIM;
+use crate::store::tools::Tool;
+use crate::store::OrgId;
+use crate::telemetry::metrics::Metrics;
 use crate::store::loaded_tools;
 use crate::store::tools::ToolKind;
 use loopgate_engine::EngineError;
@@ -56,9 +62,26 @@ impl Offer {
     }
 }
 
-/// Search indexes of agents' pools, by agent, with a fingerprint of the pooled tools.
+/// Search indexes of agents' pools, by agent, with a fingerprint of the pooled tools,
+/// and the model that embeds tools and queries (D5).
 #[derive(Default)]
-pub struct IndexCache(Mutex<HashMap<String, (u64, Arc<SearchIndex>)>>);
+pub struct IndexCache {
+    indexes: Mutex<HashMap<String, (u64, Arc<HybridIndex>)>>,
+    semantic: Arc<Semantic>,
+}
+
+impl IndexCache {
+    pub fn new(semantic: Semantic) -> Self {
+        Self {
+            indexes: Mutex::default(),
+            semantic: Arc::new(semantic),
+        }
+    }
+
+    pub fn semantic(&self) -> &Semantic {
+        &self.semantic
+    }
+}
 
 const INDEX_CACHE_MAX: usize = 1000;
 
@@ -108,32 +131,46 @@ impl Runtime {
         Ok(Offer { place, loaded })
     }
 
-    fn pool_index(&self, agent: &AgentView, pooled: &[&BoundTool]) -> Arc<SearchIndex> {
+    /// The pool's index: built once per agent and pool version (and model) on the
+    /// blocking pool, then shared by every call until the pooled tools change.
+    async fn pool_index(
+        &self,
+        agent: &AgentView,
+        org: &OrgId,
+        pooled: &[&BoundTool],
+    ) -> Arc<HybridIndex> {
+        let semantic = self.search_indexes.semantic.clone();
         let mut h = DefaultHasher::new();
         for b in pooled {
             (&b.tool.id, &b.tool.updated_at, toolkit_of(b)).hash(&mut h);
         }
+        semantic.embedder().is_some().hash(&mut h);
         let fp = h.finish();
-        let mut cache = self
-            .search_indexes
-            .0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        if let Some((f, idx)) = cache.get(&agent.id) {
-            if *f == fp {
-                return idx.clone();
+        {
+            let cache = self
+                .search_indexes
+                .indexes
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if let Some((f, idx)) = cache.get(&agent.id) {
+                if *f == fp {
+                    return idx.clone();
+                }
             }
         }
-        let texts: Vec<ToolText<'_>> = pooled
+        let tools: Vec<(Arc<Tool>, String)> = pooled
             .iter()
-            .map(|b| ToolText {
-                name: &b.tool.name,
-                description: &b.tool.description,
-                toolkit: toolkit_of(b).unwrap_or(""),
-                input_schema: &b.tool.input_schema.0,
-            })
+            .map(|b| (b.tool.clone(), toolkit_of(b).unwrap_or("").to_owned()))
             .collect();
-        let idx = Arc::new(SearchIndex::build(&texts));
+        let org_s = org.to_string();
+        let metrics = self.metrics().clone();
+        let job = move || build_index(&tools, &org_s, &semantic, &metrics);
+        let idx = Arc::new(self.walker.cpu().run(org, usize::MAX, job).await);
+        let mut cache = self
+            .search_indexes
+            .indexes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if cache.len() >= INDEX_CACHE_MAX {
             cache.clear();
         }
@@ -141,11 +178,37 @@ impl Runtime {
         idx
     }
 
+    /// Why tool search is lexical only (`/readyz`, the `loopgate_search_semantic` gauge);
+    /// `None` when it also ranks by meaning.
+    pub fn semantic_unavailable(&self) -> Option<&str> {
+        self.search_indexes.semantic.unavailable()
+    }
+
+    /// The query's vector, computed on the blocking pool; `None` without the model (or
+    /// when embedding failed, logged: the search is then lexical, never a failed call).
+    async fn query_vector(&self, org: &OrgId, query: &str) -> Option<Vec<f32>> {
+        let embedder = self.search_indexes.semantic.embedder()?.clone();
+        let q = query.to_owned();
+        let out = self
+            .walker
+            .cpu()
+            .run(org, usize::MAX, move || embedder.embed_one(&q))
+            .await;
+        match out {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::warn!(error = %e, "query not embedded: this search is lexical only");
+                None
+            }
+        }
+    }
+
     /// `search_tools {query, limit?}` → `{tools: [{name, description, toolkit}]}` over the
     /// pooled tools not loaded yet, best first.
-    pub(crate) fn search_tools(
+    pub(crate) async fn search_tools(
         &self,
         agent: &AgentView,
+        thread: &ThreadKey,
         offer: &Offer,
         args: &Value,
     ) -> Result<Value, RuntimeError> {
@@ -179,9 +242,18 @@ impl Runtime {
             .pooled(agent)
             .filter(|b| !offer.loaded.contains(&b.tool.name))
             .collect();
-        let index = self.pool_index(agent, &pooled);
+        if pooled.is_empty() {
+            return Ok(json!({ "tools": [] }));
+        }
+        let index = self.pool_index(agent, &thread.org, &pooled).await;
+        let qv = match index.dense.is_some() {
+            true => self.query_vector(&thread.org, query).await,
+            false => None,
+        };
+        let mode = if qv.is_some() { "hybrid" } else { "lexical" };
+        self.metrics().search_queries.inc(&[("mode", mode)]);
         let tools: Vec<Value> = index
-            .search(query, limit)
+            .search(query, qv.as_deref(), limit)
             .into_iter()
             .map(|i| {
                 let b = pooled[i];
@@ -239,6 +311,50 @@ impl Runtime {
         loaded_tools::add(&self.pool, &thread.org, &thread.thread_id, &names).await?;
         Ok(json!({ "loaded": names }))
     }
+}
+
+/// BM25F over the pooled tools and, with the model, their vectors (kept per tool
+/// version, computed for the new ones): CPU work, run on the blocking pool.
+fn build_index(
+    tools: &[(Arc<Tool>, String)],
+    org: &str,
+    semantic: &Semantic,
+    metrics: &Metrics,
+) -> HybridIndex {
+    let texts: Vec<ToolText<'_>> = tools
+        .iter()
+        .map(|(t, kit)| ToolText {
+            name: &t.name,
+            description: &t.description,
+            toolkit: kit,
+            input_schema: &t.input_schema.0,
+        })
+        .collect();
+    let lexical = SearchIndex::build(&texts);
+    let dense = semantic.embedder().and_then(|_| {
+        let keyed: Vec<(VectorKey, String)> = tools
+            .iter()
+            .zip(&texts)
+            .map(|((t, _), text)| {
+                let doc = tool_text(text);
+                (VectorKey::new(org, &t.id, t.updated_at, &doc), doc)
+            })
+            .collect();
+        let mut computed = 0;
+        let out = semantic.vectors(&keyed, &mut computed);
+        Metrics::add(&metrics.tool_vectors_computed, computed);
+        match out {
+            Ok(vs) => {
+                let rows: Vec<&[f32]> = vs.iter().map(|v| &v[..]).collect();
+                Some(DenseIndex::new(DIM, &rows))
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "tool vectors not computed: this pool is searched lexically");
+                None
+            }
+        }
+    });
+    HybridIndex { lexical, dense }
 }
 
 /// An unknown tool name, with the agent's closest tool names (D1).

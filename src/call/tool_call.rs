@@ -251,7 +251,7 @@ impl Runtime {
             }
             let Some(i) = index else {
                 let out = match name {
-                    SEARCH_TOOLS => self.search_tools(&agent, &offer, args),
+                    SEARCH_TOOLS => self.search_tools(&agent, &start.thread, &offer, args).await,
                     LIST_CONNECTIONS => self.list_connections(caller, &agent).await,
                     CONNECT_TOOLKIT => self.connect_toolkit(caller, &agent, args).await,
                     _ => self.load_tool(&agent, &start.thread, args).await,

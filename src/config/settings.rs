@@ -150,6 +150,12 @@ pub struct Settings {
     /// it again, whatever the org's config epoch says: the bound on how long a write made
     /// outside the API (an operator's SQL) goes unseen (0: off, every call reads the agent).
     pub agent_memory_seconds: u64,
+
+    // --- tool search (D5), see `crate::embedding` ---
+    /// The sentence-embedding model's directory (`scripts/setup-model` fills it): search
+    /// ranks by meaning as well as by words. Missing or empty: lexical search only, said
+    /// in the log, the `loopgate_search_semantic` gauge and `/readyz`.
+    pub embedding_model_dir: String,
 }
 
 /// `redis_timeout_ms`: 10 ms to 60 s.
@@ -205,6 +211,7 @@ struct Defaults {
     cache_memory_bytes: usize,
     cache_max_entry_bytes: usize,
     agent_memory_seconds: u64,
+    embedding_model_dir: &'static str,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -236,6 +243,7 @@ const DEFAULTS: Defaults = Defaults {
     cache_memory_bytes: 64 * 1024 * 1024,
     cache_max_entry_bytes: 8 * 1024 * 1024,
     agent_memory_seconds: 5,
+    embedding_model_dir: ".data/models/all-MiniLM-L6-v2",
 };
 
 /// Every default: the service's, then the engine's bounds ([`crate::config::bounds`]).
@@ -258,6 +266,7 @@ const TEXT: &[&str] = &[
     "token_issuer",
     "token_audience",
     "trusted_proxies",
+    "embedding_model_dir",
 ];
 
 /// Merges each `TEXT` setting found in the environment as a string: `LOOPGATE_<NAME>`,

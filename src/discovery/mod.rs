@@ -4,6 +4,7 @@
 //! both ([`meta`]). No HTTP, database or runtime types: the runtime feeds it bindings
 //! and thread state and maps its answers.
 
+pub mod hybrid;
 pub mod meta;
 pub mod placement;
 pub mod search;
@@ -13,6 +14,7 @@ pub mod text;
 mod quality_tests;
 
 pub use placement::{place, Candidate, Place, DEFAULT_BUDGET};
+pub use hybrid::{DenseIndex, HybridIndex};
 pub use search::{short_description, SearchIndex, ToolText};
 
 /// Known tool names closest to `name` (edit distance over lower-cased names, then

@@ -148,6 +148,10 @@ pub struct Metrics {
     pub retention_pruned: Family,
     /// `mode` = inline | pool: jobs proportional to a payload's size (`walk::cpu_jobs`).
     pub cpu_jobs: Family,
+    /// `mode` = hybrid | lexical: `search_tools` queries by how they were ranked (D5).
+    pub search_queries: Family,
+    /// Tool vectors computed by the embedding model (once per tool version, D5).
+    pub tool_vectors_computed: AtomicU64,
     /// The dataset cache's memory in this replica (`results::cache_memory`).
     pub cache_memory: CacheMemoryCounters,
     upstream_latency: Histograms,
@@ -259,7 +263,7 @@ impl Metrics {
             );
         }
         let secs = |us: u64| us as f64 / 1e6;
-        let counters: [(&str, &str, f64); 19] = [
+        let counters: [(&str, &str, f64); 20] = [
             ("loopgate_http_duration_seconds_sum", "Total time spent answering HTTP requests.", secs(g(&self.http_duration_us_sum))),
             ("loopgate_upstream_requests_total", "Requests sent to upstream APIs.", g(&self.upstream_requests) as f64),
             ("loopgate_upstream_failures_total", "Upstream requests that failed.", g(&self.upstream_failures) as f64),
@@ -278,6 +282,7 @@ impl Metrics {
             ("loopgate_quota_fallbacks_total", "Quota decisions made per process because Redis was unreachable (limits divided by the replica count).", g(&self.quota_fallbacks) as f64),
             ("loopgate_result_store_fallbacks_total", "Stored-result, thread-mark and dataset-cache operations kept in process because Redis was unreachable.", g(&self.kv_fallbacks) as f64),
             ("loopgate_agent_memory_hits_total", "Tool calls, steps and workflow runs that took their agent (and thread) from this replica's memory, reading no agent statement.", g(&self.agent_memory_hits) as f64),
+            ("loopgate_tool_vectors_computed_total", "Tool vectors computed by the embedding model for search (D5; once per tool version and replica).", g(&self.tool_vectors_computed) as f64),
             ("loopgate_agent_loads_total", "Agent statements run (an agent not remembered, or remembered at an older config epoch or past agent_memory_seconds).", g(&self.agent_loads) as f64),
         ];
         for (name, help, v) in counters {
@@ -315,6 +320,11 @@ impl Metrics {
                 "loopgate_cpu_jobs_total",
                 "Jobs proportional to a payload's size, run in place (small) or on the blocking pool.",
                 &self.cpu_jobs,
+            ),
+            (
+                "loopgate_search_queries_total",
+                "search_tools queries by ranking: hybrid (words and meaning) or lexical (no embedding model).",
+                &self.search_queries,
             ),
         ];
         for (name, help, family) in families {

@@ -1,0 +1,169 @@
+//! Sentence embeddings in process, on CPU (D5): all-MiniLM-L6-v2 run by
+//! [`bert`] on `candle`, its `tokenizer.json` read by the `tokenizers` crate. The model
+//! directory (setting `embedding_model_dir`, filled by `scripts/setup-model`) holds
+//! `config.json`, `tokenizer.json` and `model.safetensors`; the weights are checked
+//! against their pinned SHA-256 before use, so a replica never searches with other
+//! vectors than the ones its tools were embedded with ([`MODEL_ID`] names both).
+//!
+//! A query costs one [`Embedder::embed_one`] (a few milliseconds for a short request);
+//! tools are embedded in batches by [`Embedder::embed`], once per tool version
+//! (`call::tool_vectors`). Both are CPU work: callers run them off the async workers.
+
+pub mod bert;
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use candle_core::{DType, Device};
+use candle_nn::VarBuilder;
+use sha2::{Digest, Sha256};
+use tokenizers::{Tokenizer, TruncationParams};
+
+use bert::{Bert, BertConfig};
+
+/// The model and weights a vector was made with; kept beside every stored vector.
+pub const MODEL_ID: &str = "all-MiniLM-L6-v2@53aa5117";
+/// SHA-256 of `model.safetensors` and `tokenizer.json` as `scripts/setup-model` pins them.
+pub const WEIGHTS_SHA256: &str = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db";
+pub const TOKENIZER_SHA256: &str =
+    "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037";
+/// Width of a vector.
+pub const DIM: usize = 384;
+/// Tokens kept of a text (the model was trained on 128-token inputs); the rest is cut.
+pub const MAX_TOKENS: usize = 128;
+/// Texts run through the model together.
+const BATCH: usize = 32;
+
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("embedding model not found: {0}")]
+    Missing(String),
+    #[error("embedding model could not be loaded: {0}")]
+    Load(String),
+    #[error("embedding failed: {0}")]
+    Run(String),
+}
+
+fn load_err(e: impl std::fmt::Display) -> EmbedError {
+    EmbedError::Load(e.to_string())
+}
+
+fn run_err(e: impl std::fmt::Display) -> EmbedError {
+    EmbedError::Run(e.to_string())
+}
+
+pub struct Embedder {
+    bert: Bert,
+    tokenizer: Tokenizer,
+}
+
+fn file(dir: &Path, name: &str) -> Result<PathBuf, EmbedError> {
+    let p = dir.join(name);
+    if p.is_file() {
+        Ok(p)
+    } else {
+        Err(EmbedError::Missing(format!("{} (run scripts/setup-model)", p.display())))
+    }
+}
+
+fn sha256_of(path: &Path) -> Result<String, EmbedError> {
+    let mut f = std::fs::File::open(path).map_err(load_err)?;
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = f.read(&mut buf).map_err(load_err)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+fn check_sha(path: &Path, want: &str) -> Result<(), EmbedError> {
+    let got = sha256_of(path)?;
+    if got == want {
+        Ok(())
+    } else {
+        Err(EmbedError::Load(format!(
+            "{} has SHA-256 {got}, expected {want} (run scripts/setup-model)",
+            path.display()
+        )))
+    }
+}
+
+impl Embedder {
+    /// Loads the model from `dir`, checking the pinned hashes first.
+    pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        let weights = file(dir, "model.safetensors")?;
+        let tok = file(dir, "tokenizer.json")?;
+        let cfg = file(dir, "config.json")?;
+        check_sha(&weights, WEIGHTS_SHA256)?;
+        check_sha(&tok, TOKENIZER_SHA256)?;
+        let cfg: BertConfig =
+            serde_json::from_slice(&std::fs::read(cfg).map_err(load_err)?).map_err(load_err)?;
+        let bytes = std::fs::read(&weights).map_err(load_err)?;
+        let vb = VarBuilder::from_buffered_safetensors(bytes, DType::F32, &Device::Cpu)
+            .map_err(load_err)?;
+        let bert = Bert::load(vb, &cfg).map_err(load_err)?;
+        let mut tokenizer = Tokenizer::from_file(&tok).map_err(load_err)?;
+        tokenizer.with_padding(None);
+        tokenizer
+            .with_truncation(Some(TruncationParams {
+                max_length: MAX_TOKENS.min(bert.max_positions),
+                ..Default::default()
+            }))
+            .map_err(load_err)?;
+        Ok(Self { bert, tokenizer })
+    }
+
+    fn ids(&self, text: &str) -> Result<Vec<u32>, EmbedError> {
+        let enc = self.tokenizer.encode(text, true).map_err(run_err)?;
+        Ok(enc.get_ids().to_vec())
+    }
+
+    /// One text's vector (unit length, [`DIM`] wide).
+    pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let ids = self.ids(text)?;
+        let mut out = self.bert.embed(&[ids]).map_err(run_err)?;
+        out.pop()
+            .ok_or_else(|| EmbedError::Run("no vector returned".into()))
+    }
+
+    /// Vectors of many texts, in order; texts of similar length run together.
+    pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        let ids: Vec<Vec<u32>> = texts
+            .iter()
+            .map(|t| self.ids(t))
+            .collect::<Result<_, _>>()?;
+        let mut order: Vec<usize> = (0..ids.len()).collect();
+        order.sort_by_key(|&i| ids[i].len());
+        let mut out: Vec<Vec<f32>> = vec![Vec::new(); ids.len()];
+        for chunk in order.chunks(BATCH) {
+            let batch: Vec<Vec<u32>> = chunk.iter().map(|&i| ids[i].clone()).collect();
+            let vecs = self.bert.embed(&batch).map_err(run_err)?;
+            for (&i, v) in chunk.iter().zip(vecs) {
+                out[i] = v;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// The model of `dir`, loaded once per process and directory and shared (every
+/// `Runtime` of a process, the tests' many apps included, uses one copy of the weights);
+/// a failure is kept too, so a missing model is looked for once.
+pub fn shared(dir: &Path) -> Result<std::sync::Arc<Embedder>, String> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Loaded = Result<Arc<Embedder>, String>;
+    static MODELS: OnceLock<Mutex<HashMap<PathBuf, Loaded>>> = OnceLock::new();
+    let mut models = MODELS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    models
+        .entry(dir.to_path_buf())
+        .or_insert_with(|| Embedder::load(dir).map(Arc::new).map_err(|e| e.to_string()))
+        .clone()
+}
