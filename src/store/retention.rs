@@ -33,6 +33,8 @@ pub enum Table {
     ToolCallBodies,
     /// Workflow runs, by `created_at` (their start).
     WorkflowRuns,
+    /// Webhook deliveries (their attempts go with them), by `created_at`, with the runs' age.
+    WebhookDeliveries,
     /// Threads idle since `last_used_at`; their tool calls and tool-load state go with
     /// them (ON DELETE CASCADE).
     Threads,
@@ -44,9 +46,10 @@ pub enum Table {
 
 impl Table {
     /// In pruning order: calls before the threads that hold them, bodies after both.
-    pub const ALL: [Table; 6] = [
+    pub const ALL: [Table; 7] = [
         Table::ToolCalls,
         Table::WorkflowRuns,
+        Table::WebhookDeliveries,
         Table::Threads,
         Table::ToolCallBodies,
         Table::ConnectLinks,
@@ -59,6 +62,7 @@ impl Table {
             Table::ToolCalls => "tool_calls",
             Table::ToolCallBodies => "tool_call_bodies",
             Table::WorkflowRuns => "workflow_runs",
+            Table::WebhookDeliveries => "webhook_deliveries",
             Table::Threads => "threads",
             Table::ConnectLinks => "connect_links",
             Table::TokenRevocations => "runtime_token_revocations",
@@ -94,6 +98,13 @@ pub async fn delete_batch(
         ),
         Table::WorkflowRuns => sqlx::query!(
             "DELETE FROM workflow_runs WHERE id IN (SELECT id FROM workflow_runs \
+             WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
+             AND created_at < now() - $1 * interval '1 second'",
+            age_seconds,
+            limit,
+        ),
+        Table::WebhookDeliveries => sqlx::query!(
+            "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries \
              WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
              AND created_at < now() - $1 * interval '1 second'",
             age_seconds,

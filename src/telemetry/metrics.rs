@@ -146,6 +146,14 @@ pub struct Metrics {
     pub cpu_jobs: Family,
     /// The dataset cache's memory in this replica (`results::cache_memory`).
     pub cache_memory: CacheMemoryCounters,
+    /// `outcome` = due | started | skipped | missed | interrupted: schedules' due times
+    /// as this replica handled them (`automate::scheduler`).
+    pub schedule_runs: Family,
+    /// How late scheduled runs were recorded after their due time (sum and count).
+    schedule_lateness_us: AtomicU64,
+    schedule_lateness_count: AtomicU64,
+    /// `outcome` = succeeded | retry | failed: webhook delivery attempts (`automate::delivery`).
+    pub webhook_deliveries: Family,
     upstream_latency: Histograms,
 }
 
@@ -171,6 +179,13 @@ impl Metrics {
     }
 
     /// A request waited `d` for a shared rate-limit permit.
+    /// A scheduled run (or skipped one) recorded `late` after its due time.
+    pub fn observe_schedule_lateness(&self, late: Duration) {
+        self.schedule_lateness_us
+            .fetch_add(late.as_micros() as u64, Ordering::Relaxed);
+        self.schedule_lateness_count.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub fn observe_rate_wait(&self, d: Duration) {
         Self::inc(&self.rate_waits);
         Self::add(&self.rate_wait_us, d.as_micros() as u64);
@@ -255,7 +270,7 @@ impl Metrics {
             );
         }
         let secs = |us: u64| us as f64 / 1e6;
-        let counters: [(&str, &str, f64); 17] = [
+        let counters: [(&str, &str, f64); 19] = [
             ("loopgate_http_duration_seconds_sum", "Total time spent answering HTTP requests.", secs(g(&self.http_duration_us_sum))),
             ("loopgate_upstream_requests_total", "Requests sent to upstream APIs.", g(&self.upstream_requests) as f64),
             ("loopgate_upstream_failures_total", "Upstream requests that failed.", g(&self.upstream_failures) as f64),
@@ -272,6 +287,8 @@ impl Metrics {
             ("loopgate_quota_fallbacks_total", "Quota decisions made per process because Redis was unreachable (limits divided by the replica count).", g(&self.quota_fallbacks) as f64),
             ("loopgate_result_store_fallbacks_total", "Stored-result, thread-mark and dataset-cache operations kept in process because Redis was unreachable.", g(&self.kv_fallbacks) as f64),
             ("loopgate_agent_memory_hits_total", "Tool calls, steps and workflow runs that took their agent (and thread) from this replica's memory, reading no agent statement.", g(&self.agent_memory_hits) as f64),
+            ("loopgate_schedule_lateness_seconds_sum", "How late scheduled runs were recorded after their due times, summed.", secs(g(&self.schedule_lateness_us))),
+            ("loopgate_schedule_lateness_seconds_count", "Scheduled runs (skipped ones included) whose lateness is in the sum.", g(&self.schedule_lateness_count) as f64),
             ("loopgate_agent_loads_total", "Agent statements run (an agent not remembered, or remembered at an older config epoch or past agent_memory_seconds).", g(&self.agent_loads) as f64),
         ];
         for (name, help, v) in counters {
@@ -304,6 +321,16 @@ impl Metrics {
                 "loopgate_retention_pruned_rows_total",
                 "Rows deleted by retention passes, by table.",
                 &self.retention_pruned,
+            ),
+            (
+                "loopgate_schedule_due_times_total",
+                "Schedules' due times by what became of them: due, started, skipped (overlap), missed (catch_up), interrupted (replica lost mid-run).",
+                &self.schedule_runs,
+            ),
+            (
+                "loopgate_webhook_delivery_attempts_total",
+                "Webhook delivery attempts by outcome: succeeded, retry (will be tried again), failed (given up).",
+                &self.webhook_deliveries,
             ),
             (
                 "loopgate_cpu_jobs_total",
