@@ -33,6 +33,7 @@ LAYERS = [
     ["discovery", "embedding"],
     ["call"],
     ["workflow", "mcp", "openapi_import", "studio"],
+    ["automate"],
     ["api"],
     ["app"],
     ["fuzzing"],

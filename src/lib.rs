@@ -30,6 +30,8 @@ pub mod openapi_import;
 pub mod studio;
 pub mod workflow;
 
+pub mod automate;
+
 pub mod api;
 pub mod app;
 

@@ -320,3 +320,32 @@ impl FromRequest for RuntimeAccess {
         })
     }
 }
+
+/// A reader of workflow runs: a runtime caller ([`RuntimeAccess`]), or an org key with
+/// scope `studio` (scheduled runs have no calling user: any key of the org reads them).
+pub struct RunReader(pub Caller);
+
+impl FromRequest for RunReader {
+    type Error = ApiError;
+    type Future = Fut<Self>;
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let req = req.clone();
+        Box::pin(async move {
+            match authenticate(req).await?.1 {
+                Presented::Runtime(r) => Ok(RunReader(Caller::Runtime(r))),
+                Presented::Key(k)
+                    if k.scopes.contains(&Scope::Runtime) || k.scopes.contains(&Scope::Studio) =>
+                {
+                    Ok(RunReader(Caller::Key(k)))
+                }
+                Presented::Key(_) => Err(ApiError::Forbidden(
+                    "this API key lacks scope `runtime` (or `studio`)".into(),
+                )),
+                Presented::Admin => Err(ApiError::Forbidden(
+                    "the admin token does not act inside an org: use an org key (scope `runtime` or `studio`) or a runtime token"
+                        .into(),
+                )),
+            }
+        })
+    }
+}

@@ -8,7 +8,7 @@ use super::contract::Contract;
 
 use super::{
     agents, api_keys, connect, connections, deployments, error, events, mcp, ops, orgs, providers,
-    runtime, runtime_tokens, sse, tools, workflow_runs, workflows,
+    runtime, runtime_tokens, schedules, sse, tools, webhooks, workflow_runs, workflows,
 };
 
 #[derive(OpenApi)]
@@ -33,6 +33,9 @@ on the first page only; pass `cursor` back until `has_more` is false. Authentica
         agents::create, agents::list, agents::get, agents::update, agents::delete,
         agents::add_binding, agents::get_binding, agents::update_binding, agents::remove_binding,
         workflows::create, workflows::list, workflows::get, workflows::update, workflows::delete,
+        schedules::create, schedules::list, schedules::get, schedules::update, schedules::delete,
+        webhooks::create, webhooks::list, webhooks::get, webhooks::update, webhooks::delete,
+        webhooks::rotate_secret, webhooks::deliveries,
         runtime_tokens::mint, runtime_tokens::revoke, runtime::steps, runtime::tool_call, runtime::get_tool_call, mcp::post, mcp::get, mcp::delete,
         workflow_runs::create, workflow_runs::list, workflow_runs::get,
         connections::list, connections::delete, connect::show, connect::submit, connect::callback,

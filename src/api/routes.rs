@@ -17,7 +17,7 @@ use super::error::ApiError;
 use super::extract::identify_first;
 use super::{
     agents, api_keys, connect, connections, deployments, events, mcp, openapi_doc, ops, orgs,
-    providers, runtime, runtime_tokens, tools, workflow_runs, workflows,
+    providers, runtime, runtime_tokens, schedules, tools, webhooks, workflow_runs, workflows,
 };
 
 macro_rules! route_table {
@@ -91,6 +91,16 @@ route_table! {
     "/v1/workflows/{workflow_id}" => {
         get: workflows::get, patch: workflows::update, delete: workflows::delete,
     }
+    "/v1/workflows/{workflow_id}/schedules" => { post: schedules::create, get: schedules::list }
+    "/v1/schedules/{schedule_id}" => {
+        get: schedules::get, patch: schedules::update, delete: schedules::delete,
+    }
+    "/v1/webhook-endpoints" => { post: webhooks::create, get: webhooks::list }
+    "/v1/webhook-endpoints/{endpoint_id}" => {
+        get: webhooks::get, patch: webhooks::update, delete: webhooks::delete,
+    }
+    "/v1/webhook-endpoints/{endpoint_id}/rotate-secret" => { post: webhooks::rotate_secret }
+    "/v1/webhook-endpoints/{endpoint_id}/deliveries" => { get: webhooks::deliveries }
 
     "/v1/runtime-tokens" => { post: runtime_tokens::mint }
     "/v1/runtime-tokens/{token_id}" => { delete: runtime_tokens::revoke }

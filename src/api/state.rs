@@ -29,3 +29,9 @@ pub struct AppState {
     /// Failed-authentication throttle and the key / token liveness caches.
     pub auth_guard: crate::auth::guard::AuthGuard,
 }
+
+impl crate::automate::HasRuntime for AppState {
+    fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+}

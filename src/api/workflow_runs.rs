@@ -10,7 +10,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::error::{or_not_found, ApiError, Problem};
-use super::extract::RuntimeAccess;
+use super::extract::{RunReader, RuntimeAccess};
 use super::list::{ListParams, ListResponse};
 use super::sse::UiMessageStream;
 use super::workflow_sse;
@@ -85,18 +85,30 @@ pub async fn create(
     Ok(HttpResponse::Created().json(run))
 }
 
+/// `GET /v1/workflows/{workflow_id}/runs` filter.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RunFilter {
+    /// Only the runs this schedule made (`sch_…`).
+    pub schedule_id: Option<String>,
+}
+
 /// List the caller's runs of a workflow.
 ///
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
-/// Only the runs made by the same caller (runtime token user, or org key) are listed.
-#[utoipa::path(get, operation_id = "listWorkflowRuns", path = "/v1/workflows/{workflow_id}/runs", tag = "runtime", params(ListParams),
-    responses((status = 200, body = ListResponse<WorkflowRun>), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
+/// Listed: the runs made by the same caller (runtime token user, or org key); the
+/// scheduled runs (`trigger: "schedule"`) of the org for an org key (scope `runtime` or
+/// `studio`), and those run as the token's user for a runtime token. `?schedule_id=`
+/// keeps only one schedule's runs (one per due time, `scheduled_for`).
+#[utoipa::path(get, operation_id = "listWorkflowRuns", path = "/v1/workflows/{workflow_id}/runs", tag = "runtime", params(ListParams, RunFilter),
+    responses((status = 200, body = ListResponse<WorkflowRun>), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"]), ("orgKey" = ["studio"])))]
 pub async fn list(
-    RuntimeAccess(caller): RuntimeAccess,
+    RunReader(caller): RunReader,
     state: web::Data<AppState>,
     path: web::Path<String>,
     q: web::Query<ListParams>,
+    filter: web::Query<RunFilter>,
 ) -> Result<HttpResponse, ApiError> {
     let org = caller.org();
     let wf = workflows::get(&state.pool, org, &path)
@@ -106,16 +118,23 @@ pub async fn list(
     if !caller.allows_agent(&wf.agent_id) {
         return Err(ApiError::not_found("workflow"));
     }
-    let page =
-        workflow_runs::list(&state.pool, org, &caller.thread_owner(), &wf.id, &q.page()?).await?;
+    let page = workflow_runs::list(
+        &state.pool,
+        org,
+        &caller.thread_owner(),
+        &wf.id,
+        filter.schedule_id.as_deref(),
+        &q.page()?,
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(ListResponse::from(page)))
 }
 
-/// Read a workflow run (same caller), e.g. after a disconnect mid-run.
+/// Read a workflow run (same caller, or a scheduled run as listed), e.g. after a disconnect mid-run.
 #[utoipa::path(get, operation_id = "getWorkflowRun", path = "/v1/workflows/{workflow_id}/runs/{run_id}", tag = "runtime",
-    responses((status = 200, body = WorkflowRun), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
+    responses((status = 200, body = WorkflowRun), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"]), ("orgKey" = ["studio"])))]
 pub async fn get(
-    RuntimeAccess(caller): RuntimeAccess,
+    RunReader(caller): RunReader,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {

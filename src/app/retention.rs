@@ -52,7 +52,7 @@ impl Policy {
     fn age(&self, table: Table) -> Duration {
         match table {
             Table::ToolCalls | Table::ToolCallBodies => self.tool_calls,
-            Table::WorkflowRuns => self.workflow_runs,
+            Table::WorkflowRuns | Table::WebhookDeliveries => self.workflow_runs,
             Table::Threads => self.threads_idle,
             Table::ConnectLinks => self.links,
             Table::TokenRevocations => REVOCATION_MARGIN,

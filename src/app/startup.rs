@@ -185,6 +185,9 @@ impl Application {
             crate::app::retention::Policy::from_settings(&state.settings),
             state.metrics.clone(),
         );
+        if state.settings.automate_workers {
+            spawn_automation(&state);
+        }
         let server = run(listener, state.clone())?;
         Ok(Self {
             port,
@@ -231,6 +234,56 @@ impl Application {
         });
         self.server.await.context("server failed")
     }
+}
+
+/// Starts this replica's scheduler and webhook delivery workers (W6, W7); every replica
+/// runs both, Postgres' claims decide who does what.
+fn spawn_automation(state: &web::Data<AppState>) {
+    let s = &state.settings;
+    let cfg = crate::automate::scheduler::Config {
+        tick: Duration::from_millis(s.schedule_tick_ms),
+        lease: Duration::from_secs(s.schedule_lease_seconds),
+        grace: Duration::from_secs(s.schedule_grace_seconds),
+    };
+    // scheduled runs execute as local tasks, like the API's runs on its workers: on a
+    // thread of their own, so they never wait behind a request's worker
+    let holder: Arc<dyn crate::automate::HasRuntime> = state.clone().into_inner();
+    let thread = std::thread::Builder::new()
+        .name("loopgate-scheduler".into())
+        .spawn(move || {
+            let rt = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => rt,
+                Err(e) => return tracing::error!(error = %e, "the scheduler could not start"),
+            };
+            let local = tokio::task::LocalSet::new();
+            local.block_on(&rt, crate::automate::scheduler::run(holder, cfg));
+        });
+    if let Err(e) = thread {
+        tracing::error!(error = %e, "the scheduler thread could not start");
+    }
+    let deliverer = crate::automate::delivery::Deliverer {
+        pool: state.pool.clone(),
+        cipher: state.cipher.clone(),
+        // the SSRF guard of every upstream request; a redirect is an answer, not followed
+        http: UpstreamClient::new(UpstreamClientConfig {
+            allow_private: s.allow_private_upstreams,
+            timeout: Duration::from_millis(s.webhook_timeout_ms),
+            max_body_bytes: 256 * 1024,
+            max_redirects: 0,
+            ..UpstreamClientConfig::default()
+        }),
+        metrics: state.metrics.clone(),
+        drain: state.runtime.walker().drain().clone(),
+        cfg: crate::automate::delivery::Config {
+            poll: Duration::from_millis(s.webhook_poll_ms),
+            retry_base: Duration::from_millis(s.webhook_retry_base_ms),
+            concurrency: s.webhook_concurrency as usize,
+        },
+    };
+    Arc::new(deliverer).spawn();
 }
 
 /// Before the end of the grace period, running walks are cut this long ahead so their

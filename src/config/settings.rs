@@ -86,6 +86,29 @@ pub struct Settings {
     /// Rows deleted per statement of a retention pass.
     pub retention_batch: u32,
 
+    // --- schedules and webhook delivery, see `crate::automate` ---
+    /// Run the scheduler and the webhook delivery workers on this replica (an API-only
+    /// replica sets false; at least one replica must run them).
+    pub automate_workers: bool,
+    /// W6: the shortest interval a schedule's cron may fire at; a cron firing more often
+    /// is refused (422).
+    pub schedule_min_interval_seconds: u64,
+    /// How often each replica looks for due schedules (the claim decides who runs them).
+    pub schedule_tick_ms: u64,
+    /// A scheduled run's lease, renewed by its replica every third of it; a run whose lease
+    /// ran out (its replica died) is closed as `interrupted`.
+    pub schedule_lease_seconds: u64,
+    /// A due time found later than this is missed: `catch_up: "none"` does not run it.
+    pub schedule_grace_seconds: u64,
+    /// W7: the first wait before a failed delivery is tried again, doubling per attempt.
+    pub webhook_retry_base_ms: u64,
+    /// One delivery attempt (connect, send, answer).
+    pub webhook_timeout_ms: u64,
+    /// How often each replica looks for due deliveries.
+    pub webhook_poll_ms: u64,
+    /// Delivery attempts in flight on one replica.
+    pub webhook_concurrency: u32,
+
     // --- engine bounds and budgets, see `crate::config::bounds` (defaults: `Limits`) ---
     /// P3: pages fetched per collection (per `_for_each` value).
     pub limit_pages_per_collection: u32,
@@ -205,6 +228,15 @@ struct Defaults {
     retention_links_days: u32,
     retention_interval_seconds: u64,
     retention_batch: u32,
+    automate_workers: bool,
+    schedule_min_interval_seconds: u64,
+    schedule_tick_ms: u64,
+    schedule_lease_seconds: u64,
+    schedule_grace_seconds: u64,
+    webhook_retry_base_ms: u64,
+    webhook_timeout_ms: u64,
+    webhook_poll_ms: u64,
+    webhook_concurrency: u32,
     cpu_jobs_per_org: u32,
     cpu_jobs: u32,
     cpu_inline_bytes: usize,
@@ -237,6 +269,15 @@ const DEFAULTS: Defaults = Defaults {
     retention_links_days: 1,
     retention_interval_seconds: 600,
     retention_batch: 1000,
+    automate_workers: true,
+    schedule_min_interval_seconds: 60,
+    schedule_tick_ms: 1000,
+    schedule_lease_seconds: 30,
+    schedule_grace_seconds: 60,
+    webhook_retry_base_ms: 5000,
+    webhook_timeout_ms: 10_000,
+    webhook_poll_ms: 500,
+    webhook_concurrency: 32,
     cpu_jobs_per_org: 2,
     cpu_jobs: 4,
     cpu_inline_bytes: 64 * 1024,
@@ -415,6 +456,32 @@ impl Settings {
             .map_err(|e| anyhow::anyhow!(e))
     }
 
+    /// Schedules and webhook delivery: every interval positive and bounded.
+    fn validate_automate(&self) -> anyhow::Result<()> {
+        if !(1..=86_400).contains(&self.schedule_min_interval_seconds) {
+            bail!("LOOPGATE_SCHEDULE_MIN_INTERVAL_SECONDS must be between 1 and 86400");
+        }
+        if !(50..=60_000).contains(&self.schedule_tick_ms)
+            || !(50..=60_000).contains(&self.webhook_poll_ms)
+        {
+            bail!("LOOPGATE_SCHEDULE_TICK_MS and LOOPGATE_WEBHOOK_POLL_MS must be between 50 and 60000");
+        }
+        if !(1..=3600).contains(&self.schedule_lease_seconds)
+            || !(1..=86_400).contains(&self.schedule_grace_seconds)
+        {
+            bail!("LOOPGATE_SCHEDULE_LEASE_SECONDS must be between 1 and 3600, LOOPGATE_SCHEDULE_GRACE_SECONDS between 1 and 86400");
+        }
+        if !(10..=3_600_000).contains(&self.webhook_retry_base_ms)
+            || !(100..=120_000).contains(&self.webhook_timeout_ms)
+        {
+            bail!("LOOPGATE_WEBHOOK_RETRY_BASE_MS must be between 10 and 3600000, LOOPGATE_WEBHOOK_TIMEOUT_MS between 100 and 120000");
+        }
+        if !(1..=1024).contains(&self.webhook_concurrency) {
+            bail!("LOOPGATE_WEBHOOK_CONCURRENCY must be between 1 and 1024");
+        }
+        Ok(())
+    }
+
     /// Retention and CPU-bound work: every age, interval and bound positive, batches bounded.
     fn validate_ops(&self) -> anyhow::Result<()> {
         let days = [
@@ -431,6 +498,7 @@ impl Settings {
         if self.retention_interval_seconds == 0 || !(1..=100_000).contains(&self.retention_batch) {
             bail!("retention_interval_seconds must be positive and retention_batch between 1 and 100000");
         }
+        self.validate_automate()?;
         if self.cpu_jobs_per_org == 0 || self.cpu_jobs == 0 || self.cpu_jobs_per_org > self.cpu_jobs
         {
             bail!(

@@ -21,10 +21,12 @@ pub mod providers;
 mod query_data;
 pub mod result_copies;
 pub mod retention;
+pub mod schedules;
 pub mod threads;
 pub mod token_revocations;
 pub mod tool_calls;
 pub mod tools;
+pub mod webhooks;
 pub mod workflow_runs;
 pub mod workflows;
 

@@ -86,13 +86,27 @@ pub struct ListQuery<'a> {
     pub filters: Vec<(&'static str, &'a str)>,
 }
 
-fn push_filters(qb: &mut QueryBuilder<Postgres>, filters: &[(&'static str, &str)]) {
+fn push_filters(
+    qb: &mut QueryBuilder<Postgres>,
+    filters: &[(&'static str, &str)],
+    any_of: &[(&'static str, &str)],
+) {
     qb.push(" WHERE TRUE");
     for (column, value) in filters {
         qb.push(" AND ")
             .push(*column)
             .push(" = ")
             .push_bind(value.to_string());
+    }
+    if !any_of.is_empty() {
+        qb.push(" AND (FALSE");
+        for (column, value) in any_of {
+            qb.push(" OR ")
+                .push(*column)
+                .push(" = ")
+                .push_bind(value.to_string());
+        }
+        qb.push(")");
     }
 }
 
@@ -104,9 +118,23 @@ pub async fn list<T>(
 where
     T: for<'r> FromRow<'r, PgRow> + Send + Unpin + Keyed,
 {
+    list_any(pool, q, &[], req).await
+}
+
+/// [`list`] with one more condition: at least one of `any_of` (`column = value`) holds
+/// (none given: no condition).
+pub async fn list_any<T>(
+    pool: &PgPool,
+    q: ListQuery<'_>,
+    any_of: &[(&'static str, &str)],
+    req: &PageRequest,
+) -> Result<ListPage<T>, StoreError>
+where
+    T: for<'r> FromRow<'r, PgRow> + Send + Unpin + Keyed,
+{
     let mut qb = QueryBuilder::<Postgres>::new("SELECT ");
     qb.push(q.columns).push(" FROM ").push(q.from);
-    push_filters(&mut qb, &q.filters);
+    push_filters(&mut qb, &q.filters, any_of);
     if let Some((at, id)) = &req.after {
         qb.push(" AND (created_at, id) < (")
             .push_bind(*at)
@@ -129,7 +157,7 @@ where
     let total = if req.after.is_none() {
         let mut count = QueryBuilder::<Postgres>::new("SELECT count(*) FROM ");
         count.push(q.from);
-        push_filters(&mut count, &q.filters);
+        push_filters(&mut count, &q.filters, any_of);
         Some(count.build_query_scalar::<i64>().fetch_one(pool).await?)
     } else {
         None

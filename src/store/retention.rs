@@ -33,6 +33,8 @@ pub enum Table {
     ToolCallBodies,
     /// Workflow runs, by `created_at` (their start).
     WorkflowRuns,
+    /// Webhook deliveries (their attempts go with them), by `created_at`, with the runs' age.
+    WebhookDeliveries,
     /// Threads idle since `last_used_at`; their tool calls and tool-load state go with
     /// them (ON DELETE CASCADE).
     Threads,
@@ -50,6 +52,7 @@ impl Table {
     pub const ALL: [Table; 7] = [
         Table::ToolCalls,
         Table::WorkflowRuns,
+        Table::WebhookDeliveries,
         Table::Threads,
         Table::ToolCallBodies,
         Table::ConnectLinks,
@@ -63,6 +66,7 @@ impl Table {
             Table::ToolCalls => "tool_calls",
             Table::ToolCallBodies => "tool_call_bodies",
             Table::WorkflowRuns => "workflow_runs",
+            Table::WebhookDeliveries => "webhook_deliveries",
             Table::Threads => "threads",
             Table::ConnectLinks => "connect_links",
             Table::TokenRevocations => "runtime_token_revocations",
@@ -99,6 +103,13 @@ pub async fn delete_batch(
         ),
         Table::WorkflowRuns => sqlx::query!(
             "DELETE FROM workflow_runs WHERE id IN (SELECT id FROM workflow_runs \
+             WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
+             AND created_at < now() - $1 * interval '1 second'",
+            age_seconds,
+            limit,
+        ),
+        Table::WebhookDeliveries => sqlx::query!(
+            "DELETE FROM webhook_deliveries WHERE id IN (SELECT id FROM webhook_deliveries \
              WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
              AND created_at < now() - $1 * interval '1 second'",
             age_seconds,

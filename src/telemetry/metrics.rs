@@ -154,6 +154,14 @@ pub struct Metrics {
     pub tool_vectors_computed: AtomicU64,
     /// The dataset cache's memory in this replica (`results::cache_memory`).
     pub cache_memory: CacheMemoryCounters,
+    /// `outcome` = due | started | skipped | missed | interrupted: schedules' due times
+    /// as this replica handled them (`automate::scheduler`).
+    pub schedule_runs: Family,
+    /// How late scheduled runs were recorded after their due time (sum and count).
+    schedule_lateness_us: AtomicU64,
+    schedule_lateness_count: AtomicU64,
+    /// `outcome` = succeeded | retry | failed: webhook delivery attempts (`automate::delivery`).
+    pub webhook_deliveries: Family,
     upstream_latency: Histograms,
 }
 
@@ -179,6 +187,13 @@ impl Metrics {
     }
 
     /// A request waited `d` for a shared rate-limit permit.
+    /// A scheduled run (or skipped one) recorded `late` after its due time.
+    pub fn observe_schedule_lateness(&self, late: Duration) {
+        self.schedule_lateness_us
+            .fetch_add(late.as_micros() as u64, Ordering::Relaxed);
+        self.schedule_lateness_count.fetch_add(1, Ordering::Relaxed);
+    }
+
     pub fn observe_rate_wait(&self, d: Duration) {
         Self::inc(&self.rate_waits);
         Self::add(&self.rate_wait_us, d.as_micros() as u64);
@@ -263,7 +278,7 @@ impl Metrics {
             );
         }
         let secs = |us: u64| us as f64 / 1e6;
-        let counters: [(&str, &str, f64); 20] = [
+        let counters: [(&str, &str, f64); 22] = [
             ("loopgate_http_duration_seconds_sum", "Total time spent answering HTTP requests.", secs(g(&self.http_duration_us_sum))),
             ("loopgate_upstream_requests_total", "Requests sent to upstream APIs.", g(&self.upstream_requests) as f64),
             ("loopgate_upstream_failures_total", "Upstream requests that failed.", g(&self.upstream_failures) as f64),
@@ -283,6 +298,8 @@ impl Metrics {
             ("loopgate_result_store_fallbacks_total", "Stored-result, thread-mark and dataset-cache operations kept in process because Redis was unreachable.", g(&self.kv_fallbacks) as f64),
             ("loopgate_agent_memory_hits_total", "Tool calls, steps and workflow runs that took their agent (and thread) from this replica's memory, reading no agent statement.", g(&self.agent_memory_hits) as f64),
             ("loopgate_tool_vectors_computed_total", "Tool vectors computed by the embedding model for search (D5; once per tool version and replica).", g(&self.tool_vectors_computed) as f64),
+            ("loopgate_schedule_lateness_seconds_sum", "How late scheduled runs were recorded after their due times, summed.", secs(g(&self.schedule_lateness_us))),
+            ("loopgate_schedule_lateness_seconds_count", "Scheduled runs (skipped ones included) whose lateness is in the sum.", g(&self.schedule_lateness_count) as f64),
             ("loopgate_agent_loads_total", "Agent statements run (an agent not remembered, or remembered at an older config epoch or past agent_memory_seconds).", g(&self.agent_loads) as f64),
         ];
         for (name, help, v) in counters {
@@ -315,6 +332,16 @@ impl Metrics {
                 "loopgate_retention_pruned_rows_total",
                 "Rows deleted by retention passes, by table.",
                 &self.retention_pruned,
+            ),
+            (
+                "loopgate_schedule_due_times_total",
+                "Schedules' due times by what became of them: due, started, skipped (overlap), missed (catch_up), interrupted (replica lost mid-run).",
+                &self.schedule_runs,
+            ),
+            (
+                "loopgate_webhook_delivery_attempts_total",
+                "Webhook delivery attempts by outcome: succeeded, retry (will be tried again), failed (given up).",
+                &self.webhook_deliveries,
             ),
             (
                 "loopgate_cpu_jobs_total",

@@ -11,6 +11,7 @@
 //! shape, so a step served from it has the same shape as a walked one (rows under the
 //! tool's own key), labelled with `_cache`. Every step's output carries `_loop`.
 
+pub mod announce;
 pub mod refs;
 pub mod step;
 
@@ -124,6 +125,29 @@ pub async fn start(
     })
 }
 
+/// A run a schedule recorded (W6), ready to execute as `caller` (its `run_as` user or the
+/// org): the same checks as [`start`] except that the record exists already.
+pub async fn resume_recorded(
+    rt: &Runtime,
+    caller: &Caller,
+    run: WorkflowRun,
+) -> Result<RunStart, RuntimeError> {
+    let in_flight = rt.walker().drain().enter().ok_or(RuntimeError::Draining)?;
+    let workflow = workflows::get(rt.pool(), caller.org(), &run.workflow_id)
+        .await
+        .map_err(|e| match e {
+            StoreError::NotFound => RuntimeError::NotFound("workflow"),
+            other => other.into(),
+        })?;
+    let agent = rt.agent(caller, &workflow.agent_id).await?;
+    Ok(RunStart {
+        run,
+        workflow,
+        agent,
+        in_flight,
+    })
+}
+
 /// Runs every step in order; the first failing step fails the run and later steps do
 /// not run. The outcome is recorded also when nobody listens any more.
 pub async fn execute(
@@ -144,6 +168,12 @@ pub async fn execute(
     feed.close().await;
     let recorded =
         workflow_runs::finish(rt.pool(), caller.org(), &start.run.id, succeeded, &outputs).await;
+    if let Ok(run) = &recorded {
+        // W7: queued in Postgres, sent by the delivery workers; never holds the run up
+        if let Err(e) = announce::announce(rt.pool(), caller.org(), run).await {
+            tracing::warn!(error = %e, run = %run.id, "could not queue the run's webhook deliveries");
+        }
+    }
     let key = event_log::key(caller.org(), &start.run.id);
     if let Err(e) = rt
         .events()

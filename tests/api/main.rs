@@ -4,6 +4,7 @@
 //! `scripts/test`, which brings both up; a missing service fails the tests that need it
 //! (`support::services`, which also names the opt-out).
 
+mod automate;
 mod cache;
 mod cost;
 mod faults;

@@ -19,7 +19,7 @@ fn base_url() -> String {
         })
 }
 
-fn init_logs() {
+pub fn init_logs() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
         if std::env::var("TEST_LOG").is_ok() {
@@ -111,6 +111,8 @@ pub fn test_settings(database_url: String) -> Settings {
     );
     s.allow_private_upstreams = true;
     s.database_max_connections = 5;
+    // no background polling in tests that count statements; the schedule tests turn it on
+    s.automate_workers = false;
     s
 }
 
