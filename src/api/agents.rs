@@ -9,6 +9,7 @@ use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
 use super::validate::{double_option, name};
 use crate::api::state::AppState;
+use crate::studio::placement::PlacementPreview;
 use crate::store::agents::{
     self, Agent, AgentFields, AgentPatch as StorePatch, Binding, BindingPatch,
 };
@@ -179,6 +180,24 @@ pub async fn delete(
         .await
         .map_err(or_not_found("agent"))?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// Preview which of the agent's tools are offered directly and which are pooled (D2).
+///
+/// The same placement a new thread gets (before any `load_tool`): the org's own tools and
+/// `discovery: false` bindings direct, `discovery: true` pooled, then connected-app
+/// toolkits direct whole, smallest first, while they fit the budget.
+#[utoipa::path(get, operation_id = "getAgentPlacement", path = "/v1/agents/{agent_id}/placement", tag = "studio",
+    params(("agent_id" = String, Path, description = "The agent")),
+    responses((status = 200, body = PlacementPreview), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+pub async fn placement(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let budget = state.settings.direct_tool_budget as usize;
+    let p = crate::studio::placement::preview(&state.pool, &key.org, &path, budget).await?;
+    Ok(HttpResponse::Ok().json(p))
 }
 
 /// Bind one more tool to an agent.

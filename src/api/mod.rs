@@ -1,10 +1,12 @@
 //! HTTP layer: thin handlers (extract → one store/runtime call → map), auth
-//! extractors, problem+json errors, the OpenAPI document and `/docs`.
+//! extractors, problem+json errors, the OpenAPI document, `/docs` and the Studio
+//! console (`/studio`).
 
 pub mod agents;
 pub mod api_keys;
 pub mod config_epoch;
 pub mod connect;
+pub mod console;
 pub mod connections;
 pub mod contract;
 pub mod deployments;
@@ -130,6 +132,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, max_body: usize) {
     .app_data(web::PayloadConfig::default().limit(max_body))
     .app_data(web::Data::new(BodyCap(max_body)))
     .configure(routes::register)
+    .configure(console::register)
     .service(SwaggerUi::new("/docs/{_:.*}").url("/docs/openapi.json", openapi_doc::openapi()))
     .route(
         "/docs",

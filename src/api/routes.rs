@@ -7,7 +7,8 @@
 //! body validation; after any request that may write (not GET/HEAD/OPTIONS), whatever its
 //! status, it bumps the org's config epoch before the response goes out, but on the
 //! routes that write nothing the agent statement reads (`config_epoch`, which owns that
-//! rule). `/docs` (the Swagger UI service) is the only route outside the table.
+//! rule). `/docs` (the Swagger UI service) and `/studio` (the console's page and assets, `console`)
+//! are the only routes outside the table.
 
 use actix_web::middleware::from_fn;
 use actix_web::web;
@@ -81,8 +82,10 @@ route_table! {
     "/v1/providers/{provider_id}/sync" => { post: providers::sync }
     "/v1/tools" => { post: tools::create, get: tools::list }
     "/v1/tools/{tool_id}" => { get: tools::get, patch: tools::update, delete: tools::delete }
+    "/v1/tools/{tool_id}/pagination" => { get: tools::pagination }
     "/v1/agents" => { post: agents::create, get: agents::list }
     "/v1/agents/{agent_id}" => { get: agents::get, patch: agents::update, delete: agents::delete }
+    "/v1/agents/{agent_id}/placement" => { get: agents::placement }
     "/v1/agents/{agent_id}/tools" => { post: agents::add_binding }
     "/v1/agents/{agent_id}/tools/{tool_id}" => {
         get: agents::get_binding, patch: agents::update_binding, delete: agents::remove_binding,

@@ -11,6 +11,9 @@ use super::list::{ListParams, ListResponse};
 use crate::api::state::AppState;
 use crate::store::providers;
 use crate::store::tools::{self, Tool, ToolFields, ToolKind};
+use loopgate_engine::analysis::summary::{
+    summarize, Confidence, PagingParams, PagingSource, PagingStyle,
+};
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -181,6 +184,56 @@ pub async fn get(
         .await
         .map_err(or_not_found("tool"))?;
     Ok(HttpResponse::Ok().json(t))
+}
+
+/// How a tool pages (P13), for the Studio's tool card.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ToolPagination {
+    pub tool_id: String,
+    /// The style a walk would use: `offset`, `page`, `cursor`, or `none` (no way to
+    /// advance in the schema: `_all_pages` is not offered).
+    #[schema(value_type = String)]
+    pub style: PagingStyle,
+    /// `hint` (the schema's `x-loopgate-pagination` decided) or `detected`.
+    #[schema(value_type = String)]
+    pub source: PagingSource,
+    /// `declared` (a hint), `high`, `medium` (a cursor by name; the first response
+    /// confirms it) or `low` (a name without a declared type).
+    #[schema(value_type = String)]
+    pub confidence: Confidence,
+    /// The parameters a walk sets, by role: `{size, page, offset, cursor}`, each a
+    /// parameter name (`body.<name>` for a body field) or null.
+    #[schema(value_type = Object)]
+    pub parameters: PagingParams,
+    /// The `x-loopgate-pagination` hint as stored, when there is one; edit it with
+    /// `PATCH /v1/tools/{tool_id}` (`input_schema`).
+    pub hint: Option<Value>,
+    /// One sentence for a person.
+    pub note: String,
+}
+
+/// How a tool pages: the style, parameters and confidence of pagination detection (P13).
+#[utoipa::path(get, operation_id = "getToolPagination", path = "/v1/tools/{tool_id}/pagination", tag = "studio",
+    params(("tool_id" = String, Path, description = "The tool")),
+    responses((status = 200, body = ToolPagination), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+pub async fn pagination(
+    key: Studio,
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let t = tools::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("tool"))?;
+    let s = summarize(&t.input_schema.0);
+    Ok(HttpResponse::Ok().json(ToolPagination {
+        tool_id: t.id,
+        style: s.style,
+        source: s.source,
+        confidence: s.confidence,
+        parameters: s.parameters,
+        hint: s.hint,
+        note: s.note,
+    }))
 }
 
 /// Update a tool; absent fields stay as they are.

@@ -22,18 +22,16 @@ use crate::store::tools::Tool;
 use crate::store::OrgId;
 use crate::telemetry::metrics::Metrics;
 use crate::store::loaded_tools;
-use crate::store::tools::ToolKind;
 use loopgate_engine::EngineError;
 
 /// The connected-app toolkit of a bound tool; `None` for the org's own API and MCP tools.
 pub fn toolkit_of(b: &BoundTool) -> Option<&str> {
-    (b.tool.kind == ToolKind::App).then(|| {
-        b.tool
-            .toolkit
-            .as_deref()
-            .or(b.provider.toolkit.as_deref())
-            .unwrap_or(&b.provider.name)
-    })
+    discovery::toolkit_of_tool(
+        b.tool.kind,
+        b.tool.toolkit.as_deref(),
+        b.provider.toolkit.as_deref(),
+        &b.provider.name,
+    )
 }
 
 /// What one thread of an agent is offered.

@@ -4,6 +4,20 @@
 
 use std::collections::BTreeMap;
 
+use crate::store::tools::ToolKind;
+
+/// The connected-app toolkit a tool belongs to (D2): only tools of kind `app` have one —
+/// the tool's own `toolkit`, else its provider's, else the provider's name. `None` for
+/// the org's own API and MCP tools.
+pub fn toolkit_of_tool<'a>(
+    kind: ToolKind,
+    tool_toolkit: Option<&'a str>,
+    provider_toolkit: Option<&'a str>,
+    provider_name: &'a str,
+) -> Option<&'a str> {
+    (kind == ToolKind::App).then(|| tool_toolkit.or(provider_toolkit).unwrap_or(provider_name))
+}
+
 /// The direct-tool budget when neither the agent nor the deployment sets one (D1).
 pub const DEFAULT_BUDGET: usize = 15;
 

@@ -2,6 +2,7 @@
 //! extract, call one function here and map its [`StudioError`]. Simple CRUD stays a
 //! store call from its handler.
 
+pub mod placement;
 pub mod providers;
 pub mod toolkits;
 pub mod validate;

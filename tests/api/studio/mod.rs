@@ -1,10 +1,11 @@
 //! The Studio and admin surface: orgs, API keys, deployments, providers, tools and
 //! agents, connections, OpenAPI import and the served document, problem+json errors,
-//! first start of the binary, retention.
+//! first start of the binary, retention, the Studio console (`/studio`).
 
 pub mod admin;
 pub mod agents;
 pub mod connections;
+pub mod console;
 pub mod errors;
 pub mod first_run;
 pub mod import_limits;

@@ -10,6 +10,7 @@
 pub mod first_page;
 pub mod signals;
 pub mod signature;
+pub mod summary;
 
 use serde_json::Value;
 
