@@ -49,7 +49,7 @@ pub enum Table {
 
 impl Table {
     /// In pruning order: calls before the threads that hold them, bodies after both.
-    pub const ALL: [Table; 7] = [
+    pub const ALL: [Table; 8] = [
         Table::ToolCalls,
         Table::WorkflowRuns,
         Table::WebhookDeliveries,
