@@ -325,7 +325,8 @@ async fn read_document(
     }
     let mut buf = web::BytesMut::with_capacity(declared.unwrap_or(0).min(max));
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| ApiError::malformed(format!("the body could not be read: {e}")))?;
+        let chunk =
+            chunk.map_err(|e| ApiError::malformed(format!("the body could not be read: {e}")))?;
         if buf.len() + chunk.len() > max {
             return Err(too_large());
         }

@@ -480,7 +480,15 @@ fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
 /// position (`next_page`, `nextPageKey`, `next_start_id`).
 fn next_shaped(k: &str) -> bool {
     const WORDS: &[&str] = &[
-        "page", "cursor", "token", "marker", "key", "offset", "start", "id", "continuation",
+        "page",
+        "cursor",
+        "token",
+        "marker",
+        "key",
+        "offset",
+        "start",
+        "id",
+        "continuation",
     ];
     k.strip_prefix("next")
         .is_some_and(|rest| WORDS.iter().any(|w| rest.contains(w)))
