@@ -54,10 +54,7 @@ fn json_error(err: actix_web::error::JsonPayloadError, max_bytes: usize) -> acti
     e.into()
 }
 
-fn form_error(
-    err: actix_web::error::UrlencodedError,
-    max_bytes: usize,
-) -> actix_web::Error {
+fn form_error(err: actix_web::error::UrlencodedError, max_bytes: usize) -> actix_web::Error {
     use actix_web::error::UrlencodedError as E;
     match err {
         E::ContentType => ApiError::malformed(
@@ -106,10 +103,8 @@ pub fn problem_413<B: actix_web::body::MessageBody + 'static>(
         .app_data::<web::Data<BodyCap>>()
         .map_or(0, |c| c.0);
     let (req, _) = res.into_parts();
-    let problem = actix_web::ResponseError::error_response(&ApiError::too_large(
-        cap,
-        "request_max_bytes",
-    ));
+    let problem =
+        actix_web::ResponseError::error_response(&ApiError::too_large(cap, "request_max_bytes"));
     let res = actix_web::dev::ServiceResponse::new(req, problem).map_into_right_body();
     Ok(ErrorHandlerResponse::Response(res))
 }
@@ -160,8 +155,7 @@ mod tests {
         let app = test::init_service(
             App::new()
                 .wrap(
-                    ErrorHandlers::new()
-                        .handler(StatusCode::PAYLOAD_TOO_LARGE, super::problem_413),
+                    ErrorHandlers::new().handler(StatusCode::PAYLOAD_TOO_LARGE, super::problem_413),
                 )
                 .app_data(web::Data::new(super::BodyCap(1024)))
                 .app_data(web::PayloadConfig::default().limit(1024))
@@ -190,15 +184,24 @@ mod tests {
         let body: serde_json::Value = test::read_body_json(res).await;
         assert_eq!(body["code"], "payload_too_large");
         let detail = body["detail"].as_str().unwrap();
-        assert!(detail.contains("1024 bytes") && detail.contains("request_max_bytes"), "{detail}");
+        assert!(
+            detail.contains("1024 bytes") && detail.contains("request_max_bytes"),
+            "{detail}"
+        );
         let small = test::TestRequest::post()
             .uri("/raw")
             .set_payload(vec![b'x'; 10])
             .to_request();
-        assert_eq!(test::call_service(&app, small).await.status(), StatusCode::OK);
+        assert_eq!(
+            test::call_service(&app, small).await.status(),
+            StatusCode::OK
+        );
         let ours = test::TestRequest::post().uri("/ours").to_request();
         let body: serde_json::Value =
             test::read_body_json(test::call_service(&app, ours).await).await;
-        assert!(body["detail"].as_str().unwrap().contains("some_cap"), "{body}");
+        assert!(
+            body["detail"].as_str().unwrap().contains("some_cap"),
+            "{body}"
+        );
     }
 }

@@ -287,7 +287,7 @@ pub async fn delete(
 /// over `openapi_import_max_bytes` (64 MiB by default) is `413 payload_too_large`.
 #[utoipa::path(post, operation_id = "importOpenapiTools", path = "/v1/providers/{provider_id}/openapi", tag = "studio",
     request_body(content = String, description = "An OpenAPI 3.0 or 3.1 document", content_type = "application/yaml"),
-    responses((status = 201, body = ImportedTools), (status = 404, body = Problem), (status = 413, body = Problem), (status = 422, body = Problem)),
+    responses((status = 201, body = ImportedTools), (status = 404, body = Problem), (status = 413, body = Problem, description = "The document is larger than `openapi_import_max_bytes` (`payload_too_large`); `detail` names the limit and the setting."), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn import_openapi(
     key: Studio,
@@ -378,7 +378,8 @@ async fn read_document(
     }
     let mut buf = web::BytesMut::with_capacity(declared.unwrap_or(0).min(max));
     while let Some(chunk) = payload.next().await {
-        let chunk = chunk.map_err(|e| ApiError::malformed(format!("the body could not be read: {e}")))?;
+        let chunk =
+            chunk.map_err(|e| ApiError::malformed(format!("the body could not be read: {e}")))?;
         if buf.len() + chunk.len() > max {
             return Err(too_large());
         }

@@ -227,11 +227,12 @@ mod tests {
             &c,
         );
         assert_eq!(with_args["_fields"], json!(["id"]));
-        let own = arguments_for(
-            &json!({"_continue": "cont_x", "_fields": ["name"]}),
-            &c,
+        let own = arguments_for(&json!({"_continue": "cont_x", "_fields": ["name"]}), &c);
+        assert_eq!(
+            own["_fields"],
+            json!(["name"]),
+            "the resuming call's own wins"
         );
-        assert_eq!(own["_fields"], json!(["name"]), "the resuming call's own wins");
         assert_eq!(own["_filter"], json!({"status": "done"}));
         let none = cont(walk_arguments(&json!({"a": 1})), &json!({"a": 1}));
         let plain = arguments_for(&json!({"_continue": "cont_x"}), &none);

@@ -641,8 +641,15 @@ mod tests {
         for bad in [0, 1024, (1 << 30) + 1] {
             let mut s = complete();
             s.openapi_import_max_bytes = bad;
-            let e = s.validate().err().map(|e| e.to_string()).unwrap_or_default();
-            assert!(e.contains("LOOPGATE_OPENAPI_IMPORT_MAX_BYTES"), "{bad}: {e}");
+            let e = s
+                .validate()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                e.contains("LOOPGATE_OPENAPI_IMPORT_MAX_BYTES"),
+                "{bad}: {e}"
+            );
         }
         for bad in [0, 1024, 1 << 30] {
             let mut s = complete();

@@ -118,16 +118,19 @@ pub(crate) fn evidence(doc: &Value, op: &Map<String, Value>) -> Option<Value> {
 /// The first 2xx response (`200`, `2XX`, …) in document order.
 fn success<'d>(doc: &'d Value, op: &'d Map<String, Value>) -> Option<&'d Value> {
     let responses = op.get("responses")?.as_object()?;
-    let (_, r) = responses
-        .iter()
-        .find(|(code, _)| code.starts_with('2'))?;
+    let (_, r) = responses.iter().find(|(code, _)| code.starts_with('2'))?;
     deref(doc, r)
 }
 
 fn json_schema<'d>(doc: &'d Value, response: &'d Value) -> Option<&'d Value> {
     let content = response.get("content")?.as_object()?;
     let (_, media) = content.iter().find(|(m, _)| {
-        let m = m.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+        let m = m
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
         m == "application/json" || m.ends_with("+json") || m == "*/*"
     })?;
     deref(doc, media.get("schema")?)
@@ -195,10 +198,7 @@ fn read(doc: &Value, schema: &Value, path: &mut Vec<String>, f: &mut Found, budg
                 f.next = Some((here(path), link));
             } else if types.iter().any(|t| t == "object") {
                 // HAL: `_links.next.href`
-                let href = prop
-                    .get("properties")
-                    .and_then(|p| p.get("href"))
-                    .is_some();
+                let href = prop.get("properties").and_then(|p| p.get("href")).is_some();
                 if href {
                     let mut p = here(path);
                     p.push("href".into());
@@ -234,7 +234,9 @@ fn read(doc: &Value, schema: &Value, path: &mut Vec<String>, f: &mut Found, budg
 
 /// A key read as "the next page's position": `next` followed by a word for one.
 fn next_shaped(k: &str) -> bool {
-    const WORDS: &[&str] = &["page", "cursor", "token", "marker", "key", "offset", "start"];
+    const WORDS: &[&str] = &[
+        "page", "cursor", "token", "marker", "key", "offset", "start",
+    ];
     k.strip_prefix("next")
         .is_some_and(|rest| WORDS.iter().any(|w| rest.contains(w)))
 }
@@ -246,7 +248,9 @@ fn types_of(doc: &Value, schema: &Value) -> Vec<String> {
     let mut out = Vec::new();
     match schema.get("type") {
         Some(Value::String(t)) => out.push(t.clone()),
-        Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(|t| t.as_str().map(str::to_owned))),
+        Some(Value::Array(ts)) => {
+            out.extend(ts.iter().filter_map(|t| t.as_str().map(str::to_owned)))
+        }
         _ => {}
     }
     for key in ["anyOf", "oneOf", "allOf"] {

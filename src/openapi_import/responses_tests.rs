@@ -62,7 +62,10 @@ fn p12_drf_next_is_a_link_and_count_the_total() {
         "results": {"type": "array", "items": {"$ref": "#/components/schemas/Item"}}
     }});
     let e = evidence(json!([q("page", "integer")]), page);
-    assert_eq!(e, json!({"next": ["next"], "total": ["count"], "nextIsLink": true}));
+    assert_eq!(
+        e,
+        json!({"next": ["next"], "total": ["count"], "nextIsLink": true})
+    );
 }
 
 #[test]

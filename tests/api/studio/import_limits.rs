@@ -91,7 +91,10 @@ async fn every_413_is_a_problem_naming_the_limit_and_its_setting() {
     let detail = r.body["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("65536 bytes"), "{detail}");
     assert!(detail.contains("openapi_import_max_bytes"), "{detail}");
-    assert!(detail.contains("LOOPGATE_OPENAPI_IMPORT_MAX_BYTES"), "{detail}");
+    assert!(
+        detail.contains("LOOPGATE_OPENAPI_IMPORT_MAX_BYTES"),
+        "{detail}"
+    );
     let name = json!({"name": "a".repeat(70 * 1024), "base_url": "https://api.example.com"});
     let r = app.post("/v1/providers", &t.key, name).await;
     r.problem(413, "payload_too_large");
@@ -120,14 +123,22 @@ async fn a_pagination_hint_must_name_real_parameters() {
             "input_schema": schema(hint)})
     };
     let r = app
-        .post("/v1/tools", &t.key, tool(json!({"size": "per_page", "page": "_page"})))
+        .post(
+            "/v1/tools",
+            &t.key,
+            tool(json!({"size": "per_page", "page": "_page"})),
+        )
         .await;
     r.problem(422, "validation_failed");
     let detail = r.body["detail"].as_str().unwrap_or_default();
     assert!(detail.contains("'per_page'"), "{detail}");
     assert!(detail.contains("limit (the API's _limit)"), "{detail}");
     let r = app
-        .post("/v1/tools", &t.key, tool(json!({"size": "_limit", "page": "_page"})))
+        .post(
+            "/v1/tools",
+            &t.key,
+            tool(json!({"size": "_limit", "page": "_page"})),
+        )
         .await;
     r.ok(201);
     // at import, an operation's hint is checked the same way
@@ -139,7 +150,12 @@ async fn a_pagination_hint_must_name_real_parameters() {
             "responses": {"200": {"description": "ok"}}}}}});
     let path = format!("/v1/providers/{}/openapi", t.provider);
     let r = app
-        .post_raw(&path, &t.key, "application/json", doc.to_string().into_bytes())
+        .post_raw(
+            &path,
+            &t.key,
+            "application/json",
+            doc.to_string().into_bytes(),
+        )
         .await;
     r.problem(422, "validation_failed");
     assert!(r.text.contains("'_pag'"), "{}", r.text);

@@ -14,8 +14,8 @@ pub mod summary;
 
 use serde_json::Value;
 
-use crate::analysis::signature::Signature;
 pub use crate::analysis::signals::ResponseKeys;
+use crate::analysis::signature::Signature;
 
 /// P1 spellings (compared normalised, so `page[size]`, `PageSize` and `page-size` match
 /// `pageSize`); listed as people write them for the `all_pages_unsupported` message.

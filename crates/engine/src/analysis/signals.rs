@@ -298,27 +298,27 @@ pub fn read_with(frame: &Value, headers: &[(String, String)], keys: &ResponseKey
     // P12: the keys the response schema describes win over every list
     if let Some(v) = keys.next.as_deref().and_then(|p| at_path(frame, p)) {
         let v = v.get("href").unwrap_or(v);
+        // a `Link` header's next link stays first
+        let from_header = next_from == Some(Source::Header);
+        let empty = v.is_null() || v.as_str() == Some("");
         match v.as_str().filter(|s| !s.is_empty()) {
-            Some(s) if looks_like_url(s) => {
-                if next_from != Some(Source::Header) {
-                    next_url = Some(s.to_owned());
-                    next_from = Some(Source::Schema);
-                }
+            Some(s) if looks_like_url(s) && !from_header => {
+                next_url = Some(s.to_owned());
+                next_from = Some(Source::Schema);
             }
+            Some(s) if looks_like_url(s) => {}
             Some(s) => {
                 next_token = Some(s.to_owned());
                 if next_url.is_none() {
                     next_from = Some(Source::Schema);
                 }
             }
-            // the described key says there is no next page: a same-named list guess is
-            // not one either
-            None if v.is_null() || v.as_str() == Some("") => {
-                if next_from.is_some_and(|f| f < Source::Schema) {
-                    next_url = None;
-                    next_token = None;
-                    next_from = None;
-                }
+            // the described key says there is no next page: a list's guess is not one
+            // either (a `Link` header still is)
+            None if empty && next_from.is_some_and(|f| f < Source::Schema) => {
+                next_url = None;
+                next_token = None;
+                next_from = None;
             }
             None => {}
         }
@@ -480,7 +480,15 @@ fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
 /// position (`next_page`, `nextPageKey`, `next_start_id`).
 fn next_shaped(k: &str) -> bool {
     const WORDS: &[&str] = &[
-        "page", "cursor", "token", "marker", "key", "offset", "start", "id", "continuation",
+        "page",
+        "cursor",
+        "token",
+        "marker",
+        "key",
+        "offset",
+        "start",
+        "id",
+        "continuation",
     ];
     k.strip_prefix("next")
         .is_some_and(|rest| WORDS.iter().any(|w| rest.contains(w)))

@@ -50,7 +50,10 @@ const COMPLETE: (Option<StopReason>, bool, bool) = (Some(StopReason::End), true,
 /// A bare page-numbered API over `n` rows whose first page is `base`: nothing in its
 /// answers says where it is (no echo, link, flag or total). Left out, the page is the
 /// first.
-fn silent(base: u64, n: usize) -> impl Fn(&UpstreamRequest, usize) -> Result<UpstreamResponse, UpstreamFailure> {
+fn silent(
+    base: u64,
+    n: usize,
+) -> impl Fn(&UpstreamRequest, usize) -> Result<UpstreamResponse, UpstreamFailure> {
     move |req, _| {
         let size = arg_u64(req, "per_page").unwrap_or(10) as usize;
         let page = arg_u64(req, "page").unwrap_or(base).max(base);
@@ -75,7 +78,12 @@ fn pages_sent(fake: &FakeApi) -> Vec<Option<u64>> {
 #[test]
 fn p11_a_silent_zero_based_api_is_walked_from_page_0() {
     let (o, fake) = all_pages(&silent_schema(100), silent(0, 250));
-    assert_eq!(row_ids(&o), (0..250).collect::<Vec<_>>(), "{}", o.verdict.note);
+    assert_eq!(
+        row_ids(&o),
+        (0..250).collect::<Vec<_>>(),
+        "{}",
+        o.verdict.note
+    );
     assert_eq!(triple(&o), COMPLETE, "{}", o.verdict.note);
     assert_eq!(pages_sent(&fake), [None, Some(1), Some(2)]);
 }
@@ -86,7 +94,12 @@ fn p11_a_silent_zero_based_api_is_walked_from_page_0() {
 #[test]
 fn p11_a_silent_one_based_api_costs_one_request_more() {
     let (o, fake) = all_pages(&silent_schema(100), silent(1, 250));
-    assert_eq!(row_ids(&o), (0..250).collect::<Vec<_>>(), "{}", o.verdict.note);
+    assert_eq!(
+        row_ids(&o),
+        (0..250).collect::<Vec<_>>(),
+        "{}",
+        o.verdict.note
+    );
     assert_eq!(triple(&o), COMPLETE, "{}", o.verdict.note);
     assert_eq!(pages_sent(&fake), [None, Some(1), Some(2), Some(3)]);
 }
@@ -104,7 +117,12 @@ fn p11_silent_apis_at_the_edges() {
                 pages_sent(&fake),
                 o.verdict.note
             );
-            assert_eq!(triple(&o), COMPLETE, "base {base}, {n} rows: {}", o.verdict.note);
+            assert_eq!(
+                triple(&o),
+                COMPLETE,
+                "base {base}, {n} rows: {}",
+                o.verdict.note
+            );
             // a short or empty first page is the whole set: one request
             if n < 100 {
                 assert_eq!(o.requests, 1, "base {base}, {n} rows");
@@ -119,7 +137,12 @@ fn p11_silent_apis_at_the_edges() {
 fn p11_an_api_that_ignores_the_page_is_a_loop() {
     let (o, _) = all_pages(&silent_schema(10), |_, _| ok(json!({"items": rows(0..10)})));
     assert_eq!(row_ids(&o), (0..10).collect::<Vec<_>>());
-    assert_eq!(o.verdict.stopped_by, Some(StopReason::Loop), "{}", o.verdict.note);
+    assert_eq!(
+        o.verdict.stopped_by,
+        Some(StopReason::Loop),
+        "{}",
+        o.verdict.note
+    );
     assert!(!o.verdict.paging_complete);
 }
 
@@ -129,7 +152,10 @@ fn p12_totals_in_headers_are_read() {
     let h = |k: &str, v: &str| vec![(k.to_owned(), v.to_owned())];
     assert_eq!(header_total(&h("X-Total-Count", "319")), Some(319));
     assert_eq!(header_total(&h("x-total", " 7 ")), Some(7));
-    assert_eq!(header_total(&h("Content-Range", "items 0-24/319")), Some(319));
+    assert_eq!(
+        header_total(&h("Content-Range", "items 0-24/319")),
+        Some(319)
+    );
     assert_eq!(header_total(&h("Content-Range", "0-24/*")), None);
     assert_eq!(header_total(&h("Content-Range", "*/12")), Some(12));
     assert_eq!(header_total(&h("X-Total-Count", "many")), None);
@@ -152,7 +178,10 @@ fn p12_a_json_pagination_header_is_read_as_metadata() {
     let s = signals::read(&json!([]), &h);
     assert_eq!(s.total, Some(300));
     assert!(s.says_more(10));
-    let s = signals::read(&json!([]), &[("X-Pagination".to_owned(), "not json".to_owned())]);
+    let s = signals::read(
+        &json!([]),
+        &[("X-Pagination".to_owned(), "not json".to_owned())],
+    );
     assert_eq!(s.total, None);
 }
 
@@ -168,17 +197,37 @@ fn p12_an_integer_cursor_handed_back_under_its_own_name() {
     let n = 301;
     let (o, fake) = all_pages(&s, move |req, _| {
         let size = arg_u64(req, "results_per_page").unwrap_or(100) as usize;
-        let after = req.args.get("cursor").and_then(Value::as_u64).map(|c| c as usize + 1);
+        let after = req
+            .args
+            .get("cursor")
+            .and_then(Value::as_u64)
+            .map(|c| c as usize + 1);
         let start = after.unwrap_or(0).min(n);
         let end = (start + size).min(n);
-        let cursor = if end > start { json!(end - 1) } else { Value::Null };
+        let cursor = if end > start {
+            json!(end - 1)
+        } else {
+            Value::Null
+        };
         ok(json!({"items": rows(start..end), "results_per_page": size, "cursor": cursor}))
     });
-    assert_eq!(row_ids(&o), (0..n as u64).collect::<Vec<_>>(), "{}", o.verdict.note);
+    assert_eq!(
+        row_ids(&o),
+        (0..n as u64).collect::<Vec<_>>(),
+        "{}",
+        o.verdict.note
+    );
     assert_eq!(triple(&o), COMPLETE, "{}", o.verdict.note);
-    let sent: Vec<Option<Value>> = fake.requests().iter().map(|r| r.args.get("cursor").cloned()).collect();
+    let sent: Vec<Option<Value>> = fake
+        .requests()
+        .iter()
+        .map(|r| r.args.get("cursor").cloned())
+        .collect();
     assert_eq!(sent[1], Some(json!(99)), "a number, as declared");
-    assert!(fake.requests().iter().all(|r| r.args["results_per_page"] == json!(100)));
+    assert!(fake
+        .requests()
+        .iter()
+        .all(|r| r.args["results_per_page"] == json!(100)));
 }
 
 /// P12: a walk capped by a bound on an API whose only total is a header says how many
@@ -204,22 +253,34 @@ fn p12_a_capped_walk_names_what_a_header_total_says_is_missing() {
     assert_eq!(o.items.len(), 30);
     assert_eq!(o.verdict.total, Some(95));
     assert_eq!(o.verdict.stopped_by, Some(StopReason::Pages));
-    assert!(o.verdict.note.contains("Fetched 30 of the 95"), "{}", o.verdict.note);
+    assert!(
+        o.verdict.note.contains("Fetched 30 of the 95"),
+        "{}",
+        o.verdict.note
+    );
 }
 
 /// fastapi-pagination's `CursorPage`: the next cursor under `next_page`, percent-encoded,
 /// `null` on the last page; `cursor` and `size` parameters.
-fn cursor_page(n: usize) -> impl Fn(&UpstreamRequest, usize) -> Result<UpstreamResponse, UpstreamFailure> {
+fn cursor_page(
+    n: usize,
+) -> impl Fn(&UpstreamRequest, usize) -> Result<UpstreamResponse, UpstreamFailure> {
     move |req, _| {
         let size = arg_u64(req, "size").unwrap_or(50) as usize;
         let at = arg_str(req, "cursor")
-            .and_then(|c| c.strip_prefix("Pmk6").and_then(|r| r.strip_suffix("%3D%3D")).map(str::to_owned))
+            .and_then(|c| {
+                c.strip_prefix("Pmk6")
+                    .and_then(|r| r.strip_suffix("%3D%3D"))
+                    .map(str::to_owned)
+            })
             .and_then(|c| c.parse::<usize>().ok())
             .unwrap_or(0);
         let end = (at + size).min(n);
         let next = (end < n).then(|| format!("Pmk6{end}%3D%3D"));
-        ok(json!({"items": rows(at..end), "total": null, "current_page": "Pmk6MA%3D%3D",
-            "current_page_backwards": null, "previous_page": null, "next_page": next}))
+        ok(
+            json!({"items": rows(at..end), "total": null, "current_page": "Pmk6MA%3D%3D",
+            "current_page_backwards": null, "previous_page": null, "next_page": next}),
+        )
     }
 }
 
@@ -239,11 +300,24 @@ fn cursor_page_schema(described: bool) -> Value {
 fn p12_a_next_token_under_next_page_is_followed() {
     for described in [true, false] {
         let (o, fake) = all_pages(&cursor_page_schema(described), cursor_page(1234));
-        assert_eq!(row_ids(&o), (0..1234).collect::<Vec<_>>(), "{}", o.verdict.note);
+        assert_eq!(
+            row_ids(&o),
+            (0..1234).collect::<Vec<_>>(),
+            "{}",
+            o.verdict.note
+        );
         assert_eq!(triple(&o), COMPLETE, "{}", o.verdict.note);
         assert_eq!(o.requests, 13);
-        let sent: Vec<Option<String>> = fake.requests().iter().map(|r| arg_str(r, "cursor")).collect();
-        assert_eq!(sent[1].as_deref(), Some("Pmk6100%3D%3D"), "the token as handed out");
+        let sent: Vec<Option<String>> = fake
+            .requests()
+            .iter()
+            .map(|r| arg_str(r, "cursor"))
+            .collect();
+        assert_eq!(
+            sent[1].as_deref(),
+            Some("Pmk6100%3D%3D"),
+            "the token as handed out"
+        );
         assert_eq!(
             o.verdict.note.contains("recognised only by its name"),
             !described,
@@ -254,7 +328,10 @@ fn p12_a_next_token_under_next_page_is_followed() {
 }
 
 /// An API whose next token sits under a key no list names and no shape suggests.
-fn odd_key(n: usize, key: &'static str) -> impl Fn(&UpstreamRequest, usize) -> Result<UpstreamResponse, UpstreamFailure> {
+fn odd_key(
+    n: usize,
+    key: &'static str,
+) -> impl Fn(&UpstreamRequest, usize) -> Result<UpstreamResponse, UpstreamFailure> {
     move |req, _| {
         let at = arg_str(req, "cursor")
             .and_then(|c| c.strip_prefix('k').and_then(|r| r.parse::<usize>().ok()))
@@ -274,12 +351,25 @@ fn odd_key(n: usize, key: &'static str) -> impl Fn(&UpstreamRequest, usize) -> R
 fn p12_a_token_only_the_response_schema_describes() {
     let mut s = json!({"type": "object", "properties": {"cursor": {"type": "string"}}});
     let (o, _) = all_pages(&s, odd_key(35, "resume_from"));
-    assert_eq!(o.items.len(), 10, "no list names the key and no shape suggests it");
+    assert_eq!(
+        o.items.len(),
+        10,
+        "no list names the key and no shape suggests it"
+    );
     s[RESPONSE_HINT] = json!({"next": ["meta", "resume_from"]});
     let (o, _) = all_pages(&s, odd_key(35, "resume_from"));
-    assert_eq!(row_ids(&o), (0..35).collect::<Vec<_>>(), "{}", o.verdict.note);
+    assert_eq!(
+        row_ids(&o),
+        (0..35).collect::<Vec<_>>(),
+        "{}",
+        o.verdict.note
+    );
     assert_eq!(triple(&o), COMPLETE, "{}", o.verdict.note);
-    assert!(!o.verdict.note.contains("confidence"), "sure: {}", o.verdict.note);
+    assert!(
+        !o.verdict.note.contains("confidence"),
+        "sure: {}",
+        o.verdict.note
+    );
 }
 
 /// P12: the response schema's key wins over a list's guess: a null there is the end even
@@ -291,14 +381,21 @@ fn p12_the_described_key_wins_over_the_lists() {
         ..ResponseKeys::default()
     };
     let frame = json!({"cursor": "current", "next_page": null});
-    assert!(signals::read(&frame, &[]).next_token.is_some(), "the list's guess");
+    assert!(
+        signals::read(&frame, &[]).next_token.is_some(),
+        "the list's guess"
+    );
     let s = signals::read_with(&frame, &[], &keys);
     assert_eq!((s.next_token, s.next_url), (None, None));
     let hal = ResponseKeys {
         next: Some(vec!["_links".into(), "next".into(), "href".into()]),
         ..ResponseKeys::default()
     };
-    let s = signals::read_with(&json!({"_links": {"next": {"href": "/x?page=2"}}}), &[], &hal);
+    let s = signals::read_with(
+        &json!({"_links": {"next": {"href": "/x?page=2"}}}),
+        &[],
+        &hal,
+    );
     assert_eq!(s.next_url.as_deref(), Some("/x?page=2"));
     assert_eq!(s.next_from, Some(signals::Source::Schema));
 }
@@ -373,7 +470,12 @@ fn p12_links_in_the_apis_own_names() {
             body: serde_json::to_vec(&rows(start..end)).unwrap_or_default(),
         })
     });
-    assert_eq!(row_ids(&o), (0..n as u64).collect::<Vec<_>>(), "{}", o.verdict.note);
+    assert_eq!(
+        row_ids(&o),
+        (0..n as u64).collect::<Vec<_>>(),
+        "{}",
+        o.verdict.note
+    );
     assert_eq!(triple(&o), COMPLETE, "{}", o.verdict.note);
     assert_eq!(o.verdict.total, Some(n as u64));
     // the first answer's first link (`_page=1`) settles the base: no page asked twice
@@ -404,7 +506,12 @@ fn p12_a_tool_without_paging_parameters_follows_next_links() {
         let next = (end < n).then(|| format!("https://api.example.com/things?after={end}"));
         ok(json!({"results": rows(at..end), "next": next}))
     });
-    assert_eq!(row_ids(&o), (0..n as u64).collect::<Vec<_>>(), "{}", o.verdict.note);
+    assert_eq!(
+        row_ids(&o),
+        (0..n as u64).collect::<Vec<_>>(),
+        "{}",
+        o.verdict.note
+    );
     assert_eq!(triple(&o), COMPLETE, "{}", o.verdict.note);
     assert_eq!(fake.requests().len(), 3);
     assert!(fake.requests().iter().all(|r| r.args.get("q").is_none()));

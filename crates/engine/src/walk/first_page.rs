@@ -550,7 +550,10 @@ mod tests {
             f.judge(&answer(None, 10, 1, &none, &frame), &p),
             Step::Take(Some(0))
         );
-        assert!(!f.unknown(StopReason::Pages), "the rows held are the first page");
+        assert!(
+            !f.unknown(StopReason::Pages),
+            "the rows held are the first page"
+        );
         assert_eq!(f.resume_from(), Some(Position::Start));
         assert_eq!(f.resume_skip(0), 10, "a resumed walk skips the rows held");
         assert_eq!(
