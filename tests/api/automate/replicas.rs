@@ -69,11 +69,11 @@ async fn replicas_killed_and_restarted_run_every_due_time_exactly_once_w6_w7() {
 
     // each replica in turn killed and restarted, the two others running on
     let mut replicas = [Some(r0), Some(r1), Some(r2)];
-    for i in 0..3 {
+    for slot in replicas.iter_mut() {
         tokio::time::sleep(Duration::from_millis(2500)).await;
-        drop(replicas[i].take());
+        drop(slot.take());
         tokio::time::sleep(Duration::from_millis(1500)).await;
-        replicas[i] = Some(replica(&db).await);
+        *slot = Some(replica(&db).await);
     }
     tokio::time::sleep(Duration::from_millis(2000)).await;
 

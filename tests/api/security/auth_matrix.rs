@@ -125,7 +125,25 @@ impl World {
             .post(&format!("/v1/workflows/{workflow}/runs"), &token, json!({}))
             .await
             .ok(201));
+        let schedule = id(app
+            .post(
+                &format!("/v1/workflows/{workflow}/schedules"),
+                &key,
+                json!({"cron": "0 7 * * 1-5", "timezone": "Europe/Paris"}),
+            )
+            .await
+            .ok(201));
+        let endpoint = id(app
+            .post(
+                "/v1/webhook-endpoints",
+                &key,
+                json!({"url": "https://hooks.example.com/a"}),
+            )
+            .await
+            .ok(201));
         let ids = HashMap::from([
+            ("schedule_id", schedule),
+            ("endpoint_id", endpoint),
             ("agent_id", rig.agent.clone()),
             ("tool_id", rig.tools["list_inboxes"].clone()),
             ("provider_id", rig.provider.clone()),
@@ -176,6 +194,9 @@ impl World {
                 json!({"tool_id": self.ids["tool_id"], "provider_id": self.ids["provider_id"]})
             }
             ("patch", "/v1/agents/{agent_id}/tools/{tool_id}") => json!({"loop_responses": true}),
+            ("patch", "/v1/schedules/{schedule_id}") => json!({"paused": true}),
+            ("patch", "/v1/webhook-endpoints/{endpoint_id}") => json!({"description": "stolen"}),
+            ("post", "/v1/workflows/{workflow_id}/schedules") => json!({"cron": "0 7 * * *"}),
             ("patch", _) => json!({"name": "stolen"}),
             ("post", "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls") => {
                 json!({"name": "list_inboxes", "arguments": {}})
