@@ -161,7 +161,7 @@ mod tests {
             .expect("an import map")
             + 25;
         let end = start + html[start..].find("</script>").expect("closed");
-        let digest = Sha256::digest(html[start..end].as_bytes());
+        let digest = Sha256::digest(&html.as_bytes()[start..end]);
         let hash = format!(
             "sha256-{}",
             base64::engine::general_purpose::STANDARD.encode(digest)
