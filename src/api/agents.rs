@@ -9,10 +9,10 @@ use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
 use super::validate::{double_option, name};
 use crate::api::state::AppState;
-use crate::studio::placement::PlacementPreview;
 use crate::store::agents::{
     self, Agent, AgentFields, AgentPatch as StorePatch, Binding, BindingPatch,
 };
+use crate::studio::placement::PlacementPreview;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]

@@ -17,20 +17,64 @@ use super::error::ApiError;
 
 /// `(path under /studio/, content type, body)` of every file the console serves.
 const FILES: &[(&str, &str, &[u8])] = &[
-    ("index.html", HTML, include_bytes!("../../studio/index.html")),
+    (
+        "index.html",
+        HTML,
+        include_bytes!("../../studio/index.html"),
+    ),
     ("style.css", CSS, include_bytes!("../../studio/style.css")),
-    ("app/main.js", JS, include_bytes!("../../studio/app/main.js")),
+    (
+        "app/main.js",
+        JS,
+        include_bytes!("../../studio/app/main.js"),
+    ),
     ("app/api.js", JS, include_bytes!("../../studio/app/api.js")),
     ("app/ui.js", JS, include_bytes!("../../studio/app/ui.js")),
-    ("app/providers.js", JS, include_bytes!("../../studio/app/providers.js")),
-    ("app/tools.js", JS, include_bytes!("../../studio/app/tools.js")),
-    ("app/agents.js", JS, include_bytes!("../../studio/app/agents.js")),
-    ("app/playground.js", JS, include_bytes!("../../studio/app/playground.js")),
-    ("app/workflows.js", JS, include_bytes!("../../studio/app/workflows.js")),
-    ("app/connections.js", JS, include_bytes!("../../studio/app/connections.js")),
-    ("vendor/preact.module.js", JS, include_bytes!("../../studio/vendor/preact.module.js")),
-    ("vendor/hooks.module.js", JS, include_bytes!("../../studio/vendor/hooks.module.js")),
-    ("vendor/htm.module.js", JS, include_bytes!("../../studio/vendor/htm.module.js")),
+    (
+        "app/providers.js",
+        JS,
+        include_bytes!("../../studio/app/providers.js"),
+    ),
+    (
+        "app/tools.js",
+        JS,
+        include_bytes!("../../studio/app/tools.js"),
+    ),
+    (
+        "app/agents.js",
+        JS,
+        include_bytes!("../../studio/app/agents.js"),
+    ),
+    (
+        "app/playground.js",
+        JS,
+        include_bytes!("../../studio/app/playground.js"),
+    ),
+    (
+        "app/workflows.js",
+        JS,
+        include_bytes!("../../studio/app/workflows.js"),
+    ),
+    (
+        "app/connections.js",
+        JS,
+        include_bytes!("../../studio/app/connections.js"),
+    ),
+    (
+        "vendor/preact.module.js",
+        JS,
+        include_bytes!("../../studio/vendor/preact.module.js"),
+    ),
+    (
+        "vendor/hooks.module.js",
+        JS,
+        include_bytes!("../../studio/vendor/hooks.module.js"),
+    ),
+    (
+        "vendor/htm.module.js",
+        JS,
+        include_bytes!("../../studio/vendor/htm.module.js"),
+    ),
 ];
 
 const HTML: &str = "text/html; charset=utf-8";
@@ -112,9 +156,12 @@ mod tests {
     #[test]
     fn the_csp_hash_is_the_import_maps() {
         let html = text("index.html");
-        let start = html.find("<script type=\"importmap\">").expect("an import map") + 25;
+        let start = html
+            .find("<script type=\"importmap\">")
+            .expect("an import map")
+            + 25;
         let end = start + html[start..].find("</script>").expect("closed");
-        let digest = Sha256::digest(html[start..end].as_bytes());
+        let digest = Sha256::digest(&html.as_bytes()[start..end]);
         let hash = format!(
             "sha256-{}",
             base64::engine::general_purpose::STANDARD.encode(digest)
@@ -146,7 +193,11 @@ mod tests {
     fn every_imported_module_is_served() {
         for (path, ct, _) in FILES.iter().filter(|(_, ct, _)| *ct == JS) {
             let src = text(path);
-            for spec in src.split("from '").skip(1).map(|s| &s[..s.find('\'').unwrap_or(0)]) {
+            for spec in src
+                .split("from '")
+                .skip(1)
+                .map(|s| &s[..s.find('\'').unwrap_or(0)])
+            {
                 if let Some(rel) = spec.strip_prefix("./") {
                     let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
                     let target = format!("{dir}/{rel}");
@@ -163,7 +214,10 @@ mod tests {
         let on_disk = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/studio/app"))
             .expect("studio/app")
             .count();
-        let served = FILES.iter().filter(|(p, _, _)| p.starts_with("app/")).count();
+        let served = FILES
+            .iter()
+            .filter(|(p, _, _)| p.starts_with("app/"))
+            .count();
         assert_eq!(on_disk, served, "every file of studio/app is served");
     }
 }

@@ -59,7 +59,11 @@ pub async fn preview(
     let agent = agents::get(pool, org, agent_id)
         .await
         .map_err(StudioError::not_found("agent"))?;
-    let tool_ids: Vec<String> = agent.agent_tools.iter().map(|b| b.tool_id.clone()).collect();
+    let tool_ids: Vec<String> = agent
+        .agent_tools
+        .iter()
+        .map(|b| b.tool_id.clone())
+        .collect();
     let tools: HashMap<String, tools::Tool> = tools::get_many(pool, org, &tool_ids)
         .await?
         .into_iter()

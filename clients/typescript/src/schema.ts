@@ -180,6 +180,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{agent_id}/placement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview which of the agent's tools are offered directly and which are pooled (D2).
+         * @description The same placement a new thread gets (before any `load_tool`): the org's own tools and
+         *     `discovery: false` bindings direct, `discovery: true` pooled, then connected-app
+         *     toolkits direct whole, smallest first, while they fit the budget.
+         */
+        get: operations["getAgentPlacement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{agent_id}/threads/{thread_id}/steps": {
         parameters: {
             query?: never;
@@ -622,6 +644,23 @@ export interface paths {
         head?: never;
         /** Update a tool; absent fields stay as they are. */
         patch: operations["updateTool"];
+        trace?: never;
+    };
+    "/v1/tools/{tool_id}/pagination": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How a tool pages: the style, parameters and confidence of pagination detection (P13). */
+        get: operations["getToolPagination"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/workflows": {
@@ -1201,6 +1240,25 @@ export interface components {
         OrgInput: {
             name: string;
         };
+        /** @description One bound tool in the preview. */
+        PlacedTool: {
+            name: string;
+            /** @description Why it is where it is, in a few words. */
+            reason: string;
+            tool_id: string;
+            /** @description The connected-app toolkit (D2); absent for the org's own API and MCP tools. */
+            toolkit?: string | null;
+        };
+        /** @description `GET /v1/agents/{agent_id}/placement`. */
+        PlacementPreview: {
+            agent_id: string;
+            /** @description Directly offered tools before toolkits are pooled (D1). */
+            budget: number;
+            /** @description Offered to the model directly, in binding order. */
+            direct: components["schemas"]["PlacedTool"][];
+            /** @description Behind `search_tools` / `load_tool`, in binding order. */
+            pooled: components["schemas"]["PlacedTool"][];
+        };
         /** @description An RFC 9457 problem document with loopgate's stable `code`. */
         Problem: {
             /** @description Stable snake_case code, e.g. `validation_failed`, `not_found`. */
@@ -1441,6 +1499,36 @@ export interface components {
         };
         /** @enum {string} */
         ToolKind: "api" | "mcp" | "app";
+        /** @description How a tool pages (P13), for the Studio's tool card. */
+        ToolPagination: {
+            /**
+             * @description `declared` (a hint), `high`, `medium` (a cursor by name; the first response
+             *     confirms it) or `low` (a name without a declared type).
+             */
+            confidence: string;
+            /**
+             * @description The `x-loopgate-pagination` hint as stored, when there is one; edit it with
+             *     `PATCH /v1/tools/{tool_id}` (`input_schema`).
+             */
+            hint?: unknown;
+            /** @description One sentence for a person. */
+            note: string;
+            /**
+             * @description The parameters a walk sets, by role: `{size, page, offset, cursor}`, each a
+             *     parameter name (`body.<name>` for a body field) or null.
+             */
+            parameters: {
+                [key: string]: unknown;
+            };
+            /** @description `hint` (the schema's `x-loopgate-pagination` decided) or `detected`. */
+            source: string;
+            /**
+             * @description The style a walk would use: `offset`, `page`, `cursor`, or `none` (no way to
+             *     advance in the schema: `_all_pages` is not offered).
+             */
+            style: string;
+            tool_id: string;
+        };
         ToolPatch: {
             description?: string | null;
             input_schema?: {
@@ -2236,6 +2324,43 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getAgentPlacement: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The agent */
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlacementPreview"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
             404: {
                 headers: {
@@ -3872,6 +3997,43 @@ export interface operations {
             };
             /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getToolPagination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The tool */
+                tool_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolPagination"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -93,9 +93,10 @@ pub fn summarize(input_schema: &Value) -> PagingSummary {
         // nothing found by name: sure there is no parameter to walk with
         (_, PagingStyle::None) => Confidence::High,
         (_, PagingStyle::Cursor) => match a.cursor.as_ref() {
-            Some(c) if super::CURSOR_NAMES
-                .iter()
-                .any(|n| super::normalize(n) == super::normalize(&c.name)) =>
+            Some(c)
+                if super::CURSOR_NAMES
+                    .iter()
+                    .any(|n| super::normalize(n) == super::normalize(&c.name)) =>
             {
                 Confidence::Medium
             }
@@ -163,7 +164,9 @@ mod tests {
 
     #[test]
     fn p13_untyped_page_parameters_are_low_confidence() {
-        let s = summarize(&schema(json!({"page": {}, "per_page": {"type": "integer"}})));
+        let s = summarize(&schema(
+            json!({"page": {}, "per_page": {"type": "integer"}}),
+        ));
         assert_eq!(s.style, PagingStyle::Page);
         assert_eq!(s.confidence, Confidence::Low);
     }
@@ -171,9 +174,15 @@ mod tests {
     #[test]
     fn p13_a_named_cursor_is_medium_and_an_opaque_offset_is_low() {
         let named = summarize(&schema(json!({"cursor": {"type": "string"}})));
-        assert_eq!((named.style, named.confidence), (PagingStyle::Cursor, Confidence::Medium));
+        assert_eq!(
+            (named.style, named.confidence),
+            (PagingStyle::Cursor, Confidence::Medium)
+        );
         let opaque = summarize(&schema(json!({"offset": {"type": "string"}})));
-        assert_eq!((opaque.style, opaque.confidence), (PagingStyle::Cursor, Confidence::Low));
+        assert_eq!(
+            (opaque.style, opaque.confidence),
+            (PagingStyle::Cursor, Confidence::Low)
+        );
         assert_eq!(opaque.parameters.cursor.as_deref(), Some("offset"));
     }
 
@@ -197,7 +206,10 @@ mod tests {
         assert_eq!(s.parameters.size.as_deref(), Some("body.pageSize"));
         assert_eq!(s.style, PagingStyle::Page);
         let none = summarize(&schema(json!({"q": {"type": "string"}})));
-        assert_eq!((none.style, none.confidence), (PagingStyle::None, Confidence::High));
+        assert_eq!(
+            (none.style, none.confidence),
+            (PagingStyle::None, Confidence::High)
+        );
         assert_eq!(summarize(&json!({})).style, PagingStyle::None);
     }
 }
