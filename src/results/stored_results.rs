@@ -225,7 +225,9 @@ async fn copy(
     let text = match body.strip_prefix('@') {
         Some(pointer) => {
             followed = dataset_cache::follow(kv, pointer).await?.ok_or_else(|| {
-                KvError(anyhow::anyhow!("the cache entry of a result went while it was kept"))
+                KvError(anyhow::anyhow!(
+                    "the cache entry of a result went while it was kept"
+                ))
             })?;
             followed.as_str()
         }
