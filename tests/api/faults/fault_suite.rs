@@ -376,6 +376,8 @@ async fn k1_k5_nothing_lost_under_faults_and_load() {
         // the killed replica's walk slots last their lease (K3 covers its claims, not its
         // slots): room enough that they never refuse the load
         ("LOOPGATE_ORG_CONCURRENT_WALKS", "64".to_string()),
+        // reading every id back from every replica is far above an org's usual rate
+        ("LOOPGATE_ORG_REQUESTS_PER_SECOND", "100000".to_string()),
         ("RUST_LOG", "error".to_string()),
     ];
     let start = |env: Vec<(&'static str, String)>, db: String| async move {
@@ -434,7 +436,7 @@ async fn k1_k5_nothing_lost_under_faults_and_load() {
     // a replica SIGKILLed mid-walk: its streamed walk is cut, its claim on the key goes
     // within seconds (K3), and the call is closed as interrupted (K1)
     load.phase.store(3, Ordering::SeqCst);
-    let claimed = json!({"_all_pages": true, "pages": 5, "delay_ms": 700});
+    let claimed = json!({"_all_pages": true, "pages": 5, "delay_ms": 400});
     let (tx, progressed) = tokio::sync::oneshot::channel();
     let doomed = tokio::spawn({
         let (client, base, agent, token) = (
@@ -459,8 +461,9 @@ async fn k1_k5_nothing_lost_under_faults_and_load() {
         json_call(&load, &a.app.address, "after-kill", "list_slow", &claimed).await;
     let claim_wait = killed_at.elapsed();
     assert_eq!(status, "200", "{body}");
+    // (before K3 the claim held it for the walk's whole lease: the bound plus 15 s)
     assert!(
-        claim_wait < Duration::from_secs(9),
+        claim_wait < WALL,
         "the dead replica's claim held the walk for {claim_wait:?}"
     );
     let b2 = start(env.clone(), db.clone()).await;
@@ -567,7 +570,7 @@ async fn k1_k5_nothing_lost_under_faults_and_load() {
                     let app = &r.app;
                     let (agent, token) = (&rig.agent, &token);
                     async move {
-                        let q = json!({"resultId": m.id, "limit": 1, "aggregate": {"count": true}});
+                        let q = json!({"resultId": m.id, "limit": 1});
                         let res = app
                             .tool_call(agent, token, &m.thread, "queryToolResult", q)
                             .await;
