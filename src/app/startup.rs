@@ -139,6 +139,10 @@ impl Application {
                 metrics.clone(),
             ),
         });
+        // K5: the result store notes when its data began (a lost result is told apart)
+        if let Err(e) = crate::results::stored_results::mark_store_born(walker.kv()).await {
+            tracing::debug!(error = %e, "could not note when the result store began");
+        }
         let runtime = Runtime::new(RuntimeParts {
             walker,
             pool: pool.clone(),

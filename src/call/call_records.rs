@@ -225,7 +225,12 @@ impl Records {
             flushes: Vec::new(),
         };
         tokio::spawn(writer.run(rx));
-        tokio::spawn(heartbeat(pool.clone(), replica.clone(), tx.downgrade(), metrics));
+        tokio::spawn(heartbeat(
+            pool.clone(),
+            replica.clone(),
+            tx.downgrade(),
+            metrics,
+        ));
         Self {
             tx,
             gauge,
@@ -318,7 +323,10 @@ async fn heartbeat(
         match tool_calls::close_interrupted(&pool, REPLICA_LEASE, &problem).await {
             Ok(0) => {}
             Ok(n) => {
-                tracing::warn!(calls = n, "closed calls left running by a replica that stopped");
+                tracing::warn!(
+                    calls = n,
+                    "closed calls left running by a replica that stopped"
+                );
                 Metrics::add(&metrics.records_interrupted, n);
             }
             Err(e) => tracing::debug!(error = %e, "could not close interrupted calls"),
@@ -423,7 +431,9 @@ impl Writer {
 
     fn publish(&self) {
         self.gauge.rows.store(self.backlog.len(), Ordering::Relaxed);
-        self.gauge.bytes.store(self.backlog_bytes, Ordering::Relaxed);
+        self.gauge
+            .bytes
+            .store(self.backlog_bytes, Ordering::Relaxed);
         if self.backlog.is_empty() {
             self.gauge.since_ms.store(0, Ordering::Relaxed);
         }
@@ -595,11 +605,21 @@ mod tests {
         let metrics = Arc::new(Metrics::default());
         let records = Records::spawn(pool, metrics.clone());
         assert_eq!(records.backlog().rows, 0);
-        assert_eq!(records.write(start("call_1")).await.unwrap(), Recorded::Queued);
+        assert_eq!(
+            records.write(start("call_1")).await.unwrap(),
+            Recorded::Queued
+        );
         // a later write joins the backlog behind it, also answered at once
         let t = Instant::now();
-        assert_eq!(records.write(start("call_2")).await.unwrap(), Recorded::Queued);
-        assert!(t.elapsed() < Duration::from_millis(150), "{:?}", t.elapsed());
+        assert_eq!(
+            records.write(start("call_2")).await.unwrap(),
+            Recorded::Queued
+        );
+        assert!(
+            t.elapsed() < Duration::from_millis(150),
+            "{:?}",
+            t.elapsed()
+        );
         let b = records.backlog();
         assert_eq!(b.rows, 2);
         assert!(b.bytes > 0);

@@ -54,11 +54,9 @@ impl Runtime {
         outcome: Arc<loopgate_engine::Outcome>,
         kept: Kept<'_>,
     ) -> Result<Option<ResultJson>, RuntimeError> {
-        let result_id = kept
-            .result_id
-            .unwrap_or_else(|| {
-                stored_results::new_result_id(chrono::Utc::now().timestamp_millis())
-            });
+        let result_id = kept.result_id.unwrap_or_else(|| {
+            stored_results::new_result_id(chrono::Utc::now().timestamp_millis())
+        });
         let mut labels = loopgate_engine::Labels {
             cache: kept.cache,
             // Redis unreachable: the cache was per process and the _resultId lives here only

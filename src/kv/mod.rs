@@ -637,7 +637,10 @@ mod tests {
         let ttl = Duration::from_secs(60);
         kv.answered(false);
         // not taken by Redis (it is left alone after a failure): kept here, read here
-        let (_, shared) = kv.set_many_reading(None, &[(&key, "v", ttl)]).await.unwrap();
+        let (_, shared) = kv
+            .set_many_reading(None, &[(&key, "v", ttl)])
+            .await
+            .unwrap();
         assert!(!shared);
         assert!(kv.standing_in());
         assert_eq!(kv.get(&key).await.unwrap().as_deref(), Some("v"));
@@ -649,7 +652,10 @@ mod tests {
         assert_eq!(kv.get_many(&[&key]).await.unwrap(), vec![None]);
         assert_eq!(kv.get_head(&key, 1).await.unwrap(), None);
         assert!(kv.local().unwrap().live(&key).is_none(), "emptied");
-        let (_, shared) = kv.set_many_reading(None, &[(&key, "w", ttl)]).await.unwrap();
+        let (_, shared) = kv
+            .set_many_reading(None, &[(&key, "w", ttl)])
+            .await
+            .unwrap();
         assert!(shared);
         kv.del(&key).await.unwrap();
     }

@@ -285,7 +285,11 @@ pub async fn write(
     let shared = kv
         .set_versioned(key, &[&lines, stored], ttl, retired_ttl(kv))
         .await?;
-    Ok(if shared { Written::Shared } else { Written::Here })
+    Ok(if shared {
+        Written::Shared
+    } else {
+        Written::Here
+    })
 }
 
 /// How long a replaced entry stays readable for the results that point at it: as long as
@@ -517,7 +521,11 @@ mod tests {
         let t = tokio::time::Instant::now();
         let waited = await_peer(&kv, &dead, Duration::from_secs(30), std::future::pending()).await;
         assert!(waited.unwrap().is_none());
-        assert!(t.elapsed() <= CLAIM_LEASE + Duration::from_millis(500), "{:?}", t.elapsed());
+        assert!(
+            t.elapsed() <= CLAIM_LEASE + Duration::from_millis(500),
+            "{:?}",
+            t.elapsed()
+        );
         // renewed past its lease while its owner lives
         tokio::time::sleep(CLAIM_LEASE.saturating_sub(t.elapsed()) + CLAIM_RENEW).await;
         assert!(claim(&kv, &held).await.unwrap().is_none(), "still held");
@@ -530,7 +538,10 @@ mod tests {
         let again_key = format!("{base}c");
         let other = claim(&kv, &again_key).await.unwrap().unwrap();
         mine.release(&kv).await.unwrap();
-        assert!(claim(&kv, &held).await.unwrap().is_some(), "free after release");
+        assert!(
+            claim(&kv, &held).await.unwrap().is_some(),
+            "free after release"
+        );
         other.release(&kv).await.unwrap();
     }
 

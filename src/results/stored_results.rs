@@ -24,8 +24,9 @@ use loopgate_engine::Provenance;
 /// How long we remember that a result existed, to say "expired" rather than "not found".
 const TOMBSTONE_TTL: Duration = Duration::from_secs(24 * 3600);
 
-/// K5: when the result store's data began (unix ms), written the first time a result is
-/// looked for and not found: a store that restarted without its data has a newer one.
+/// K5: when the result store's data began (unix ms), written at startup and again when a
+/// lookup finds it gone ([`mark_store_born`]): a store that restarted without its data
+/// has a newer one.
 const STORE_BORN: &str = "lg:store:born";
 /// How long that mark lives (renewed only by being written again once gone).
 const STORE_BORN_TTL: Duration = Duration::from_secs(365 * 24 * 3600);
@@ -42,6 +43,14 @@ pub fn new_result_id(now_ms: i64) -> String {
         crate::crypto::random_token(32),
         width = MADE_DIGITS
     )
+}
+
+/// K5: notes when the store's data began, unless it is noted: at startup, and when a
+/// lookup finds the note gone (the store restarted without its data).
+pub async fn mark_store_born(kv: &Kv) -> Result<(), KvError> {
+    kv.init_shared(STORE_BORN, &now_ms().to_string(), STORE_BORN_TTL)
+        .await
+        .map(drop)
 }
 
 /// When a result of id `id` was made (unix ms), if it says.
@@ -225,7 +234,9 @@ async fn copy(
     let text = match body.strip_prefix('@') {
         Some(pointer) => {
             followed = dataset_cache::follow(kv, pointer).await?.ok_or_else(|| {
-                KvError(anyhow::anyhow!("the cache entry of a result went while it was kept"))
+                KvError(anyhow::anyhow!(
+                    "the cache entry of a result went while it was kept"
+                ))
             })?;
             followed.as_str()
         }
@@ -286,12 +297,14 @@ pub async fn load(kv: &Kv, t: &ThreadKey, id: &str) -> Result<String, ResultErro
         if made + kv.result_ttl().as_millis() as i64 <= now {
             return Err(ResultError::expired(kv, id));
         }
-        let born = kv
-            .init_shared(STORE_BORN, &now.to_string(), STORE_BORN_TTL)
-            .await?
-            .and_then(|b| b.parse::<i64>().ok());
-        if born.is_some_and(|b| b > made) {
-            return Err(ResultError::Lost(id.to_string()));
+        match kv.get(STORE_BORN).await? {
+            // the store's data began after this result was made
+            Some(born) if born.parse::<i64>().is_ok_and(|b| b > made) => {
+                return Err(ResultError::Lost(id.to_string()));
+            }
+            Some(_) => {}
+            // gone with the store's data: from now on it says when the data began
+            None => mark_store_born(kv).await?,
         }
     }
     Err(ResultError::NotFound(id.to_string()))

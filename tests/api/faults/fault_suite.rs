@@ -123,7 +123,13 @@ fn check_verdict(load: &Load, args: &Value, result: &Value) {
 }
 
 /// One JSON tool call; its status (or `conn`) and body.
-async fn json_call(load: &Load, base: &str, thread: &str, name: &str, args: &Value) -> (String, Value) {
+async fn json_call(
+    load: &Load,
+    base: &str,
+    thread: &str,
+    name: &str,
+    args: &Value,
+) -> (String, Value) {
     let res = load
         .client
         .post(format!(
@@ -157,7 +163,9 @@ async fn stream_call(
     progressed: Option<tokio::sync::oneshot::Sender<()>>,
 ) -> (Option<String>, Option<Value>, String) {
     let res = client
-        .post(format!("{base}/v1/agents/{agent}/threads/{thread}/tool-calls"))
+        .post(format!(
+            "{base}/v1/agents/{agent}/threads/{thread}/tool-calls"
+        ))
         .bearer_auth(token)
         .header("accept", "text/event-stream")
         .json(&json!({"name": "list_slow", "arguments": args}))
@@ -289,10 +297,12 @@ async fn postgres_connections(url: &str) -> i64 {
     let Ok(pool) = sqlx::PgPool::connect(url).await else {
         return -1;
     };
-    let n: i64 = sqlx::query_scalar("SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'")
-        .fetch_one(&pool)
-        .await
-        .unwrap_or(-1);
+    let n: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap_or(-1);
     pool.close().await;
     n - 1
 }
@@ -329,7 +339,10 @@ async fn until_ready(client: &reqwest::Client, bases: &[String]) -> Duration {
                     }
                 }
             }
-            assert!(started.elapsed() < Duration::from_secs(30), "{base} never ready again");
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "{base} never ready again"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -360,6 +373,11 @@ async fn k1_k5_nothing_lost_under_faults_and_load() {
         ("LOOPGATE_REPLICAS", "2".to_string()),
         ("LOOPGATE_SHUTDOWN_GRACE_SECONDS", "4".to_string()),
         ("LOOPGATE_LIMIT_WALL_SECONDS", WALL.as_secs().to_string()),
+        // the killed replica's walk slots last their lease (K3 covers its claims, not its
+        // slots): room enough that they never refuse the load
+        ("LOOPGATE_ORG_CONCURRENT_WALKS", "64".to_string()),
+        // reading every id back from every replica is far above an org's usual rate
+        ("LOOPGATE_ORG_REQUESTS_PER_SECOND", "100000".to_string()),
         ("RUST_LOG", "error".to_string()),
     ];
     let start = |env: Vec<(&'static str, String)>, db: String| async move {
@@ -418,7 +436,7 @@ async fn k1_k5_nothing_lost_under_faults_and_load() {
     // a replica SIGKILLed mid-walk: its streamed walk is cut, its claim on the key goes
     // within seconds (K3), and the call is closed as interrupted (K1)
     load.phase.store(3, Ordering::SeqCst);
-    let claimed = json!({"_all_pages": true, "pages": 5, "delay_ms": 700});
+    let claimed = json!({"_all_pages": true, "pages": 5, "delay_ms": 400});
     let (tx, progressed) = tokio::sync::oneshot::channel();
     let doomed = tokio::spawn({
         let (client, base, agent, token) = (
@@ -439,11 +457,13 @@ async fn k1_k5_nothing_lost_under_faults_and_load() {
     assert!(doomed_out.is_none(), "the stream was cut");
     let doomed_id = doomed_id.expect("the cut stream's call id");
     // the same walk on the survivor: not held by the dead replica's claim for its lease
-    let (status, body) = json_call(&load, &a.app.address, "after-kill", "list_slow", &claimed).await;
+    let (status, body) =
+        json_call(&load, &a.app.address, "after-kill", "list_slow", &claimed).await;
     let claim_wait = killed_at.elapsed();
     assert_eq!(status, "200", "{body}");
+    // (before K3 the claim held it for the walk's whole lease: the bound plus 15 s)
     assert!(
-        claim_wait < Duration::from_secs(9),
+        claim_wait < WALL,
         "the dead replica's claim held the walk for {claim_wait:?}"
     );
     let b2 = start(env.clone(), db.clone()).await;
@@ -509,7 +529,12 @@ async fn k1_k5_nothing_lost_under_faults_and_load() {
             }
         }
     }
-    assert!(missing.is_empty(), "{} records lost: {:?}", missing.len(), &missing[..missing.len().min(5)]);
+    assert!(
+        missing.is_empty(),
+        "{} records lost: {:?}",
+        missing.len(),
+        &missing[..missing.len().min(5)]
+    );
 
     // K1: the calls the SIGKILL cut are closed as interrupted, by a live replica
     let mut cut = log.cut.clone();
@@ -539,21 +564,22 @@ async fn k1_k5_nothing_lost_under_faults_and_load() {
     let mut unreadable = Vec::new();
     let mut lost = 0;
     for r in &replicas {
-        let got: Vec<(usize, u16, Value)> = futures_util::stream::iter(log.results.iter().enumerate())
-            .map(|(i, m)| {
-                let app = &r.app;
-                let (agent, token) = (&rig.agent, &token);
-                async move {
-                    let q = json!({"resultId": m.id, "limit": 1, "aggregate": {"count": true}});
-                    let res = app
-                        .tool_call(agent, token, &m.thread, "queryToolResult", q)
-                        .await;
-                    (i, res.status.as_u16(), res.body)
-                }
-            })
-            .buffer_unordered(16)
-            .collect()
-            .await;
+        let got: Vec<(usize, u16, Value)> =
+            futures_util::stream::iter(log.results.iter().enumerate())
+                .map(|(i, m)| {
+                    let app = &r.app;
+                    let (agent, token) = (&rig.agent, &token);
+                    async move {
+                        let q = json!({"resultId": m.id, "limit": 1});
+                        let res = app
+                            .tool_call(agent, token, &m.thread, "queryToolResult", q)
+                            .await;
+                        (i, res.status.as_u16(), res.body)
+                    }
+                })
+                .buffer_unordered(16)
+                .collect()
+                .await;
         for (i, status, body) in got {
             let m = &log.results[i];
             match status {
@@ -577,7 +603,11 @@ async fn k1_k5_nothing_lost_under_faults_and_load() {
         unreadable.len(),
         &unreadable[..unreadable.len().min(5)]
     );
-    assert!(log.wrong_verdicts.is_empty(), "wrong verdicts: {:?}", log.wrong_verdicts);
+    assert!(
+        log.wrong_verdicts.is_empty(),
+        "wrong verdicts: {:?}",
+        log.wrong_verdicts
+    );
     assert!(
         log.slowest <= WALL + MARGIN,
         "a call took {:?}, past the {WALL:?} bound",

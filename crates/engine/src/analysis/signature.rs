@@ -138,8 +138,8 @@ impl Signature {
             return;
         };
         for spec in specs {
-            let integer_only = spec.types.contains(&JsonType::Integer)
-                && !spec.types.contains(&JsonType::Number);
+            let integer_only =
+                spec.types.contains(&JsonType::Integer) && !spec.types.contains(&JsonType::Number);
             if !integer_only {
                 continue;
             }
@@ -368,24 +368,42 @@ mod tests {
         };
         let mut m = parse(r#"{"org": "a", "limit": 2e0, "ratio": 3e0, "any": 4.0}"#);
         sig().whole_numbers(&mut m);
-        assert_eq!(serde_json::to_string(&m["limit"]).ok().as_deref(), Some("2"));
+        assert_eq!(
+            serde_json::to_string(&m["limit"]).ok().as_deref(),
+            Some("2")
+        );
         // a `number` argument and an untyped one keep what was sent
-        assert_eq!(serde_json::to_string(&m["ratio"]).ok().as_deref(), Some("3.0"));
-        assert_eq!(serde_json::to_string(&m["any"]).ok().as_deref(), Some("4.0"));
+        assert_eq!(
+            serde_json::to_string(&m["ratio"]).ok().as_deref(),
+            Some("3.0")
+        );
+        assert_eq!(
+            serde_json::to_string(&m["any"]).ok().as_deref(),
+            Some("4.0")
+        );
         assert_eq!(sig().check(&m, &[]), Ok(()));
         // 1e-400 reads as the double 0 (below the smallest double): it is 0
         let mut m = parse(r#"{"org": "a", "limit": 1e-400}"#);
         sig().whole_numbers(&mut m);
-        assert_eq!(serde_json::to_string(&m["limit"]).ok().as_deref(), Some("0"));
+        assert_eq!(
+            serde_json::to_string(&m["limit"]).ok().as_deref(),
+            Some("0")
+        );
         let mut m = parse(r#"{"org": "a", "limit": -9.2233720368547758e18}"#);
         sig().whole_numbers(&mut m);
         assert_eq!(m["limit"], json!(i64::MIN));
         // not exactly an integer of 64 bits: refused, never sent as a float
-        for text in [r#"{"org": "a", "limit": 1e300}"#, r#"{"org": "a", "limit": 9.3e18}"#] {
+        for text in [
+            r#"{"org": "a", "limit": 1e300}"#,
+            r#"{"org": "a", "limit": 9.3e18}"#,
+        ] {
             let mut m = parse(text);
             sig().whole_numbers(&mut m);
             let e = sig().check(&m, &[]).err();
-            assert!(e.is_some_and(|e| e.detail().contains("`limit` must be integer")), "{text}");
+            assert!(
+                e.is_some_and(|e| e.detail().contains("`limit` must be integer")),
+                "{text}"
+            );
         }
         assert_eq!(exact_integer(f64::NAN), None);
         assert_eq!(exact_integer(f64::INFINITY), None);
