@@ -40,17 +40,20 @@ pub enum Table {
     ConnectLinks,
     /// Revocations of runtime tokens that expired anyway.
     TokenRevocations,
+    /// Audit events, by `created_at` (the write).
+    AuditEvents,
 }
 
 impl Table {
     /// In pruning order: calls before the threads that hold them, bodies after both.
-    pub const ALL: [Table; 6] = [
+    pub const ALL: [Table; 7] = [
         Table::ToolCalls,
         Table::WorkflowRuns,
         Table::Threads,
         Table::ToolCallBodies,
         Table::ConnectLinks,
         Table::TokenRevocations,
+        Table::AuditEvents,
     ];
 
     /// The metric label and log name.
@@ -62,6 +65,7 @@ impl Table {
             Table::Threads => "threads",
             Table::ConnectLinks => "connect_links",
             Table::TokenRevocations => "runtime_token_revocations",
+            Table::AuditEvents => "audit_events",
         }
     }
 }
@@ -119,6 +123,13 @@ pub async fn delete_batch(
              (SELECT org_id, token_id FROM runtime_token_revocations \
              WHERE expires_at < now() - $1 * interval '1 second' LIMIT $2) \
              AND expires_at < now() - $1 * interval '1 second'",
+            age_seconds,
+            limit,
+        ),
+        Table::AuditEvents => sqlx::query!(
+            "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events \
+             WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
+             AND created_at < now() - $1 * interval '1 second'",
             age_seconds,
             limit,
         ),

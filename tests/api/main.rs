@@ -8,6 +8,7 @@ mod cache;
 mod cost;
 mod faults;
 mod mcp;
+mod ops;
 mod runtime;
 mod security;
 mod studio;
