@@ -36,11 +36,11 @@ type Labels = Vec<(String, String)>;
 type Histograms = LabelledFamily<Labels, Histogram, fn() -> Histogram>;
 
 fn latency() -> Histogram {
-    Histogram::new(LATENCY_BUCKETS.into_iter())
+    Histogram::new(LATENCY_BUCKETS)
 }
 
 fn long() -> Histogram {
-    Histogram::new(LONG_BUCKETS.into_iter())
+    Histogram::new(LONG_BUCKETS)
 }
 
 fn labels(l: &[(&str, &str)]) -> Labels {
