@@ -11,6 +11,8 @@
 """
 
 import base64
+import json
+import os
 import sys
 
 import helm_python as helm
@@ -40,6 +42,7 @@ VALUE_SETS = {
         "autoscaling": {"enabled": True, "minReplicas": 3, "maxReplicas": 12},
         "ingress": {"enabled": True, "className": "nginx"},
         "networkPolicy": {"enabled": True, "egress": EGRESS},
+        "grafanaDashboard": {"enabled": True},
         "config": {
             "trustedProxies": ["10.0.0.0/8", "fd00::/8"],
             "redisTimeoutMs": 1000,
@@ -121,6 +124,12 @@ for name, values in VALUE_SETS.items():
         check(env.get("LOOPGATE_TRUSTED_PROXIES") == "10.0.0.0/8,fd00::/8", "scaled: trusted proxies not passed")
         bounds = {"LOOPGATE_REDIS_TIMEOUT_MS": "1000", "LOOPGATE_RESULT_TTL_SECONDS": "1800", "LOOPGATE_CACHE_MAX_ENTRY_BYTES": "16777216"}
         check(all(env.get(k) == v for k, v in bounds.items()), "scaled: operational bounds not passed")
+        dash = [c for c in find(objs, "ConfigMap") if c["metadata"]["name"].endswith("-dashboard")]
+        with open(os.path.join(CHART, "dashboards", "loopgate.json")) as f:
+            shipped = json.load(f)
+        check(len(dash) == 1 and dash[0]["metadata"]["labels"].get("grafana_dashboard") == "1"
+              and json.loads(dash[0]["data"]["loopgate.json"]) == shipped,
+              "scaled: the Grafana dashboard ConfigMap does not hold dashboards/loopgate.json")
         pol = find(objs, "NetworkPolicy")
         check(len(pol) == 1, "scaled: no NetworkPolicy")
         if pol:
@@ -131,6 +140,8 @@ for name, values in VALUE_SETS.items():
             check(len(dns) == 1 and rest == EGRESS, f"scaled: egress is not exactly DNS + the configured rules: {spec['egress']}")
     else:
         check(find(objs, "NetworkPolicy") == [], f"{name}: NetworkPolicy without being enabled")
+        check(not any(c["metadata"]["name"].endswith("-dashboard") for c in find(objs, "ConfigMap")),
+              f"{name}: a dashboard ConfigMap without being enabled")
         check(env["LOOPGATE_REPLICAS"] == "2", f"{name}: quotas not divided by replicaCount")
         check("LOOPGATE_TRUSTED_PROXIES" not in env, f"{name}: trusted proxies set without being configured")
         check("LOOPGATE_REDIS_TIMEOUT_MS" not in env, f"{name}: a bound set without being configured (the binary's default is the one owner)")

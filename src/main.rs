@@ -43,8 +43,14 @@ async fn main() -> std::process::ExitCode {
 }
 
 async fn run() -> anyhow::Result<()> {
-    loopgate::telemetry::init();
-    let cli = Cli::parse();
+    let telemetry = loopgate::telemetry::init();
+    let outcome = serve(Cli::parse()).await;
+    // queued spans are sent before the process ends
+    telemetry.shutdown().await;
+    outcome
+}
+
+async fn serve(cli: Cli) -> anyhow::Result<()> {
     if let Command::Openapi = cli.command {
         use std::io::Write as _;
         let mut out = std::io::stdout().lock();

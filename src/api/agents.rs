@@ -4,6 +4,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use super::audit::{self, Acting};
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
@@ -64,6 +65,11 @@ pub struct BindingInput {
     pub discovery: Option<Option<bool>>,
 }
 
+/// A binding's id in the audit trail: its path below `/v1/agents`.
+fn binding_id(agent_id: &str, tool_id: &str) -> String {
+    format!("{agent_id}/{tool_id}")
+}
+
 const MAX_INSTRUCTIONS: usize = 32 * 1024;
 
 fn check_budget(b: Option<i32>) -> Result<Option<i32>, ApiError> {
@@ -108,6 +114,15 @@ pub async fn create(
         token_budget: check_token_budget(body.token_budget)?,
     };
     let agent = agents::create(&state.pool, &key.org, &f, &body.agent_tools).await?;
+    audit::created(
+        &state,
+        &key.org,
+        key.actor(),
+        ("agent", &agent.id),
+        &agent,
+        &[],
+    )
+    .await?;
     Ok(HttpResponse::Created().json(agent))
 }
 
@@ -162,9 +177,22 @@ pub async fn update(
         token_budget: body.token_budget.map(check_token_budget).transpose()?,
         agent_tools: body.agent_tools.as_deref(),
     };
+    let before = agents::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("agent"))?;
     let a = agents::update(&state.pool, &key.org, &path, &p)
         .await
         .map_err(or_not_found("agent"))?;
+    audit::updated(
+        &state,
+        &key.org,
+        key.actor(),
+        ("agent", &a.id),
+        &before,
+        &a,
+        &[],
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(a))
 }
 
@@ -176,9 +204,20 @@ pub async fn delete(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    let before = agents::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("agent"))?;
     agents::delete(&state.pool, &key.org, &path)
         .await
         .map_err(or_not_found("agent"))?;
+    audit::deleted(
+        &state,
+        &key.org,
+        key.actor(),
+        ("agent", &before.id),
+        Some(&before),
+    )
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -213,6 +252,8 @@ pub async fn add_binding(
     let b = agents::add_binding(&state.pool, &key.org, &path, &body)
         .await
         .map_err(or_not_found("agent"))?;
+    let id = binding_id(&path, &b.tool_id);
+    audit::created(&state, &key.org, key.actor(), ("binding", &id), &b, &[]).await?;
     Ok(HttpResponse::Created().json(b))
 }
 
@@ -254,9 +295,23 @@ pub async fn update_binding(
         dataset_ttl_hours: body.dataset_ttl_hours,
         discovery: body.discovery,
     };
+    let before = agents::get_binding(&state.pool, &key.org, &agent, &tool)
+        .await
+        .map_err(or_not_found("binding"))?;
     let b = agents::update_binding(&state.pool, &key.org, &agent, &tool, &p)
         .await
         .map_err(or_not_found("binding"))?;
+    let id = binding_id(&agent, &tool);
+    audit::updated(
+        &state,
+        &key.org,
+        key.actor(),
+        ("binding", &id),
+        &before,
+        &b,
+        &[],
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(b))
 }
 
@@ -269,8 +324,20 @@ pub async fn remove_binding(
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (agent, tool) = path.into_inner();
+    let before = agents::get_binding(&state.pool, &key.org, &agent, &tool)
+        .await
+        .map_err(or_not_found("binding"))?;
     agents::remove_binding(&state.pool, &key.org, &agent, &tool)
         .await
         .map_err(or_not_found("binding"))?;
+    let id = binding_id(&agent, &tool);
+    audit::deleted(
+        &state,
+        &key.org,
+        key.actor(),
+        ("binding", &id),
+        Some(&before),
+    )
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -4,6 +4,7 @@ use actix_web::{web, HttpResponse};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::audit::{self, Acting};
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::AdminOrg;
 use super::list::{ListParams, ListResponse};
@@ -33,7 +34,7 @@ pub struct CreatedApiKey {
     responses((status = 201, body = CreatedApiKey), (status = 404, body = Problem), (status = 422, body = Problem)),
     security(("adminToken" = [])))]
 pub async fn create(
-    AdminOrg(org): AdminOrg,
+    admin: AdminOrg,
     state: web::Data<AppState>,
     body: web::Json<ApiKeyInput>,
 ) -> Result<HttpResponse, ApiError> {
@@ -45,7 +46,18 @@ pub async fn create(
     let mut scopes = body.scopes.clone();
     scopes.sort_by_key(|s| s.as_str());
     scopes.dedup();
-    let (api_key, key) = api_keys::create(&state.pool, &org, name(&body.name)?, &scopes).await?;
+    let org = &admin.0;
+    let (api_key, key) = api_keys::create(&state.pool, org, name(&body.name)?, &scopes).await?;
+    // the key as listed: its secret is shown once to the caller, never to the trail
+    audit::created(
+        &state,
+        org,
+        admin.actor(),
+        ("api_key", &api_key.id),
+        &api_key,
+        &[],
+    )
+    .await?;
     Ok(HttpResponse::Created().json(CreatedApiKey { api_key, key }))
 }
 
@@ -83,14 +95,26 @@ pub async fn get(
 #[utoipa::path(delete, operation_id = "revokeApiKey", path = "/v1/orgs/{org_id}/api-keys/{key_id}", tag = "admin",
     responses((status = 200, body = ApiKey), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn revoke(
-    AdminOrg(org): AdminOrg,
+    admin: AdminOrg,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (_, key_id) = path.into_inner();
-    let key = api_keys::revoke(&state.pool, &org, &key_id)
+    let org = &admin.0;
+    let before = api_keys::get(&state.pool, org, &key_id)
         .await
         .map_err(or_not_found("API key"))?;
+    let key = api_keys::revoke(&state.pool, org, &key_id)
+        .await
+        .map_err(or_not_found("API key"))?;
+    audit::deleted(
+        &state,
+        org,
+        admin.actor(),
+        ("api_key", &key.id),
+        Some(&before),
+    )
+    .await?;
     // the tokens it minted die with it
     state.auth_guard.forget_alive_tokens();
     Ok(HttpResponse::Ok().json(key))

@@ -5,6 +5,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
+use super::audit::{self, Acting};
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Mint;
 use super::list::{ListParams, ListResponse};
@@ -46,5 +47,6 @@ pub async fn delete(
     connections::delete(&state.pool, &key.org, &path)
         .await
         .map_err(or_not_found("connection"))?;
+    audit::deleted::<()>(&state, &key.org, key.actor(), ("connection", &path), None).await?;
     Ok(HttpResponse::NoContent().finish())
 }

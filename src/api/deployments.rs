@@ -4,6 +4,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use super::audit::{self, Acting};
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::AdminOrg;
 use super::list::{ListParams, ListResponse};
@@ -31,12 +32,22 @@ pub struct DeploymentPatch {
     responses((status = 201, body = Deployment), (status = 404, body = Problem), (status = 409, body = Problem)),
     security(("adminToken" = [])))]
 pub async fn create(
-    AdminOrg(org): AdminOrg,
+    admin: AdminOrg,
     state: web::Data<AppState>,
     body: web::Json<DeploymentInput>,
 ) -> Result<HttpResponse, ApiError> {
+    let org = &admin.0;
     let cache = body.cache.unwrap_or(CacheMode::On);
-    let dep = deployments::create(&state.pool, &org, name(&body.name)?, cache).await?;
+    let dep = deployments::create(&state.pool, org, name(&body.name)?, cache).await?;
+    audit::created(
+        &state,
+        org,
+        admin.actor(),
+        ("deployment", &dep.id),
+        &dep,
+        &[],
+    )
+    .await?;
     Ok(HttpResponse::Created().json(dep))
 }
 
@@ -74,16 +85,30 @@ pub async fn get(
 #[utoipa::path(patch, operation_id = "updateDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin", request_body = DeploymentPatch,
     responses((status = 200, body = Deployment), (status = 404, body = Problem), (status = 409, body = Problem)), security(("adminToken" = [])))]
 pub async fn update(
-    AdminOrg(org): AdminOrg,
+    admin: AdminOrg,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
     body: web::Json<DeploymentPatch>,
 ) -> Result<HttpResponse, ApiError> {
     let (_, id) = path.into_inner();
+    let org = &admin.0;
     let new_name = body.name.as_deref().map(name).transpose()?;
-    let dep = deployments::update(&state.pool, &org, &id, new_name, body.cache)
+    let before = deployments::get(&state.pool, org, &id)
         .await
         .map_err(or_not_found("deployment"))?;
+    let dep = deployments::update(&state.pool, org, &id, new_name, body.cache)
+        .await
+        .map_err(or_not_found("deployment"))?;
+    audit::updated(
+        &state,
+        org,
+        admin.actor(),
+        ("deployment", &dep.id),
+        &before,
+        &dep,
+        &[],
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(dep))
 }
 
@@ -91,13 +116,25 @@ pub async fn update(
 #[utoipa::path(delete, operation_id = "deleteDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
     responses((status = 204), (status = 404, body = Problem), (status = 409, body = Problem)), security(("adminToken" = [])))]
 pub async fn delete(
-    AdminOrg(org): AdminOrg,
+    admin: AdminOrg,
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (_, id) = path.into_inner();
-    deployments::delete(&state.pool, &org, &id)
+    let org = &admin.0;
+    let before = deployments::get(&state.pool, org, &id)
         .await
         .map_err(or_not_found("deployment"))?;
+    deployments::delete(&state.pool, org, &id)
+        .await
+        .map_err(or_not_found("deployment"))?;
+    audit::deleted(
+        &state,
+        org,
+        admin.actor(),
+        ("deployment", &before.id),
+        Some(&before),
+    )
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }

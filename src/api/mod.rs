@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod api_keys;
+pub mod audit;
 pub mod config_epoch;
 pub mod connect;
 pub mod connections;

@@ -7,8 +7,8 @@ use utoipa::OpenApi;
 use super::contract::Contract;
 
 use super::{
-    agents, api_keys, connect, connections, deployments, error, events, mcp, ops, orgs, providers,
-    runtime, runtime_tokens, schedules, sse, tools, webhooks, workflow_runs, workflows,
+    agents, api_keys, audit, connect, connections, deployments, error, events, mcp, ops, orgs,
+    providers, runtime, runtime_tokens, schedules, sse, tools, webhooks, workflow_runs, workflows,
 };
 
 #[derive(OpenApi)]
@@ -39,7 +39,7 @@ on the first page only; pass `cursor` back until `has_more` is false. Authentica
         runtime_tokens::mint, runtime_tokens::revoke, runtime::steps, runtime::tool_call, runtime::get_tool_call, mcp::post, mcp::get, mcp::delete,
         workflow_runs::create, workflow_runs::list, workflow_runs::get,
         connections::list, connections::delete, connect::show, connect::submit, connect::callback,
-        events::tool_call, events::workflow_run,
+        events::tool_call, events::workflow_run, audit::list,
     ),
     components(schemas(error::Problem, sse::UiMessageStream)),
     tags(

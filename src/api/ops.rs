@@ -105,9 +105,10 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
     }))
 }
 
-/// Prometheus text exposition.
+/// Prometheus metrics, in the OpenMetrics 1.0 text format (which Prometheus scrapes
+/// natively).
 #[utoipa::path(get, path = "/metrics", operation_id = "getMetrics", tag = "operations",
-    responses((status = 200, description = "Prometheus text exposition format 0.0.4", body = String, content_type = "text/plain")))]
+    responses((status = 200, description = "OpenMetrics 1.0 text exposition", body = String, content_type = "application/openmetrics-text")))]
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     let pg_size = f64::from(state.pool.size());
     let pg_idle = state.pool.num_idle() as f64;
@@ -201,6 +202,6 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         value: state.runtime.refresh_gates().waiting() as f64,
     });
     HttpResponse::Ok()
-        .content_type("text/plain; version=0.0.4")
+        .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
         .body(state.metrics.render_with(&gauges))
 }

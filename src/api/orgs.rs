@@ -4,12 +4,15 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use super::audit;
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Admin;
 use super::list::{ListParams, ListResponse};
 use super::validate::name;
 use crate::api::state::AppState;
+use crate::store::audit_events::Actor;
 use crate::store::orgs::{self, Org};
+use crate::store::OrgId;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -27,6 +30,8 @@ pub async fn create(
     body: web::Json<OrgInput>,
 ) -> Result<HttpResponse, ApiError> {
     let org = orgs::create(&state.pool, name(&body.name)?).await?;
+    let id = OrgId::trusted(&org.id);
+    audit::created(&state, &id, Actor::admin(), ("org", &org.id), &org, &[]).await?;
     Ok(HttpResponse::Created().json(org))
 }
 
@@ -68,9 +73,23 @@ pub async fn update(
     path: web::Path<String>,
     body: web::Json<OrgInput>,
 ) -> Result<HttpResponse, ApiError> {
+    let before = orgs::get(&state.pool, &path)
+        .await
+        .map_err(or_not_found("org"))?;
     let org = orgs::rename(&state.pool, &path, name(&body.name)?)
         .await
         .map_err(or_not_found("org"))?;
+    let id = OrgId::trusted(&org.id);
+    audit::updated(
+        &state,
+        &id,
+        Actor::admin(),
+        ("org", &org.id),
+        &before,
+        &org,
+        &[],
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(org))
 }
 

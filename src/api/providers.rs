@@ -2,6 +2,7 @@
 
 use actix_web::{web, HttpResponse};
 
+use super::audit::{self, Acting};
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
@@ -11,6 +12,18 @@ use crate::store::providers::{self, Provider};
 use crate::store::tools::ToolKind;
 use crate::studio;
 use crate::studio::providers::{ProviderInput, ProviderPatch};
+use crate::studio::toolkits::ConnectionInput;
+
+/// Whether a write carries an OAuth client secret (kept out of the provider as shown).
+fn sets_client_secret(c: Option<&ConnectionInput>) -> bool {
+    matches!(
+        c,
+        Some(ConnectionInput::Oauth2 {
+            client_secret: Some(_),
+            ..
+        })
+    )
+}
 
 /// Create a provider: an HTTP API (`base_url`) or, with `kind: "mcp"`, an MCP server
 /// (`url`, its streamable HTTP endpoint).
@@ -21,8 +34,24 @@ pub async fn create(
     state: web::Data<AppState>,
     body: web::Json<ProviderInput>,
 ) -> Result<HttpResponse, ApiError> {
+    let mut secrets = Vec::new();
+    if body.credential.is_some() {
+        secrets.push(("credential", false));
+    }
+    if sets_client_secret(body.connection.as_ref()) {
+        secrets.push(("client_secret", false));
+    }
     let p =
         studio::providers::create(&state.pool, &state.cipher, &key.org, body.into_inner()).await?;
+    audit::created(
+        &state,
+        &key.org,
+        key.actor(),
+        ("provider", &p.id),
+        &p,
+        &secrets,
+    )
+    .await?;
     Ok(HttpResponse::Created().json(p))
 }
 
@@ -67,12 +96,33 @@ pub async fn update(
     path: web::Path<String>,
     body: web::Json<ProviderPatch>,
 ) -> Result<HttpResponse, ApiError> {
+    let before = providers::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("provider"))?;
+    let mut secrets = Vec::new();
+    if let Some(Some(_)) = body.credential {
+        // a rotation: the provider as shown says only `has_credential`
+        secrets.push(("credential", before.has_credential));
+    }
+    if sets_client_secret(body.connection.as_ref()) {
+        secrets.push(("client_secret", before.connection.is_some()));
+    }
     let p = studio::providers::update(
         &state.pool,
         &state.cipher,
         &key.org,
         &path,
         body.into_inner(),
+    )
+    .await?;
+    audit::updated(
+        &state,
+        &key.org,
+        key.actor(),
+        ("provider", &p.id),
+        &before,
+        &p,
+        &secrets,
     )
     .await?;
     Ok(HttpResponse::Ok().json(p))
@@ -86,9 +136,20 @@ pub async fn delete(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    let before = providers::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("provider"))?;
     providers::delete(&state.pool, &key.org, &path)
         .await
         .map_err(or_not_found("provider"))?;
+    audit::deleted(
+        &state,
+        &key.org,
+        key.actor(),
+        ("provider", &before.id),
+        Some(&before),
+    )
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -117,5 +178,17 @@ pub async fn sync(
         ));
     }
     let report = crate::mcp::sync::sync(&state.runtime, &key.org, &provider).await?;
+    // the sync's own account of what it changed in the provider's tools
+    let tools = serde_json::json!({ "tools": &report.changes });
+    let w = audit::Write {
+        org: &key.org,
+        actor: key.actor(),
+        resource: "provider",
+        id: &provider.id,
+        action: crate::store::audit_events::Action::Update,
+    };
+    if report.changes.changed() {
+        audit::record(&state, w, None::<&()>, Some(&tools), &[]).await?;
+    }
     Ok(HttpResponse::Ok().json(report))
 }

@@ -17,8 +17,8 @@ use super::config_epoch::bump_after_writes;
 use super::error::ApiError;
 use super::extract::identify_first;
 use super::{
-    agents, api_keys, connect, connections, deployments, events, mcp, openapi_doc, ops, orgs,
-    providers, runtime, runtime_tokens, schedules, tools, webhooks, workflow_runs, workflows,
+    agents, api_keys, audit, connect, connections, deployments, events, mcp, openapi_doc, ops,
+    orgs, providers, runtime, runtime_tokens, schedules, tools, webhooks, workflow_runs, workflows,
 };
 
 macro_rules! route_table {
@@ -110,6 +110,7 @@ route_table! {
     "/v1/workflows/{workflow_id}/runs" => { post: workflow_runs::create, get: workflow_runs::list }
     "/v1/workflows/{workflow_id}/runs/{run_id}" => { get: workflow_runs::get }
     "/v1/workflows/{workflow_id}/runs/{run_id}/events" => { get: events::workflow_run }
+    "/v1/audit-events" => { get: audit::list }
     "/v1/connections" => { get: connections::list }
     "/v1/connections/{connection_id}" => { delete: connections::delete }
 

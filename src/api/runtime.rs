@@ -165,13 +165,15 @@ pub async fn tool_call(
     let (tx, rx) = tokio::sync::oneshot::channel();
     let (id, name) = (start.id.clone(), start.input.name.clone());
     // Spawned so that a client that disconnects does not cancel the walk.
-    actix_web::rt::spawn(async move {
+    // the walk stays in the request's trace (its span is the parent)
+    let task = async move {
         let out = state
             .runtime
             .execute(&caller, &start, &loopgate_engine::NoProgress)
             .await;
         let _ = tx.send(out);
-    });
+    };
+    actix_web::rt::spawn(tracing::Instrument::in_current_span(task));
     let result = rx.await.map_err(|_| {
         ApiError::Internal(anyhow::anyhow!("tool call task ended without an outcome"))
     })??;

@@ -75,7 +75,7 @@ where
 pub fn stream_call(state: web::Data<AppState>, caller: Caller, start: CallStart) -> HttpResponse {
     // unbounded: a call's chunks are bounded by the throttled progress of one walk
     let (tx, rx) = mpsc::unbounded_channel::<String>();
-    actix_web::rt::spawn(async move {
+    let task = async move {
         for c in ui_stream::call_opening(&start.id, &start.input.name, &start.input.arguments) {
             let _ = tx.send(event(None, &c));
         }
@@ -92,6 +92,8 @@ pub fn stream_call(state: web::Data<AppState>, caller: Caller, start: CallStart)
             let _ = tx.send(format!("data: {c}\n\n"));
         }
         let _ = tx.send(DONE.to_string());
-    });
+    };
+    // the walk stays in the request's trace (its span is the parent)
+    actix_web::rt::spawn(tracing::Instrument::in_current_span(task));
     response(rx)
 }

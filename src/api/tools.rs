@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
+use super::audit::{self, Acting};
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
@@ -153,6 +154,15 @@ pub async fn create(
         toolkit: b.toolkit.or(provider.toolkit),
     })?;
     let tool = tools::create(&state.pool, &key.org, &fields).await?;
+    audit::created(
+        &state,
+        &key.org,
+        key.actor(),
+        ("tool", &tool.id),
+        &tool,
+        &[],
+    )
+    .await?;
     Ok(HttpResponse::Created().json(tool))
 }
 
@@ -249,6 +259,7 @@ pub async fn update(
     let cur = tools::get(&state.pool, &key.org, &path)
         .await
         .map_err(or_not_found("tool"))?;
+    let cur_shown = cur.clone();
     let b = body.into_inner();
     let fields = check(ToolFields {
         provider_id: cur.provider_id,
@@ -260,9 +271,20 @@ pub async fn update(
         kind: b.kind.unwrap_or(cur.kind),
         toolkit: b.toolkit.or(cur.toolkit),
     })?;
-    let t = tools::update(&state.pool, &key.org, &cur.id, &fields)
+    let before = cur_shown;
+    let t = tools::update(&state.pool, &key.org, &before.id, &fields)
         .await
         .map_err(or_not_found("tool"))?;
+    audit::updated(
+        &state,
+        &key.org,
+        key.actor(),
+        ("tool", &t.id),
+        &before,
+        &t,
+        &[],
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(t))
 }
 
@@ -274,9 +296,20 @@ pub async fn delete(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    let before = tools::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("tool"))?;
     tools::delete(&state.pool, &key.org, &path)
         .await
         .map_err(or_not_found("tool"))?;
+    audit::deleted(
+        &state,
+        &key.org,
+        key.actor(),
+        ("tool", &before.id),
+        Some(&before),
+    )
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -349,6 +382,8 @@ pub async fn import_openapi(
         ),
         other => other.into(),
     })?;
+    let created: Vec<(&str, &Tool)> = data.iter().map(|t| (t.id.as_str(), t)).collect();
+    audit::created_many(&state, &key.org, key.actor(), "tool", &created).await?;
     Ok(HttpResponse::Created().json(ImportedTools { data }))
 }
 

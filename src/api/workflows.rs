@@ -8,6 +8,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::audit::{self, Acting};
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
@@ -165,6 +166,15 @@ pub async fn create(
         &body.steps,
     )
     .await?;
+    audit::created(
+        &state,
+        &key.org,
+        key.actor(),
+        ("workflow", &wf.id),
+        &wf,
+        &[],
+    )
+    .await?;
     Ok(HttpResponse::Created().json(wf))
 }
 
@@ -223,6 +233,16 @@ pub async fn update(
     )
     .await
     .map_err(or_not_found("workflow"))?;
+    audit::updated(
+        &state,
+        &key.org,
+        key.actor(),
+        ("workflow", &wf.id),
+        &cur,
+        &wf,
+        &[],
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(wf))
 }
 
@@ -234,8 +254,19 @@ pub async fn delete(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    let before = workflows::get(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("workflow"))?;
     workflows::delete(&state.pool, &key.org, &path)
         .await
         .map_err(or_not_found("workflow"))?;
+    audit::deleted(
+        &state,
+        &key.org,
+        key.actor(),
+        ("workflow", &before.id),
+        Some(&before),
+    )
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }

@@ -33,6 +33,7 @@ pub struct Policy {
     pub threads_idle: Duration,
     /// How long after expiry (or use) a connect link is kept.
     pub links: Duration,
+    pub audit_events: Duration,
     pub interval: Duration,
     pub batch: u32,
 }
@@ -44,6 +45,7 @@ impl Policy {
             workflow_runs: Duration::from_secs(u64::from(s.retention_workflow_runs_days) * DAY),
             threads_idle: Duration::from_secs(u64::from(s.retention_threads_idle_days) * DAY),
             links: Duration::from_secs(u64::from(s.retention_links_days) * DAY),
+            audit_events: Duration::from_secs(u64::from(s.retention_audit_events_days) * DAY),
             interval: Duration::from_secs(s.retention_interval_seconds),
             batch: s.retention_batch,
         }
@@ -58,6 +60,7 @@ impl Policy {
             Table::TokenRevocations => REVOCATION_MARGIN,
             // an expired copy is never read again
             Table::ResultCopies => Duration::ZERO,
+            Table::AuditEvents => self.audit_events,
         }
     }
 }
@@ -113,6 +116,12 @@ async fn prune_locked(
 
 /// Runs a pass every `policy.interval` for as long as the process lives.
 pub fn spawn(pool: PgPool, policy: Policy, metrics: Arc<Metrics>) -> tokio::task::JoinHandle<()> {
+    // every table's series exists from the start (at 0), so rates and dashboards see it
+    for table in Table::ALL {
+        metrics
+            .retention_pruned
+            .add(&[("table", table.name())], 0.0);
+    }
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(policy.interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -3,6 +3,7 @@
 use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use actix_web::dev::{Server, Service as _};
 use actix_web::{web, App, HttpServer};
@@ -310,15 +311,31 @@ fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Serv
                 let started = std::time::Instant::now();
                 let metrics = metrics.clone();
                 let method = req.method().clone();
-                let path = req.path().to_string();
-                srv.call(req).map(move |res| {
-                    if let Ok(r) = &res {
-                        let status = r.status().as_u16();
-                        metrics.observe_http(status, started.elapsed().as_micros() as u64);
-                        tracing::info!(%method, %path, status, elapsed_ms = started.elapsed().as_millis() as u64, "request");
-                    }
-                    res
-                })
+                // the route's pattern, never the path: a path can hold a credential
+                // (`/connect/{link}`) and would make every id a span name of its own
+                let route = req.match_pattern().unwrap_or_else(|| "unmatched".into());
+                let span = tracing::info_span!(
+                    "http_request",
+                    otel.name = %format!("{method} {route}"),
+                    otel.kind = "server",
+                    http.request.method = %method,
+                    http.route = %route,
+                    http.response.status_code = tracing::field::Empty,
+                );
+                let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+                crate::telemetry::traces::parent_from(&span, header("traceparent"), header("tracestate"));
+                let in_span = span.clone();
+                srv.call(req)
+                    .map(move |res| {
+                        if let Ok(r) = &res {
+                            let status = r.status().as_u16();
+                            metrics.observe_http(status, started.elapsed().as_micros() as u64);
+                            in_span.record("http.response.status_code", status);
+                            tracing::info!(%method, %route, status, elapsed_ms = started.elapsed().as_millis() as u64, "request");
+                        }
+                        res
+                    })
+                    .instrument(span)
             })
             .configure(|cfg| api::configure(cfg, max_body))
     })

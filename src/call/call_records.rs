@@ -625,7 +625,7 @@ mod tests {
         assert!(b.bytes > 0);
         // tried again with back-off meanwhile, and still kept
         tokio::time::sleep(RETRY_FIRST * 4).await;
-        assert!(metrics.record_retries.load(Ordering::Relaxed) >= 2);
+        assert!(metrics.record_retries.get() >= 2);
         assert_eq!(records.backlog().rows, 2);
         assert!(records.backlog().age >= RETRY_FIRST * 4);
         // a flush waits for Postgres

@@ -6,6 +6,7 @@
 //! here and the resumed walk grown (P10).
 
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use std::sync::Arc;
 
@@ -100,7 +101,7 @@ impl Runtime {
     }
 
     /// Runs the call to its end and records the outcome (also when nobody listens any more).
-    #[tracing::instrument(name = "tool_call", skip_all, fields(org = %caller.org(), call = %start.id, tool = %start.input.name))]
+    #[tracing::instrument(name = "tool_call", skip_all, fields(call_id = %start.id, org = %caller.org(), agent = %start.agent_id, tool = %start.input.name))]
     pub async fn execute<P: ProgressSink + Sync>(
         &self,
         caller: &Caller,
@@ -168,7 +169,11 @@ impl Runtime {
                 finished_at: chrono::Utc::now(),
             },
         };
-        let record = self.records.write(write).await;
+        let record = self
+            .records
+            .write(write)
+            .instrument(tracing::info_span!("record_write"))
+            .await;
         // K1: a record Postgres cannot take now is kept and written once it answers
         // (`call_records`), so the call's id stays readable. One that cannot be kept (the
         // backlog full) is never answered as a 200 whose id nobody can read: a call written

@@ -81,6 +81,8 @@ pub struct Settings {
     pub retention_threads_idle_days: u32,
     /// Connect links are deleted this many days after they expired or were used.
     pub retention_links_days: u32,
+    /// Audit events (`GET /v1/audit-events`) are deleted this many days after the write.
+    pub retention_audit_events_days: u32,
     /// Seconds between retention passes (each runs on one replica: an advisory lock).
     pub retention_interval_seconds: u64,
     /// Rows deleted per statement of a retention pass.
@@ -226,6 +228,7 @@ struct Defaults {
     retention_workflow_runs_days: u32,
     retention_threads_idle_days: u32,
     retention_links_days: u32,
+    retention_audit_events_days: u32,
     retention_interval_seconds: u64,
     retention_batch: u32,
     automate_workers: bool,
@@ -267,6 +270,7 @@ const DEFAULTS: Defaults = Defaults {
     retention_workflow_runs_days: 30,
     retention_threads_idle_days: 30,
     retention_links_days: 1,
+    retention_audit_events_days: 365,
     retention_interval_seconds: 600,
     retention_batch: 1000,
     automate_workers: true,
@@ -489,6 +493,7 @@ impl Settings {
             self.retention_workflow_runs_days,
             self.retention_threads_idle_days,
             self.retention_links_days,
+            self.retention_audit_events_days,
         ];
         // at least a day: retention of stored bodies relies on the records' age being far
         // longer than `call::call_records::BODY_REWRITE` (see `store::retention`)

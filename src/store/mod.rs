@@ -10,6 +10,8 @@
 pub mod agent_load;
 pub mod agents;
 pub mod api_keys;
+pub mod audit_changes;
+pub mod audit_events;
 pub mod connections;
 pub mod deployments;
 pub mod error;

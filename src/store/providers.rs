@@ -98,6 +98,9 @@ pub struct Provider {
     /// absent: the default, 4). The rate limit still spaces them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
+    /// Whether upstream requests carry the call's W3C trace context (`traceparent`,
+    /// `tracestate`), so the API's own traces join the call's (default false).
+    pub propagate_trace_context: bool,
     /// Kind `app`: the toolkit its tools belong to (D2).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub toolkit: Option<String>,
@@ -150,6 +153,7 @@ struct Row {
     rate_limit_rps: Option<f64>,
     rate_limit_burst: Option<i32>,
     concurrency: Option<i32>,
+    propagate_trace_context: bool,
     toolkit: Option<String>,
     connection: Option<Json<Connection>>,
     created_at: DateTime<Utc>,
@@ -185,6 +189,7 @@ impl From<Row> for Provider {
                 _ => None,
             },
             concurrency: r.concurrency.and_then(|c| u32::try_from(c).ok()),
+            propagate_trace_context: r.propagate_trace_context,
             toolkit: r.toolkit,
             connection: r.connection.map(|c| c.0),
             created_at: r.created_at,
@@ -199,7 +204,8 @@ impl From<Row> for Provider {
 /// parameter taking such an enum is passed `as _` (the macro's check knows only `&str`).
 const COLUMNS: &str = "id, org_id, name, kind, base_url, auth_type, auth_name, \
      credential_ciphertext IS NOT NULL AS has_credential, user_credentials_required, \
-     rate_limit_rps, rate_limit_burst, concurrency, toolkit, connection, created_at, updated_at";
+     rate_limit_rps, rate_limit_burst, concurrency, propagate_trace_context, toolkit, connection, \
+     created_at, updated_at";
 
 /// A provider's full, validated configuration as written.
 pub struct ProviderFields {
@@ -212,6 +218,7 @@ pub struct ProviderFields {
     pub rate_limit: Option<RateLimit>,
     /// P9: requests one walk keeps in flight (None: the default).
     pub concurrency: Option<u32>,
+    pub propagate_trace_context: bool,
 }
 
 /// How the stored credential changes on an update.
@@ -233,11 +240,12 @@ pub async fn create(
         Row,
         r#"INSERT INTO providers (id, org_id, name, base_url, auth_type, auth_name,
              credential_ciphertext, user_credentials_required, rate_limit_rps, rate_limit_burst,
-             kind, concurrency) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+             kind, concurrency, propagate_trace_context)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
            RETURNING id, org_id, name, kind AS "kind: ToolKind", base_url,
              auth_type AS "auth_type: AuthType", auth_name,
              credential_ciphertext IS NOT NULL AS "has_credential!", user_credentials_required,
-             rate_limit_rps, rate_limit_burst, concurrency, toolkit,
+             rate_limit_rps, rate_limit_burst, concurrency, propagate_trace_context, toolkit,
              connection AS "connection: Json<Connection>", created_at, updated_at"#,
         id,
         org.as_str(),
@@ -251,6 +259,7 @@ pub async fn create(
         f.rate_limit.as_ref().map(|r| r.burst as i32),
         f.kind as _,
         f.concurrency.map(|c| c as i32),
+        f.propagate_trace_context,
     )
     .fetch_one(pool)
     .await?;
@@ -263,7 +272,7 @@ pub async fn get(pool: &PgPool, org: &OrgId, id: &str) -> Result<Provider, Store
         r#"SELECT id, org_id, name, kind AS "kind: ToolKind", base_url,
              auth_type AS "auth_type: AuthType", auth_name,
              credential_ciphertext IS NOT NULL AS "has_credential!", user_credentials_required,
-             rate_limit_rps, rate_limit_burst, concurrency, toolkit,
+             rate_limit_rps, rate_limit_burst, concurrency, propagate_trace_context, toolkit,
              connection AS "connection: Json<Connection>", created_at, updated_at
            FROM providers WHERE org_id = $1 AND id = $2"#,
         org.as_str(),
@@ -285,7 +294,7 @@ pub async fn get_many(
         r#"SELECT id, org_id, name, kind AS "kind: ToolKind", base_url,
              auth_type AS "auth_type: AuthType", auth_name,
              credential_ciphertext IS NOT NULL AS "has_credential!", user_credentials_required,
-             rate_limit_rps, rate_limit_burst, concurrency, toolkit,
+             rate_limit_rps, rate_limit_burst, concurrency, propagate_trace_context, toolkit,
              connection AS "connection: Json<Connection>", created_at, updated_at
            FROM providers WHERE org_id = $1 AND id = ANY($2)"#,
         org.as_str(),
@@ -326,11 +335,12 @@ pub async fn update(
         r#"UPDATE providers SET name = $3, base_url = $4, auth_type = $5, auth_name = $6,
              credential_ciphertext = CASE WHEN $7 THEN credential_ciphertext ELSE $8 END,
              user_credentials_required = $9, rate_limit_rps = $10, rate_limit_burst = $11,
-             concurrency = $12, updated_at = now() WHERE org_id = $1 AND id = $2
+             concurrency = $12, propagate_trace_context = $13, updated_at = now()
+           WHERE org_id = $1 AND id = $2
            RETURNING id, org_id, name, kind AS "kind: ToolKind", base_url,
              auth_type AS "auth_type: AuthType", auth_name,
              credential_ciphertext IS NOT NULL AS "has_credential!", user_credentials_required,
-             rate_limit_rps, rate_limit_burst, concurrency, toolkit,
+             rate_limit_rps, rate_limit_burst, concurrency, propagate_trace_context, toolkit,
              connection AS "connection: Json<Connection>", created_at, updated_at"#,
         org.as_str(),
         id,
@@ -344,6 +354,7 @@ pub async fn update(
         f.rate_limit.as_ref().map(|r| r.requests_per_second),
         f.rate_limit.as_ref().map(|r| r.burst as i32),
         f.concurrency.map(|c| c as i32),
+        f.propagate_trace_context,
     )
     .fetch_one(pool)
     .await?;
@@ -421,7 +432,7 @@ pub async fn set_app(
            RETURNING id, org_id, name, kind AS "kind: ToolKind", base_url,
              auth_type AS "auth_type: AuthType", auth_name,
              credential_ciphertext IS NOT NULL AS "has_credential!", user_credentials_required,
-             rate_limit_rps, rate_limit_burst, concurrency, toolkit,
+             rate_limit_rps, rate_limit_burst, concurrency, propagate_trace_context, toolkit,
              connection AS "connection: Json<Connection>", created_at, updated_at"#,
         org.as_str(),
         id,

@@ -45,11 +45,13 @@ pub enum Table {
     /// Durable copies of stored results made while Redis was out of reach (K2), once
     /// expired.
     ResultCopies,
+    /// Audit events, by `created_at` (the write).
+    AuditEvents,
 }
 
 impl Table {
     /// In pruning order: calls before the threads that hold them, bodies after both.
-    pub const ALL: [Table; 8] = [
+    pub const ALL: [Table; 9] = [
         Table::ToolCalls,
         Table::WorkflowRuns,
         Table::WebhookDeliveries,
@@ -58,6 +60,7 @@ impl Table {
         Table::ConnectLinks,
         Table::TokenRevocations,
         Table::ResultCopies,
+        Table::AuditEvents,
     ];
 
     /// The metric label and log name.
@@ -71,6 +74,7 @@ impl Table {
             Table::ConnectLinks => "connect_links",
             Table::TokenRevocations => "runtime_token_revocations",
             Table::ResultCopies => "result_copies",
+            Table::AuditEvents => "audit_events",
         }
     }
 }
@@ -142,6 +146,13 @@ pub async fn delete_batch(
             "DELETE FROM result_copies WHERE (org_id, key) IN (SELECT org_id, key \
              FROM result_copies WHERE expires_at < now() - $1 * interval '1 second' LIMIT $2) \
              AND expires_at < now() - $1 * interval '1 second'",
+            age_seconds,
+             limit,
+         ),
+        Table::AuditEvents => sqlx::query!(
+            "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events \
+             WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
+             AND created_at < now() - $1 * interval '1 second'",
             age_seconds,
             limit,
         ),

@@ -216,6 +216,13 @@ pub struct SyncChanges {
     pub unchanged: usize,
 }
 
+impl SyncChanges {
+    /// Whether the sync added, updated or removed any tool.
+    pub fn changed(&self) -> bool {
+        !(self.added.is_empty() && self.updated.is_empty() && self.removed.is_empty())
+    }
+}
+
 /// Makes the provider's tools exactly `wanted`, matched on `path` (an MCP tool's name on
 /// its server): new ones are added, changed ones updated in place (their id and agent
 /// bindings kept), the others removed (with their bindings). All or nothing.

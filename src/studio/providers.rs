@@ -43,6 +43,10 @@ pub struct ProviderInput {
     /// P9: requests one walk keeps in flight at once against this provider, 1 to 32
     /// (default 4); the rate limit still spaces them. 1 walks one page at a time.
     pub concurrency: Option<u32>,
+    /// Send the call's W3C trace context (`traceparent`, `tracestate`) with upstream
+    /// requests, so the API's own traces join the call's (default false).
+    #[serde(default)]
+    pub propagate_trace_context: bool,
     /// Kind `app`: the toolkit its tools belong to, `[A-Za-z0-9_-]{1,64}`, unique in the org.
     pub toolkit: Option<String>,
     /// Kind `app`: how end users connect the toolkit.
@@ -72,6 +76,8 @@ pub struct ProviderPatch {
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<u32>)]
     pub concurrency: Option<Option<u32>>,
+    /// Whether upstream requests carry the call's W3C trace context.
+    pub propagate_trace_context: Option<bool>,
     /// Kind `app`: a new toolkit name.
     pub toolkit: Option<String>,
     /// Kind `app`: a new connection configuration (the client secret is kept unless given).
@@ -196,6 +202,7 @@ pub async fn create(
         user_credentials_required: body.user_credentials_required,
         rate_limit: body.rate_limit,
         concurrency: body.concurrency,
+        propagate_trace_context: body.propagate_trace_context,
     })?;
     let id = new_id("prv");
     let sealed = body
@@ -245,6 +252,9 @@ pub async fn update(
             .unwrap_or(cur.user_credentials_required),
         rate_limit: body.rate_limit.unwrap_or_else(|| cur.rate_limit.clone()),
         concurrency: body.concurrency.unwrap_or(cur.concurrency),
+        propagate_trace_context: body
+            .propagate_trace_context
+            .unwrap_or(cur.propagate_trace_context),
     })?;
     toolkits::check_binding(&cur, &fields.base_url, body.connection.as_ref())?;
     // Re-entering the client secret does not cover users' refresh tokens: they would go

@@ -19,7 +19,14 @@ use super::ssrf;
 use super::{CallError, ProviderLimiter, RawResponse, Request, Target, UpstreamClientConfig};
 
 /// Headers never carried to another origin (besides the provider's own credential).
-const CROSS_ORIGIN_DROPPED: &[&str] = &["authorization", "cookie", "proxy-authorization"];
+const CROSS_ORIGIN_DROPPED: &[&str] = &[
+    "authorization",
+    "cookie",
+    "proxy-authorization",
+    // the trace context goes to the provider only (`Target::propagate_trace`)
+    "traceparent",
+    "tracestate",
+];
 
 /// The process's upstream HTTP client (and its connection pool): build one, share it.
 pub struct UpstreamClient {
@@ -141,7 +148,14 @@ impl UpstreamClient {
             }
         };
         let credential = credential(target)?;
-        let headers = header_map(&headers)?;
+        let mut headers = header_map(&headers)?;
+        if target.propagate_trace {
+            for (name, value) in crate::telemetry::traces::inject(&tracing::Span::current()) {
+                if let Ok(v) = reqwest::header::HeaderValue::from_str(&value) {
+                    headers.insert(name, v);
+                }
+            }
+        }
         let idempotent = is_idempotent(&hop.method);
         let sent = AtomicBool::new(false);
         let limit = timeout.min(self.cfg.timeout);
@@ -202,7 +216,11 @@ impl UpstreamClient {
                 }
             }
             if let Some(limiter) = rate {
+                let waiting = std::time::Instant::now();
                 limiter.until_ready().await;
+                // on the upstream request's span, where it has the field
+                tracing::Span::current()
+                    .record("rate_limit_wait_ms", waiting.elapsed().as_millis() as u64);
             }
             let mut builder = client.request(hop.method.clone(), url).headers(hop_headers);
             if let Some(body) = &hop.body {

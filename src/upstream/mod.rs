@@ -111,6 +111,9 @@ pub struct Target {
     pub method: String,
     pub auth: ProviderAuth,
     pub credential: Option<SecretString>,
+    /// Send the current span's W3C trace context (`traceparent`, `tracestate`) to the
+    /// provider's origin (the provider's `propagate_trace_context`); never across origins.
+    pub propagate_trace: bool,
 }
 
 impl Target {
@@ -128,6 +131,7 @@ impl Target {
             method: method.to_owned(),
             auth,
             credential,
+            propagate_trace: false,
         }
     }
 

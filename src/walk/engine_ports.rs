@@ -4,6 +4,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use secrecy::SecretString;
+use tracing::Instrument as _;
 
 use crate::store::tools::ToolKind;
 use crate::store::OrgId;
@@ -40,6 +41,7 @@ impl<'a> HttpUpstream<'a> {
             method: bound.tool.method.clone(),
             auth: bound.provider.auth.clone(),
             credential,
+            propagate_trace: bound.provider.propagate_trace_context,
         };
         let limiter = walker
             .rate_limits
@@ -150,6 +152,37 @@ impl HttpUpstream<'_> {
     /// One request (HTTP or MCP), with its metrics; [`Upstream::call`] races it with the
     /// replica's shutdown cut.
     async fn call_uncut(&self, req: UpstreamRequest) -> Result<UpstreamResponse, UpstreamFailure> {
+        let span = tracing::info_span!(
+            "upstream_request",
+            provider = %self.provider_id,
+            page = req.page,
+            attempt = req.attempt,
+            status = tracing::field::Empty,
+            bytes = tracing::field::Empty,
+            rate_limit_wait_ms = tracing::field::Empty,
+            error = tracing::field::Empty,
+        );
+        let res = self.call_in_span(req).instrument(span.clone()).await;
+        match &res {
+            Ok(r) => {
+                span.record("status", r.status);
+                span.record("bytes", r.body.len());
+            }
+            Err(f) => {
+                if let Some(s) = f.status {
+                    span.record("status", s);
+                }
+                // the upstream layer's message, already redacted of the credential
+                span.record("error", f.message.as_str());
+            }
+        }
+        res
+    }
+
+    async fn call_in_span(
+        &self,
+        req: UpstreamRequest,
+    ) -> Result<UpstreamResponse, UpstreamFailure> {
         let metrics = &self.walker.metrics;
         Metrics::inc(&metrics.upstream_requests);
         let started = Instant::now();

@@ -190,7 +190,20 @@ impl Walker {
     /// whole, parsed off the async workers, and kept. Hits arriving together for a version
     /// new to this replica wait for one read of it rather than each read and parse it (a
     /// large entry is then held once, not once per waiting call).
+    #[tracing::instrument(name = "cache_lookup", skip_all, fields(hit = tracing::field::Empty))]
     async fn cached(
+        &self,
+        org: &OrgId,
+        key: &str,
+    ) -> Result<Option<Arc<dataset_cache::Decoded>>, RuntimeError> {
+        let found = self.read_cached(org, key).await;
+        if let Ok(f) = &found {
+            tracing::Span::current().record("hit", f.is_some());
+        }
+        found
+    }
+
+    async fn read_cached(
         &self,
         org: &OrgId,
         key: &str,
@@ -249,6 +262,9 @@ impl Walker {
 
     /// Walks upstream and caches a complete walk under `key`.
     #[allow(clippy::too_many_arguments)]
+    #[tracing::instrument(name = "walk", skip_all, fields(provider = %bound.provider.id, tool = %bound.tool.name,
+        pages = tracing::field::Empty, requests = tracing::field::Empty, items = tracing::field::Empty,
+        stopped_by = tracing::field::Empty))]
     async fn walk_and_cache<P: ProgressSink + Sync>(
         &self,
         caller: &Caller,
@@ -276,6 +292,7 @@ impl Walker {
                 &own_limits
             }
         };
+        let started = std::time::Instant::now();
         let outcome = loopgate_engine::run(
             plan,
             &bound.analysis,
@@ -290,6 +307,18 @@ impl Walker {
             outcome.requests,
             outcome.items.len(),
             outcome.verdict.stopped_by.map(|s| s.as_str()),
+        );
+        let span = tracing::Span::current();
+        span.record("pages", outcome.pages);
+        span.record("requests", outcome.requests);
+        span.record("items", outcome.items.len());
+        if let Some(s) = outcome.verdict.stopped_by {
+            span.record("stopped_by", s.as_str());
+        }
+        self.metrics.observe_walk_outcome(
+            &bound.provider.id,
+            outcome.verdict.stopped_by.map(|s| s.as_str()),
+            started.elapsed(),
         );
         let (mut too_large, mut held, mut stored_text) = (false, None, None);
         let mut outcome = outcome;

@@ -10,6 +10,7 @@ mod cost;
 mod faults;
 mod frameworks;
 mod mcp;
+mod ops;
 mod runtime;
 mod security;
 mod studio;

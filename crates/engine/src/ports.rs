@@ -19,6 +19,11 @@ pub struct UpstreamRequest {
     pub next_url: Option<String>,
     /// Wall-clock time left for this tool call; the upstream should not wait longer.
     pub timeout: Duration,
+    /// Which page of its collection this request asks for, from 1; 0 for a request
+    /// started ahead of the walk (P9), whose page is not known yet. For traces only.
+    pub page: u32,
+    /// Which attempt at this request it is, from 1 (P3 retries count up). For traces only.
+    pub attempt: u32,
 }
 
 /// A successful answer. An error status is an [`UpstreamFailure`], classified by the

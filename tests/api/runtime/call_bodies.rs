@@ -196,6 +196,7 @@ fn policy() -> Policy {
         workflow_runs: Duration::from_secs(30 * 24 * 3600),
         threads_idle: Duration::from_secs(30 * 24 * 3600),
         links: Duration::from_secs(24 * 3600),
+        audit_events: Duration::from_secs(365 * 24 * 3600),
         interval: Duration::from_secs(600),
         batch: 1,
     }

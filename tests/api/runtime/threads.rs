@@ -186,6 +186,7 @@ async fn a_thread_pruned_by_retention_is_created_afresh_by_the_next_call_on_any_
         workflow_runs: Duration::from_secs(30 * 24 * 3600),
         threads_idle: Duration::from_secs(30 * 24 * 3600),
         links: Duration::from_secs(24 * 3600),
+        audit_events: Duration::from_secs(365 * 24 * 3600),
         interval: Duration::from_secs(600),
         batch: 100,
     };

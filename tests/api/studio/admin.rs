@@ -163,9 +163,7 @@ async fn health_ready_metrics() {
     assert_eq!(r.ok(200)["status"], "ready");
     let m = app.call(reqwest::Method::GET, "/metrics", None, None).await;
     assert_eq!(m.status.as_u16(), 200);
-    assert!(m
-        .text
-        .contains("# TYPE loopgate_http_responses_total counter"));
+    assert!(m.text.contains("# TYPE loopgate_http_responses counter"));
     assert!(m
         .text
         .contains("loopgate_http_responses_total{class=\"2xx\"}"));

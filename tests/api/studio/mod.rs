@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod agents;
+pub mod audit;
 pub mod connections;
 pub mod console;
 pub mod errors;

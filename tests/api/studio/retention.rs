@@ -24,6 +24,7 @@ fn policy(batch: u32) -> Policy {
         workflow_runs: Duration::from_secs(30 * DAY),
         threads_idle: Duration::from_secs(30 * DAY),
         links: Duration::from_secs(DAY),
+        audit_events: Duration::from_secs(365 * DAY),
         interval: Duration::from_secs(600),
         batch,
     }

@@ -23,7 +23,7 @@ pub fn init_logs() {
     static ONCE: OnceLock<()> = OnceLock::new();
     ONCE.get_or_init(|| {
         if std::env::var("TEST_LOG").is_ok() {
-            loopgate::telemetry::init();
+            let _ = loopgate::telemetry::init();
         }
     });
 }

@@ -240,6 +240,8 @@ impl<'a, U: Upstream + Sync> Ahead<'a, U> {
                 args: e.args,
                 next_url: e.next_url,
                 timeout: req.timeout,
+                page: 0,
+                attempt: 1,
             };
             self.start(e.owner, page, req);
             reserved = reserved.saturating_add(cost.saturating_mul(attempts));

@@ -84,6 +84,8 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 args: args.clone(),
                 next_url: next_url.clone(),
                 timeout: Duration::ZERO,
+                page: col.pages.saturating_add(1),
+                attempt: 1,
             };
             let resp = match fetch(
                 &mut ctx.ahead,

@@ -80,6 +80,7 @@ pub async fn fetch<U: Upstream + Sync, C: Clock>(
         }
         budget.requests += 1;
         req.timeout = limits.wall.saturating_sub(budget.elapsed(clock));
+        req.attempt = attempt + 1;
         let room = limits.requests.saturating_sub(budget.requests);
         // the upstream classified the failure (transient or not, `Retry-After`); what to do
         // about it — retry, wait, give up — is decided here
