@@ -26,9 +26,9 @@ pub struct Fusion {
 
 /// Chosen on the dev split (see `docs/performance.md`, "Search quality").
 pub const FUSION: Fusion = Fusion {
-    k: 60.0,
+    k: 5.0,
     lexical: 1.0,
-    dense: 1.0,
+    dense: 1.5,
     depth: 50,
 };
 

@@ -1,4 +1,4 @@
-//! The forward pass of a small BERT encoder (all-MiniLM-L6-v2: 6 layers, 384 wide, 12
+//! The forward pass of a small BERT encoder (all-minilm-l6-v2: 6 layers, 384 wide, 12
 //! heads) on `candle-core`/`candle-nn`, CPU only, in f32: embeddings, then per layer
 //! self-attention and the feed-forward block, each followed by a residual and layer norm
 //! (post-norm, as `transformers`' `BertModel`), then the sentence embedding as the model
