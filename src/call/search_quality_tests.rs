@@ -220,12 +220,18 @@ fn d5_hybrid_search_meets_its_targets_on_the_test_half() {
         if ranked.first() != Some(expected) {
             misses += 1;
             let got: Vec<&str> = ranked.iter().map(|&i| e.names[i].as_str()).collect();
-            eprintln!("  test miss@1 {:?}: expected {}, got {got:?}", r.request, r.expected);
+            eprintln!(
+                "  test miss@1 {:?}: expected {}, got {got:?}",
+                r.request, r.expected
+            );
         }
     }
     let s = score(e, "test", Mode::Hybrid(FUSION));
     assert_eq!(s.n - s.top1, misses);
-    let (lex, dense) = (score(e, "test", Mode::Lexical), score(e, "test", Mode::Dense));
+    let (lex, dense) = (
+        score(e, "test", Mode::Lexical),
+        score(e, "test", Mode::Dense),
+    );
     // the issue's targets are not met yet (see docs/performance.md): they are reported,
     // and what is asserted is that fusing helps on requests no tuning read
     if s.r3() < TARGET_TOP3 || s.r1() < TARGET_TOP1 {
@@ -244,17 +250,22 @@ fn d5_hybrid_search_meets_its_targets_on_the_test_half() {
         lex.mrr(),
         dense.mrr()
     );
-    assert!(s.top3 >= lex.top3, "hybrid finds fewer in its top 3 than lexical");
+    assert!(
+        s.top3 >= lex.top3,
+        "hybrid finds fewer in its top 3 than lexical"
+    );
 }
 
 /// The issue's targets on the test half (D5).
 const TARGET_TOP1: f64 = 0.7;
 const TARGET_TOP3: f64 = 0.9;
 
-/// The model's vectors mean what the model card says: paraphrases are closer than a
-/// related sentence, which is closer than an unrelated one; vectors are unit length.
+/// The forward pass is the model's: the similarities of the model card's example
+/// (sentence-transformers' reference: "That is a happy person" against "That is a very
+/// happy person" 0.943, "That is a happy dog" 0.695, "Today is a sunny day" 0.257) come
+/// out within 0.005; vectors are unit length; a batch and a single text agree.
 #[test]
-fn d5_embeddings_rank_paraphrases_first() {
+fn d5_embeddings_match_the_model_card_reference() {
     let dir = model_dir();
     let embedder = match crate::embedding::shared(&dir) {
         Ok(e) => e,
@@ -271,7 +282,10 @@ fn d5_embeddings_rank_paraphrases_first() {
     let cos = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
     let (para, related, other) = (cos(&v[0], &v[1]), cos(&v[0], &v[2]), cos(&v[0], &v[3]));
     eprintln!("D5 similarities: paraphrase {para:.3}, related {related:.3}, unrelated {other:.3}");
-    assert!(para > related && related > other, "{para} {related} {other}");
+    assert!(
+        para > related && related > other,
+        "{para} {related} {other}"
+    );
     assert!(para > 0.85 && other < 0.4, "{para} {other}");
     for x in &v {
         assert!((cos(x, x) - 1.0).abs() < 1e-4);
@@ -289,7 +303,12 @@ fn d5_fusion_constants_are_the_best_on_the_dev_half() {
     let mut best: Option<(f64, Fusion)> = None;
     for k in [5.0, 10.0, 20.0, 40.0, 60.0] {
         for dense in [0.5, 1.0, 1.5, 2.0, 3.0] {
-            let f = Fusion { k, lexical: 1.0, dense, depth: FUSION.depth };
+            let f = Fusion {
+                k,
+                lexical: 1.0,
+                dense,
+                depth: FUSION.depth,
+            };
             let m = score(e, "dev", Mode::Hybrid(f)).mrr();
             if best.is_none_or(|(b, _)| m > b + 1e-9) {
                 best = Some((m, f));
@@ -299,5 +318,8 @@ fn d5_fusion_constants_are_the_best_on_the_dev_half() {
     let (m, f) = best.expect("a grid");
     let chosen = score(e, "dev", Mode::Hybrid(FUSION)).mrr();
     eprintln!("D5 dev grid best: {f:?} MRR {m:.4}; chosen {FUSION:?} MRR {chosen:.4}");
-    assert!(chosen + 1e-9 >= m, "FUSION is not the dev half's best: {f:?} ({m:.4} > {chosen:.4})");
+    assert!(
+        chosen + 1e-9 >= m,
+        "FUSION is not the dev half's best: {f:?} ({m:.4} > {chosen:.4})"
+    );
 }

@@ -13,8 +13,8 @@ pub mod text;
 #[cfg(test)]
 mod quality_tests;
 
-pub use placement::{place, Candidate, Place, DEFAULT_BUDGET};
 pub use hybrid::{DenseIndex, HybridIndex};
+pub use placement::{place, Candidate, Place, DEFAULT_BUDGET};
 pub use search::{short_description, SearchIndex, ToolText};
 
 /// Known tool names closest to `name` (edit distance over lower-cased names, then

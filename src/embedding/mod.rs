@@ -62,7 +62,10 @@ fn file(dir: &Path, name: &str) -> Result<PathBuf, EmbedError> {
     if p.is_file() {
         Ok(p)
     } else {
-        Err(EmbedError::Missing(format!("{} (run scripts/setup-model)", p.display())))
+        Err(EmbedError::Missing(format!(
+            "{} (run scripts/setup-model)",
+            p.display()
+        )))
     }
 }
 

@@ -364,10 +364,7 @@ async fn d5_search_finds_a_tool_by_meaning() {
     let ready = app.call(reqwest::Method::GET, "/readyz", None, None).await;
     let detail = ready.ok(200)["detail"].to_string();
     if detail.contains("search: lexical only") {
-        crate::support::services::missing(
-            "the embedding model (scripts/setup-model)",
-            "skipped",
-        );
+        crate::support::services::missing("the embedding model (scripts/setup-model)", "skipped");
         return;
     }
     let kits = Kits::new(&app, "https://mail.example.com").await;
@@ -388,11 +385,15 @@ async fn d5_search_finds_a_tool_by_meaning() {
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
     assert!(found.len() <= 3, "{found:?}");
-    assert!(found.contains(&"users_settings_sendAs_patch".to_string()), "{found:?}");
+    assert!(
+        found.contains(&"users_settings_sendAs_patch".to_string()),
+        "{found:?}"
+    );
     let m = app.call(reqwest::Method::GET, "/metrics", None, None).await;
     assert!(m.text.contains("loopgate_search_semantic 1"), "{}", m.text);
     assert!(
-        m.text.contains("loopgate_search_queries_total{mode=\"hybrid\"} 1"),
+        m.text
+            .contains("loopgate_search_queries_total{mode=\"hybrid\"} 1"),
         "{}",
         m.text
     );
@@ -410,18 +411,28 @@ async fn d5_without_the_model_search_is_lexical_and_says_so() {
     let ready = app.call(reqwest::Method::GET, "/readyz", None, None).await;
     let body = ready.ok(200);
     assert_eq!(body["status"], "degraded", "{body}");
-    assert!(body["detail"].to_string().contains("search: lexical only"), "{body}");
+    assert!(
+        body["detail"].to_string().contains("search: lexical only"),
+        "{body}"
+    );
     let kits = Kits::new(&app, "https://mail.example.com").await;
     let key = kits.t.key.clone();
     let r = kits
-        .call(&app, &key, "a", "search_tools", json!({"query": "trash a message"}))
+        .call(
+            &app,
+            &key,
+            "a",
+            "search_tools",
+            json!({"query": "trash a message"}),
+        )
         .await;
     let found = r.ok(200)["result"]["tools"].as_array().unwrap().clone();
     assert_eq!(found[0]["name"], "users_messages_trash", "{found:?}");
     let m = app.call(reqwest::Method::GET, "/metrics", None, None).await;
     assert!(m.text.contains("loopgate_search_semantic 0"), "{}", m.text);
     assert!(
-        m.text.contains("loopgate_search_queries_total{mode=\"lexical\"} 1"),
+        m.text
+            .contains("loopgate_search_queries_total{mode=\"lexical\"} 1"),
         "{}",
         m.text
     );
