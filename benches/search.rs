@@ -1,5 +1,5 @@
 //! D5: `search_tools`' CPU per query over pools of 60, 600, 3,000 and 5,000 tools, the
-//! query's embedding included (all-MiniLM-L6-v2 on CPU, `src/embedding`), against the
+//! query's embedding included (all-minilm-l6-v2 on CPU, `src/embedding`), against the
 //! pool index as the runtime keeps it (built once per agent and pool version); and the
 //! memory that index holds per 1,000 tools. Pools larger than the evaluation set's 311
 //! tools repeat its toolkits under other names (`<tool>_<n>`, toolkit `<kit><n>`),
@@ -67,9 +67,19 @@ fn pool(base: &[Tool], n: usize) -> Vec<Tool> {
         .map(|i| {
             let b = &base[i % base.len()];
             let copy = i / base.len();
-            let suffix = |s: &str| if copy == 0 { s.to_string() } else { format!("{s}{copy}") };
+            let suffix = |s: &str| {
+                if copy == 0 {
+                    s.to_string()
+                } else {
+                    format!("{s}{copy}")
+                }
+            };
             Tool {
-                name: if copy == 0 { b.name.clone() } else { format!("{}_{copy}", b.name) },
+                name: if copy == 0 {
+                    b.name.clone()
+                } else {
+                    format!("{}_{copy}", b.name)
+                },
                 description: b.description.clone(),
                 toolkit: suffix(&b.toolkit),
                 schema: b.schema.clone(),
@@ -86,7 +96,9 @@ fn pct(sorted: &[f64], p: f64) -> f64 {
 fn main() {
     let dir = std::env::var("LOOPGATE_EMBEDDING_MODEL_DIR")
         .map(PathBuf::from)
-        .unwrap_or_else(|_| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".data/models/all-MiniLM-L6-v2"));
+        .unwrap_or_else(|_| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".data/models/all-minilm-l6-v2")
+        });
     let embedder = Embedder::load(&dir).expect("the model: run scripts/setup-model");
     let (base, queries) = fixture();
     let texts: Vec<String> = base

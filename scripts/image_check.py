@@ -4,7 +4,8 @@ Run by scripts/image-check with the binary `cargo test` built. What it proves, a
 
 1. The Dockerfile (parsed by dockerfile-parse): a multi-stage build whose builder runs
    `cargo build --release --locked --bin loopgate` with a toolchain no older than the
-   crate's `rust-version`; a final stage on a distroless base that copies only that binary,
+   crate's `rust-version`; a final stage on a distroless base that copies only that binary and the embedding
+   model directory (D5; LOOPGATE_EMBEDDING_MODEL_DIR points into it),
    runs it by absolute path as a numeric non-root uid:gid equal to the chart's
    `runAsUser`/`runAsGroup`.
 2. The binary links nothing the runtime base lacks: its ELF NEEDED libraries are within
@@ -76,7 +77,16 @@ want = tuple(int(x) for x in want.split(".")[:2])
 check(m and (int(m[1]), int(m[2])) >= want, f"builder toolchain {stages[0]['value']} older than rust-version {want}")
 
 copies = [i["value"].split() for i in final if i["instruction"] == "COPY"]
-check(len(copies) == 1 and copies[0][0].startswith("--from="), f"final stage copies more than the binary: {copies}")
+# the binary, and (D5) the embedding model the builder fetched with scripts/setup-model
+MODELS = "/opt/loopgate/models"
+check(len(copies) == 2 and all(c[0].startswith("--from=") for c in copies)
+      and copies[1][1:] == [MODELS, MODELS],
+      f"final stage copies more than the binary and the model directory: {copies}")
+check(re.search(r"scripts/setup-model " + re.escape(MODELS) + r"/\S+", runs),
+      "builder does not fetch the embedding model with scripts/setup-model")
+envs = " ".join(i["value"] for i in final if i["instruction"] == "ENV")
+check(re.search(r"LOOPGATE_EMBEDDING_MODEL_DIR=" + re.escape(MODELS) + "/", envs),
+      "final stage does not point LOOPGATE_EMBEDDING_MODEL_DIR at the copied model")
 users = [i["value"] for i in final if i["instruction"] == "USER"]
 entry = [i["value"] for i in final if i["instruction"] == "ENTRYPOINT"]
 cmd = [i["value"] for i in final if i["instruction"] == "CMD"]

@@ -10,18 +10,19 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
+use crate::call::tool_vectors::{Semantic, VectorKey};
 use crate::call::{AgentView, BoundTool, Runtime, RuntimeError, ThreadKey};
+use crate::discovery::hybrid::tool_text;
 use crate::discovery::meta::{
     LOAD_MAX, LOAD_TOOL, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_TOOLS,
 };
-use crate::call::tool_vectors::{Semantic, VectorKey};
-use crate::discovery::hybrid::tool_text;
 use crate::discovery::{self, Candidate, DenseIndex, HybridIndex, Place, SearchIndex, ToolText};
 use crate::embedding::DIM;
+use crate::store::loaded_tools;
 use crate::store::tools::Tool;
+use crate::store::tools::ToolKind;
 use crate::store::OrgId;
 use crate::telemetry::metrics::Metrics;
-use crate::store::loaded_tools;
 use loopgate_engine::EngineError;
 
 /// The connected-app toolkit of a bound tool; `None` for the org's own API and MCP tools.

@@ -72,7 +72,11 @@ impl Semantic {
         }
         match embedding::shared(Path::new(dir)) {
             Ok(e) => {
-                tracing::info!(model = MODEL_ID, dir, "tool search ranks by meaning and words");
+                tracing::info!(
+                    model = MODEL_ID,
+                    dir,
+                    "tool search ranks by meaning and words"
+                );
                 Self {
                     embedder: Ok(e),
                     vectors: Mutex::default(),

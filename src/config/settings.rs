@@ -288,7 +288,7 @@ const DEFAULTS: Defaults = Defaults {
     cache_memory_bytes: 64 * 1024 * 1024,
     cache_max_entry_bytes: 8 * 1024 * 1024,
     agent_memory_seconds: 5,
-    embedding_model_dir: ".data/models/all-MiniLM-L6-v2",
+    embedding_model_dir: ".data/models/all-minilm-l6-v2",
 };
 
 /// Every default: the service's, then the engine's bounds ([`crate::config::bounds`]).

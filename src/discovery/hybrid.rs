@@ -26,9 +26,9 @@ pub struct Fusion {
 
 /// Chosen on the dev split (see `docs/performance.md`, "Search quality").
 pub const FUSION: Fusion = Fusion {
-    k: 60.0,
+    k: 5.0,
     lexical: 1.0,
-    dense: 1.0,
+    dense: 1.5,
     depth: 50,
 };
 
@@ -169,7 +169,10 @@ mod tests {
         assert_eq!(idx.len(), 4);
         let r = idx.rank(&[0.0, 1.0], 2);
         assert_eq!(r.iter().map(|x| x.0).collect::<Vec<_>>(), [2, 1]);
-        assert!(idx.rank(&[1.0, 0.0, 0.0], 3).is_empty(), "a query of another width");
+        assert!(
+            idx.rank(&[1.0, 0.0, 0.0], 3).is_empty(),
+            "a query of another width"
+        );
         assert!(idx.rank(&[1.0, 0.0], 0).is_empty());
         assert_eq!(idx.rank(&[1.0, 0.0], 10).len(), 4);
         assert!(DenseIndex::new(2, &[]).rank(&[1.0, 0.0], 3).is_empty());
@@ -177,7 +180,12 @@ mod tests {
 
     #[test]
     fn fusion_favours_agreement_and_keeps_either_side() {
-        let f = Fusion { k: 1.0, lexical: 1.0, dense: 1.0, depth: 10 };
+        let f = Fusion {
+            k: 1.0,
+            lexical: 1.0,
+            dense: 1.0,
+            depth: 10,
+        };
         // 7 is second in both: beats 1 and 9, each first in one only
         assert_eq!(fuse(&[1, 7], &[9, 7], &f, 10)[0], 7);
         assert_eq!(fuse(&[], &[3, 4], &f, 10), [3, 4]);
@@ -190,7 +198,12 @@ mod tests {
     #[test]
     fn tool_text_reads_the_name_as_words() {
         let s = json!({});
-        let t = ToolText { name: "users_getProfile", description: " Gets the profile. ", toolkit: "mail", input_schema: &s };
+        let t = ToolText {
+            name: "users_getProfile",
+            description: " Gets the profile. ",
+            toolkit: "mail",
+            input_schema: &s,
+        };
         assert_eq!(tool_text(&t), "users get profile (mail): Gets the profile.");
     }
 }

@@ -1,4 +1,4 @@
-//! The forward pass of a small BERT encoder (all-MiniLM-L6-v2: 6 layers, 384 wide, 12
+//! The forward pass of a small BERT encoder (all-minilm-l6-v2: 6 layers, 384 wide, 12
 //! heads) on `candle-core`/`candle-nn`, CPU only, in f32: embeddings, then per layer
 //! self-attention and the feed-forward block, each followed by a residual and layer norm
 //! (post-norm, as `transformers`' `BertModel`), then the sentence embedding as the model
@@ -48,7 +48,7 @@ pub struct Bert {
 
 impl Bert {
     pub fn load(vb: VarBuilder<'_>, cfg: &BertConfig) -> candle_core::Result<Self> {
-        if cfg.hidden_act != "gelu" || cfg.hidden_size % cfg.num_attention_heads != 0 {
+        if cfg.hidden_act != "gelu" || !cfg.hidden_size.is_multiple_of(cfg.num_attention_heads) {
             return Err(candle_core::Error::Msg(format!(
                 "unsupported BERT config: hidden_act {:?}, hidden_size {} over {} heads",
                 cfg.hidden_act, cfg.hidden_size, cfg.num_attention_heads
@@ -143,7 +143,11 @@ impl Bert {
         let summed = x.broadcast_mul(&m)?.sum(1)?;
         let counts = m.sum(1)?.clamp(1e-9, f64::MAX)?;
         let mean = summed.broadcast_div(&counts)?;
-        let norms = mean.sqr()?.sum_keepdim(D::Minus1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
+        let norms = mean
+            .sqr()?
+            .sum_keepdim(D::Minus1)?
+            .sqrt()?
+            .clamp(1e-12, f64::MAX)?;
         mean.broadcast_div(&norms)?.to_dtype(DType::F32)?.to_vec2()
     }
 }

@@ -1,4 +1,4 @@
-//! Sentence embeddings in process, on CPU (D5): all-MiniLM-L6-v2 run by
+//! Sentence embeddings in process, on CPU (D5): all-minilm-l6-v2 run by
 //! [`bert`] on `candle`, its `tokenizer.json` read by the `tokenizers` crate. The model
 //! directory (setting `embedding_model_dir`, filled by `scripts/setup-model`) holds
 //! `config.json`, `tokenizer.json` and `model.safetensors`; the weights are checked
@@ -22,7 +22,7 @@ use tokenizers::{Tokenizer, TruncationParams};
 use bert::{Bert, BertConfig};
 
 /// The model and weights a vector was made with; kept beside every stored vector.
-pub const MODEL_ID: &str = "all-MiniLM-L6-v2@53aa5117";
+pub const MODEL_ID: &str = "all-minilm-l6-v2@53aa5117";
 /// SHA-256 of `model.safetensors` and `tokenizer.json` as `scripts/setup-model` pins them.
 pub const WEIGHTS_SHA256: &str = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db";
 pub const TOKENIZER_SHA256: &str =
@@ -62,7 +62,10 @@ fn file(dir: &Path, name: &str) -> Result<PathBuf, EmbedError> {
     if p.is_file() {
         Ok(p)
     } else {
-        Err(EmbedError::Missing(format!("{} (run scripts/setup-model)", p.display())))
+        Err(EmbedError::Missing(format!(
+            "{} (run scripts/setup-model)",
+            p.display()
+        )))
     }
 }
 

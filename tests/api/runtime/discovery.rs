@@ -354,3 +354,84 @@ async fn d1_unknown_names_list_close_matches() {
     .await
     .problem(400, "invalid_arguments");
 }
+
+/// D5: with the model loaded, `search_tools` ranks by meaning and words (the hybrid
+/// path: the query embedded, the pool's vectors built once), answering as D1 specifies.
+/// Which tool comes first is the quality test's concern (`call::search_quality_tests`):
+/// "the text at the bottom of my emails" still misses the signature tool.
+#[tokio::test]
+async fn d5_search_finds_a_tool_by_meaning() {
+    let app = spawn().await;
+    let ready = app.call(reqwest::Method::GET, "/readyz", None, None).await;
+    let detail = ready.ok(200)["detail"].to_string();
+    if detail.contains("search: lexical only") {
+        crate::support::services::missing("the embedding model (scripts/setup-model)", "skipped");
+        return;
+    }
+    let kits = Kits::new(&app, "https://mail.example.com").await;
+    let key = kits.t.key.clone();
+    let r = kits
+        .call(
+            &app,
+            &key,
+            "a",
+            "search_tools",
+            json!({"query": "change the text at the bottom of my emails", "limit": 3}),
+        )
+        .await;
+    let found: Vec<String> = r.ok(200)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!found.is_empty() && found.len() <= 3, "{found:?}");
+    assert!(found.iter().all(|n| n.starts_with("users_")), "{found:?}");
+    let m = app.call(reqwest::Method::GET, "/metrics", None, None).await;
+    assert!(m.text.contains("loopgate_search_semantic 1"), "{}", m.text);
+    assert!(
+        m.text
+            .contains("loopgate_search_queries_total{mode=\"hybrid\"} 1"),
+        "{}",
+        m.text
+    );
+}
+
+/// D5: without the model search is lexical, and says so (`/readyz` detail, the gauge),
+/// never a failed call.
+#[tokio::test]
+async fn d5_without_the_model_search_is_lexical_and_says_so() {
+    let mut s =
+        crate::support::helpers::test_settings(crate::support::helpers::fresh_database().await);
+    s.org_requests_per_second = 10_000;
+    s.embedding_model_dir = "/nonexistent/loopgate-model".into();
+    let app = crate::support::helpers::spawn_with(s).await;
+    let ready = app.call(reqwest::Method::GET, "/readyz", None, None).await;
+    let body = ready.ok(200);
+    assert_eq!(body["status"], "degraded", "{body}");
+    assert!(
+        body["detail"].to_string().contains("search: lexical only"),
+        "{body}"
+    );
+    let kits = Kits::new(&app, "https://mail.example.com").await;
+    let key = kits.t.key.clone();
+    let r = kits
+        .call(
+            &app,
+            &key,
+            "a",
+            "search_tools",
+            json!({"query": "trash a message"}),
+        )
+        .await;
+    let found = r.ok(200)["result"]["tools"].as_array().unwrap().clone();
+    assert_eq!(found[0]["name"], "users_messages_trash", "{found:?}");
+    let m = app.call(reqwest::Method::GET, "/metrics", None, None).await;
+    assert!(m.text.contains("loopgate_search_semantic 0"), "{}", m.text);
+    assert!(
+        m.text
+            .contains("loopgate_search_queries_total{mode=\"lexical\"} 1"),
+        "{}",
+        m.text
+    );
+}
