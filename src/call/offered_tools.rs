@@ -20,7 +20,6 @@ use crate::discovery::{self, Candidate, DenseIndex, HybridIndex, Place, SearchIn
 use crate::embedding::DIM;
 use crate::store::loaded_tools;
 use crate::store::tools::Tool;
-use crate::store::tools::ToolKind;
 use crate::store::OrgId;
 use crate::telemetry::metrics::Metrics;
 use loopgate_engine::EngineError;
