@@ -19,6 +19,10 @@ pub struct Signals {
     pub next_url: Option<String>,
     /// A total row count the API announced.
     pub total: Option<u64>,
+    /// P12: how many pages the API says it has (`total_pages`, `totalPages`, `page_count`,
+    /// a numeric `last_page`, `pages` inside paging metadata). Read with the page's place
+    /// among them ([`Signals::pages_remain`]); like a last-page link it never ends a walk.
+    pub total_pages: Option<u64>,
     /// A last-page URL (`Link: <…>; rel="last"`, or under a last-page key in the body).
     pub last_url: Option<String>,
     /// P11: a first-page URL (`rel="first"`, `links.first`, `first_page_url`, …).
@@ -131,6 +135,45 @@ impl Signals {
     }
 }
 
+/// P12: where a page stands among the pages an API counts ([`Signals::total_pages`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PageAt {
+    /// Its place, 1 for the first page, when the walk knows it (it counted its pages from
+    /// the API's own first one).
+    pub nth: Option<u64>,
+    /// Its page number in the API's numbering (echoed, or the one sent).
+    pub number: Option<i64>,
+    /// The API's first page number (P11), when known.
+    pub base: Option<i64>,
+}
+
+impl Signals {
+    /// P12: whether pages remain after the page at `at`, by the API's page count:
+    /// `Some(true)` when its count reaches past this page, `Some(false)` when this page is
+    /// the last (or past it), `None` when the count or the page's place is unknown — a
+    /// page number whose base is not known is past the last page of a 0-based API and
+    /// before the last of a 1-based one only when it is one less than the count.
+    pub fn pages_remain(&self, at: PageAt) -> Option<bool> {
+        let count = self.total_pages?;
+        let nth = at.nth.or_else(|| {
+            let k = at.number?.checked_sub(at.base?)?.checked_add(1)?;
+            u64::try_from(k).ok()
+        });
+        if let Some(k) = nth {
+            return Some(k < count);
+        }
+        let n = u64::try_from(at.number?).ok()?;
+        // 0-based: the place is n + 1; 1-based: n
+        if n.saturating_add(1) < count {
+            Some(true)
+        } else if n >= count {
+            Some(false)
+        } else {
+            None
+        }
+    }
+}
+
 // Every key is compared in its normalised form (P8: case, `_`, `-`, `.`, `@`, `$` and
 // brackets do not matter), so `has_more`, `hasMore` and `Has-More` are one name.
 
@@ -164,6 +207,20 @@ const HAS_MORE: &[&str] = &[
     "moreavailable",
     "morerecords",
 ];
+/// P12: page counts, surest first. A numeric `last_page` (Laravel, Flask-smorest) is the
+/// last page's number: the count of a 1-based API, one less than the count of a 0-based
+/// one, so read as a count it only ever claims fewer pages than there are.
+const PAGE_COUNTS: &[&str] = &[
+    "totalpages",
+    "totalpagecount",
+    "pagecount",
+    "numpages",
+    "numberofpages",
+    "lastpage",
+];
+/// Read as a page count only inside paging metadata (`meta.pages`): at the top level it is
+/// often a list.
+const NESTED_PAGE_COUNTS: &[&str] = &["pages"];
 /// Flags saying the opposite: this page is the last one (Spring's `last`).
 const IS_LAST: &[&str] = &["last", "islast", "islastpage", "lastpage"];
 /// P11: flags saying this page is the first one (Spring's `first`) …
@@ -293,6 +350,7 @@ pub fn read_with(frame: &Value, headers: &[(String, String)], keys: &ResponseKey
         }
         t
     });
+    let total_pages = found.total_pages.map(|(_, n)| n);
     let mut has_more = found.has_more;
     let mut total = found.total.or_else(|| header_total(headers));
     // P12: the keys the response schema describes win over every list
@@ -344,6 +402,7 @@ pub fn read_with(frame: &Value, headers: &[(String, String)], keys: &ResponseKey
         next_token,
         next_url,
         total,
+        total_pages,
         last_url: last_link.or(found.last_url),
         first_url: first_link.or(found.first_url),
         prev_url: prev_link.or(found.prev_url),
@@ -388,6 +447,8 @@ pub fn header_total(headers: &[(String, String)]) -> Option<u64> {
 struct Found {
     has_more: Option<bool>,
     total: Option<u64>,
+    /// The page count, with its rank in [`PAGE_COUNTS`].
+    total_pages: Option<(usize, u64)>,
     tokens: Vec<(usize, String)>,
     urls: Vec<(usize, String)>,
     last_url: Option<String>,
@@ -416,6 +477,16 @@ fn scan(obj: &Map<String, Value>, depth: usize, f: &mut Found) {
             if let Some(n) = as_count(v) {
                 if rank + 1 < TOTALS.len() || f.total.is_none() {
                     f.total = Some(n);
+                }
+            }
+        }
+        let count_rank = PAGE_COUNTS.iter().position(|t| *t == k).or_else(|| {
+            (depth > 0 && NESTED_PAGE_COUNTS.contains(&k)).then_some(PAGE_COUNTS.len())
+        });
+        if let Some(rank) = count_rank {
+            if let Some(n) = v.as_u64().or_else(|| v.as_str()?.parse().ok()) {
+                if f.total_pages.is_none_or(|(r, _)| rank < r) {
+                    f.total_pages = Some((rank, n));
                 }
             }
         }

@@ -10,6 +10,7 @@ mod first_page;
 mod kinds;
 mod kit;
 mod link_end;
+mod page_count;
 mod parallel;
 mod present;
 mod presenting_inputs;

@@ -1,5 +1,5 @@
-//! P9: what a walk's first page shows about the pages still to come — an announced total
-//! or a link to the last page — and the requests of those pages, guessed in advance so
+//! P9: what a walk's first page shows about the pages still to come — an announced total,
+//! a link to the last page or a page count (P12) — and the requests of those pages, guessed in advance so
 //! that they can start ahead ([`crate::walk::ahead`]). Evidence for requesting ahead only, never
 //! for where a walk ends: the walk decides that from the pages themselves, so a total or a
 //! link that lies costs requests sent ahead, never rows or the verdict.
@@ -15,6 +15,8 @@ pub(crate) struct Extent {
     pub total: Option<u64>,
     /// The page number or offset of the last page, from a last-page link.
     pub last: Option<u64>,
+    /// P12: the pages after this one the API's page count leaves (`total_pages`).
+    pub pages_left: Option<u64>,
 }
 
 /// How far guesses may reach whatever the evidence says.
@@ -55,7 +57,11 @@ pub(crate) fn later_pages(
         }),
         Style::Single | Style::Cursor(_) | Style::Link => None,
     });
-    let by_evidence = by_total.into_iter().chain(by_last).min()?;
+    let by_evidence = by_total
+        .into_iter()
+        .chain(by_last)
+        .chain(extent.pages_left)
+        .min()?;
     let count = by_evidence
         .min(bounds.pages)
         .min(bounds.items.div_ceil(step));

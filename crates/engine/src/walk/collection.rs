@@ -8,8 +8,9 @@
 //! returns.
 
 use super::{report, Ctx};
-use crate::analysis::normalize;
-use crate::analysis::signals::{self, Signals, Source};
+use crate::analysis::first_page::{schema_base, Strength};
+use crate::analysis::signals::{self, PageAt, Signals, Source};
+use crate::analysis::{normalize, ToolAnalysis};
 use crate::document::item::Item;
 use crate::document::{Page, Slot};
 use crate::error::EngineError;
@@ -53,6 +54,15 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     let walking = !matches!(style, Style::Single);
     ctx.ahead.known(!walking);
     let from_start = starts_at_first_page(analysis, &plan.upstream_args);
+    // P12: the walk counts its pages from the API's own first one (no page, offset or
+    // cursor of the agent's, not resumed mid-way), so it knows each page's place among the
+    // pages the API counts
+    let counted = from.at == Position::Start
+        && from_start
+        && analysis
+            .page_number
+            .as_ref()
+            .is_none_or(|p| get_arg(&plan.upstream_args, p).is_none());
     let mut col = Collection::new(value.cloned());
     let mut seen_cursors: HashSet<String> = HashSet::new();
     let mut seen_pages: HashSet<u64> = HashSet::new();
@@ -225,6 +235,21 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 .as_deref()
                 .and_then(|u| last_position(&style, per_page, u));
         }
+        // P12: the API's page count against this page's place: pages it counts past this
+        // one are "more" (P7, P2), an end before them is no complete walk; it never ends a
+        // walk by itself (a count lower than the set would drop rows silently)
+        let at = page_at(
+            analysis,
+            &style,
+            &args,
+            &page.frame,
+            counted.then_some(col.pages),
+        );
+        let pages_more = sig.pages_remain(at) == Some(true);
+        let pages_left = at
+            .nth
+            .zip(sig.total_pages)
+            .map(|(k, t)| t.saturating_sub(k));
         // P8: the API hands the next position back under the cursor parameter's own name
         // (Airtable's string `offset`); the value just sent, handed back, is an echo.
         let echo = analysis
@@ -277,7 +302,8 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         let fetched = col.rows;
         let more = sig.says_more(fetched)
             || echo.is_some()
-            || col.total.is_some_and(|t| (fetched as u64) < t);
+            || col.total.is_some_and(|t| (fetched as u64) < t)
+            || pages_more;
         // P2, P5: an API that links its next page ends where a page links none, unless
         // something else says more (a flag, a token, a total not reached)
         let unlinked = linked && sig.next_url.is_none() && !more;
@@ -299,7 +325,7 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             }
             Style::Page(p, number) => {
                 if unlinked || end_of_numbered(n, size, &sig, more, col.total, fetched) {
-                    col.finish_end(more && n > 0 && sig.has_more != Some(false));
+                    col.finish_end((more && n > 0 && sig.has_more != Some(false)) || pages_more);
                     break;
                 }
                 *number += 1;
@@ -307,7 +333,7 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             }
             Style::Offset(p, at) => {
                 if unlinked || end_of_numbered(n, size, &sig, more, col.total, fetched) {
-                    col.finish_end(more && n > 0 && sig.has_more != Some(false));
+                    col.finish_end((more && n > 0 && sig.has_more != Some(false)) || pages_more);
                     break;
                 }
                 // Step by rows received, not rows asked for: right even when the API
@@ -326,7 +352,7 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 // An explicit "no more", or an empty page nobody claims is followed by more,
                 // ends the walk even if a cursor came along (some APIs always send one).
                 if sig.has_more == Some(false) || (n == 0 && sig.has_more != Some(true)) {
-                    col.finish_end(col.total.is_some_and(|t| (fetched as u64) < t));
+                    col.finish_end(col.total.is_some_and(|t| (fetched as u64) < t) || pages_more);
                     break;
                 }
                 let next = if let Some(url) = &sig.next_url {
@@ -362,7 +388,8 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                 let Some((next, is_url)) = next else {
                     col.finish_end(
                         sig.has_more == Some(true)
-                            || col.total.is_some_and(|t| (fetched as u64) < t),
+                            || col.total.is_some_and(|t| (fetched as u64) < t)
+                            || pages_more,
                     );
                     break;
                 };
@@ -401,6 +428,7 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             let extent = Extent {
                 total: col.total,
                 last: last_at,
+                pages_left,
             };
             let at = Here {
                 style: &style,
@@ -468,6 +496,40 @@ struct Held {
     status: u16,
     headers: Vec<(String, String)>,
     page: Page,
+}
+
+/// P12: the place of the page just merged among the pages the API counts: `nth` when the
+/// walk counted its pages from the API's first one, else its number (echoed, or the one
+/// sent) and the first page number the schema states firmly.
+fn page_at(
+    analysis: &ToolAnalysis,
+    style: &Style,
+    args: &Map<String, Value>,
+    frame: &Value,
+    nth: Option<u32>,
+) -> PageAt {
+    let param = analysis.page_number.as_ref();
+    let echo = signals::page_echo(frame, param.map_or("page", |p| p.wire())).or_else(|| {
+        param
+            .filter(|p| p.api_name.is_some())
+            .and_then(|p| signals::page_echo(frame, &p.name))
+    });
+    let sent = match style {
+        Style::Page(_, number) => Some(*number),
+        _ => param.and_then(|p| match get_arg(args, p)? {
+            Value::Number(n) => n.as_i64(),
+            Value::String(s) => s.parse().ok(),
+            _ => None,
+        }),
+    };
+    PageAt {
+        nth: nth.map(u64::from),
+        number: echo.or(sent),
+        base: param
+            .map(schema_base)
+            .filter(|b| b.strength == Strength::Firm)
+            .map(|b| b.page),
+    }
 }
 
 /// P11: the page number a page-number walk's next request sends (`None`: it leaves the
