@@ -63,7 +63,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus text exposition. */
+        /**
+         * Prometheus metrics, in the OpenMetrics 1.0 text format (which Prometheus scrapes
+         *     natively).
+         */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
@@ -276,6 +279,29 @@ export interface paths {
         head?: never;
         /** Change one binding (the Studio's "Allow response looping for this tool"). */
         patch: operations["updateAgentTool"];
+        trace?: never;
+    };
+    "/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the org's audit events: every write made to its configuration.
+         * @description Paginated, newest first: the first page reports `total`; when `has_more` is true,
+         *     pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+         *     Each event names its actor, action and resource, with the changed fields before and
+         *     after; a secret field's value is `"[secret]"`, never the secret.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/connections": {
@@ -494,7 +520,8 @@ export interface paths {
         /**
          * Import an OpenAPI 3.0/3.1 document (JSON or YAML): one tool per operation, all or nothing.
          * @description Only local `$ref`s are followed; a remote `$ref` is refused, never fetched.
-         *     Header parameters named Authorization, Cookie or Host are not imported.
+         *     Header parameters named Authorization, Cookie or Host are not imported. A document
+         *     over `openapi_import_max_bytes` (64 MiB by default) is `413 payload_too_large`.
          */
         post: operations["importOpenapiTools"];
         delete?: never;
@@ -563,6 +590,28 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/{schedule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a schedule, with its next three due times and its last run. */
+        get: operations["getSchedule"];
+        put?: never;
+        post?: never;
+        /** Delete a schedule; the runs it made are kept (until retention). */
+        delete: operations["deleteSchedule"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a schedule; `paused: true` pauses it, `paused: false` resumes it.
+         * @description A new `cron` or `timezone`, or a resume, starts from the next due time after now.
+         */
+        patch: operations["updateSchedule"];
         trace?: never;
     };
     "/v1/tool-calls/{call_id}": {
@@ -663,6 +712,100 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook endpoints.
+         * @description Paginated, newest first: the first page reports `total`; when `has_more` is true,
+         *     pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+         */
+        get: operations["listWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create a webhook endpoint.
+         * @description Every finished workflow run of the org (scheduled or not) whose event the endpoint
+         *     subscribes to is POSTed to it per Standard Webhooks: headers `webhook-id`,
+         *     `webhook-timestamp`, `webhook-signature` (`v1,<base64 HMAC-SHA256 of
+         *     "id.timestamp.body">` with the secret), body `{type, timestamp, data: <the run>}`. Any
+         *     2xx is success; otherwise it is retried with doubling back-off for at least 24 hours.
+         *     The signing secret is in this answer only.
+         */
+        post: operations["createWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{endpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook endpoint (without its secret). */
+        get: operations["getWebhookEndpoint"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint and its deliveries. */
+        delete: operations["deleteWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /** Change a webhook endpoint's URL, events or description. */
+        patch: operations["updateWebhookEndpoint"];
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{endpoint_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an endpoint's deliveries, newest first.
+         * @description One per finished run and event: `status` `pending` (being retried: `next_attempt_at`),
+         *     `succeeded` or `failed`, with the number of `attempts` and the last answer's status.
+         *     Paginated, newest first: the first page reports `total`; when `has_more` is true,
+         *     pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{endpoint_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's signing secret.
+         * @description Answers the new secret, once. For the next 24 hours every delivery is signed with
+         *     both (two space-separated `v1,` signatures), so the receiver can switch without
+         *     losing a message.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/workflows": {
         parameters: {
             query?: never;
@@ -715,7 +858,10 @@ export interface paths {
          * List the caller's runs of a workflow.
          * @description Paginated, newest first: the first page reports `total`; when `has_more` is true,
          *     pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
-         *     Only the runs made by the same caller (runtime token user, or org key) are listed.
+         *     Listed: the runs made by the same caller (runtime token user, or org key); the
+         *     scheduled runs (`trigger: "schedule"`) of the org for an org key (scope `runtime` or
+         *     `studio`), and those run as the token's user for a runtime token. `?schedule_id=`
+         *     keeps only one schedule's runs (one per due time, `scheduled_for`).
          */
         get: operations["listWorkflowRuns"];
         put?: never;
@@ -744,7 +890,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a workflow run (same caller), e.g. after a disconnect mid-run. */
+        /** Read a workflow run (same caller, or a scheduled run as listed), e.g. after a disconnect mid-run. */
         get: operations["getWorkflowRun"];
         put?: never;
         post?: never;
@@ -775,10 +921,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/workflows/{workflow_id}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a workflow's schedules.
+         * @description Paginated, newest first: the first page reports `total`; when `has_more` is true,
+         *     pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
+         */
+        get: operations["listSchedules"];
+        put?: never;
+        /**
+         * Create a schedule on a workflow.
+         * @description The workflow then runs at every due time of `cron` in `timezone`, with nobody
+         *     present: runs have `trigger: "schedule"`, `schedule_id` and `scheduled_for`, and at
+         *     most one exists per due time however many replicas run. Daylight-saving changes
+         *     follow the zone's clocks: a fixed time in a skipped hour runs once right after the
+         *     gap, a fixed time in a repeated hour runs once (its first pass).
+         */
+        post: operations["createSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description Who made a write. */
+        Actor: {
+            /** @description The key's or the token's id; `admin` for the admin token. */
+            id: string;
+            /** @description `api_key`, `admin` or `runtime_token`. */
+            type: string;
+        };
         Agent: {
             agentTools: components["schemas"]["Binding"][];
             /** Format: date-time */
@@ -858,6 +1040,21 @@ export interface components {
             /** @description Any of `studio`, `mint`, `runtime`. */
             scopes: components["schemas"]["Scope"][];
         };
+        /** @description One write, as listed by `GET /v1/audit-events`. */
+        AuditEvent: {
+            /** @description `create`, `update` or `delete`. */
+            action: string;
+            actor: components["schemas"]["Actor"];
+            /** @description `{<field>: {before, after}}`; a secret field's value is `"[secret]"`. */
+            changes: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
+            /** @description `aud_…` */
+            id: string;
+            resource: components["schemas"]["Resource"];
+        };
         /**
          * @description Where the credential goes on an upstream request.
          * @enum {string}
@@ -891,6 +1088,8 @@ export interface components {
          * @enum {string}
          */
         CacheMode: "off" | "shadow" | "on";
+        /** @enum {string} */
+        CatchUp: "none" | "latest";
         /** @description The connect page's form. */
         ConnectForm: {
             /** @description The API key, for toolkits connected with one. */
@@ -932,6 +1131,29 @@ export interface components {
             /** @description The bearer secret; store it now, it cannot be read again. */
             key: string;
         };
+        /** @description A delivery as listed. */
+        Delivery: {
+            /**
+             * Format: int32
+             * @description Attempts made so far.
+             */
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /** @description `workflow_run.succeeded`, `workflow_run.partial` or `workflow_run.failed`. */
+            event_type: string;
+            /** @description `msg_…`: also the `webhook-id` header every attempt carries. */
+            id: string;
+            /** @description What went wrong on the last attempt without an HTTP answer (timeout, refused). */
+            last_error?: string | null;
+            /** Format: int32 */
+            last_status_code?: number | null;
+            /** Format: date-time */
+            next_attempt_at?: string | null;
+            run_id: string;
+            /** @description `pending` (being retried), `succeeded` or `failed` (retries given up). */
+            status: string;
+        };
         Deployment: {
             cache: components["schemas"]["CacheMode"];
             /** Format: date-time */
@@ -951,6 +1173,35 @@ export interface components {
             cache?: components["schemas"]["CacheMode"] | null;
             name?: string | null;
         };
+        /** @description `POST /v1/webhook-endpoints` body. */
+        EndpointInput: {
+            description?: string | null;
+            /**
+             * @description Any of `workflow_run.succeeded`, `workflow_run.partial`, `workflow_run.failed`;
+             *     default: all three.
+             */
+            events?: string[] | null;
+            /** @description Where finished runs are POSTed (http or https). */
+            url: string;
+        };
+        /** @description `PATCH /v1/webhook-endpoints/{id}` body. */
+        EndpointPatch: {
+            description?: string | null;
+            events?: string[] | null;
+            url?: string | null;
+        };
+        /** @description An endpoint as returned; `secret` only when it was just made. */
+        EndpointView: {
+            /** Format: date-time */
+            created_at: string;
+            description?: string | null;
+            events: string[];
+            /** @description `whe_…` */
+            id: string;
+            /** @description The signing secret (`whsec_…`), shown once, at creation. */
+            secret?: string | null;
+            url: string;
+        };
         Health: {
             /** @description What runs degraded while ready, e.g. quotas enforced per process. */
             detail?: string[];
@@ -960,6 +1211,13 @@ export interface components {
         /** @description The tools an import created. */
         ImportedTools: {
             data: components["schemas"]["Tool"][];
+        };
+        /** @description The last run a schedule made. */
+        LastRun: {
+            id: string;
+            /** Format: date-time */
+            scheduled_for?: string | null;
+            status: string;
         };
         /** @description One page of a list, newest first. */
         ListResponse_Agent: {
@@ -1024,6 +1282,32 @@ export interface components {
             total?: number | null;
         };
         /** @description One page of a list, newest first. */
+        ListResponse_AuditEvent: {
+            /** @description Opaque, URL-safe; `null` on the last page. */
+            cursor?: string | null;
+            data: {
+                /** @description `create`, `update` or `delete`. */
+                action: string;
+                actor: components["schemas"]["Actor"];
+                /** @description `{<field>: {before, after}}`; a secret field's value is `"[secret]"`. */
+                changes: {
+                    [key: string]: unknown;
+                };
+                /** Format: date-time */
+                created_at: string;
+                /** @description `aud_…` */
+                id: string;
+                resource: components["schemas"]["Resource"];
+            }[];
+            /** @description `true` when more rows follow: pass `cursor` back to get them. */
+            has_more: boolean;
+            /**
+             * Format: int64
+             * @description How many rows the whole list holds; only on the first page.
+             */
+            total?: number | null;
+        };
+        /** @description One page of a list, newest first. */
         ListResponse_Connection: {
             /** @description Opaque, URL-safe; `null` on the last page. */
             cursor?: string | null;
@@ -1051,6 +1335,40 @@ export interface components {
             total?: number | null;
         };
         /** @description One page of a list, newest first. */
+        ListResponse_Delivery: {
+            /** @description Opaque, URL-safe; `null` on the last page. */
+            cursor?: string | null;
+            data: {
+                /**
+                 * Format: int32
+                 * @description Attempts made so far.
+                 */
+                attempts: number;
+                /** Format: date-time */
+                created_at: string;
+                /** @description `workflow_run.succeeded`, `workflow_run.partial` or `workflow_run.failed`. */
+                event_type: string;
+                /** @description `msg_…`: also the `webhook-id` header every attempt carries. */
+                id: string;
+                /** @description What went wrong on the last attempt without an HTTP answer (timeout, refused). */
+                last_error?: string | null;
+                /** Format: int32 */
+                last_status_code?: number | null;
+                /** Format: date-time */
+                next_attempt_at?: string | null;
+                run_id: string;
+                /** @description `pending` (being retried), `succeeded` or `failed` (retries given up). */
+                status: string;
+            }[];
+            /** @description `true` when more rows follow: pass `cursor` back to get them. */
+            has_more: boolean;
+            /**
+             * Format: int64
+             * @description How many rows the whole list holds; only on the first page.
+             */
+            total?: number | null;
+        };
+        /** @description One page of a list, newest first. */
         ListResponse_Deployment: {
             /** @description Opaque, URL-safe; `null` on the last page. */
             cursor?: string | null;
@@ -1064,6 +1382,29 @@ export interface components {
                 org_id: string;
                 /** Format: date-time */
                 updated_at: string;
+            }[];
+            /** @description `true` when more rows follow: pass `cursor` back to get them. */
+            has_more: boolean;
+            /**
+             * Format: int64
+             * @description How many rows the whole list holds; only on the first page.
+             */
+            total?: number | null;
+        };
+        /** @description One page of a list, newest first. */
+        ListResponse_EndpointView: {
+            /** @description Opaque, URL-safe; `null` on the last page. */
+            cursor?: string | null;
+            data: {
+                /** Format: date-time */
+                created_at: string;
+                description?: string | null;
+                events: string[];
+                /** @description `whe_…` */
+                id: string;
+                /** @description The signing secret (`whsec_…`), shown once, at creation. */
+                secret?: string | null;
+                url: string;
             }[];
             /** @description `true` when more rows follow: pass `cursor` back to get them. */
             has_more: boolean;
@@ -1122,6 +1463,11 @@ export interface components {
                 kind: components["schemas"]["ToolKind"];
                 name: string;
                 org_id: string;
+                /**
+                 * @description Whether upstream requests carry the call's W3C trace context (`traceparent`,
+                 *     `tracestate`), so the API's own traces join the call's (default false).
+                 */
+                propagate_trace_context: boolean;
                 rate_limit?: components["schemas"]["RateLimit"] | null;
                 /** @description Kind `app`: the toolkit its tools belong to (D2). */
                 toolkit?: string | null;
@@ -1130,6 +1476,37 @@ export interface components {
                 /** @description The MCP endpoint, for kind `mcp` only. */
                 url?: string | null;
                 user_credentials_required: boolean;
+            }[];
+            /** @description `true` when more rows follow: pass `cursor` back to get them. */
+            has_more: boolean;
+            /**
+             * Format: int64
+             * @description How many rows the whole list holds; only on the first page.
+             */
+            total?: number | null;
+        };
+        /** @description One page of a list, newest first. */
+        ListResponse_ScheduleView: {
+            /** @description Opaque, URL-safe; `null` on the last page. */
+            cursor?: string | null;
+            data: {
+                catch_up: string;
+                /** Format: date-time */
+                created_at: string;
+                cron: string;
+                /** @description `sch_…` */
+                id: string;
+                input: {
+                    [key: string]: unknown;
+                };
+                last_run?: components["schemas"]["LastRun"] | null;
+                /** @description The next three due times (empty while paused). */
+                next_runs: string[];
+                overlap: string;
+                paused: boolean;
+                run_as?: components["schemas"]["RunAs"] | null;
+                timezone: string;
+                workflow_id: string;
             }[];
             /** @description `true` when more rows follow: pass `cursor` back to get them. */
             has_more: boolean;
@@ -1210,14 +1587,27 @@ export interface components {
                 input: {
                     [key: string]: unknown;
                 };
+                /** @description The schedule that made the run (`trigger: "schedule"`). */
+                schedule_id?: string | null;
+                /**
+                 * Format: date-time
+                 * @description The due time the run is for (not its start).
+                 */
+                scheduled_for?: string | null;
                 /** Format: date-time */
                 started_at: string;
-                /** @description `running`, `succeeded` or `failed`. */
+                /**
+                 * @description `running`, `succeeded` or `failed`; for scheduled runs also `skipped` (a due time
+                 *     that fell while the previous run still went, `overlap: "skip"`) and `interrupted`
+                 *     (the replica running it stopped before it finished).
+                 */
                 status: string;
                 /** @description Step id → output (`_skipped` / `_error` for steps skipped or failed). */
                 steps: {
                     [key: string]: unknown;
                 };
+                /** @description `api` (`POST …/runs`) or `schedule`. */
+                trigger: string;
                 workflow_id: string;
             }[];
             /** @description `true` when more rows follow: pass `cursor` back to get them. */
@@ -1240,6 +1630,8 @@ export interface components {
         OrgInput: {
             name: string;
         };
+        /** @enum {string} */
+        Overlap: "skip" | "allow";
         /** @description One bound tool in the preview. */
         PlacedTool: {
             name: string;
@@ -1293,6 +1685,11 @@ export interface components {
             kind: components["schemas"]["ToolKind"];
             name: string;
             org_id: string;
+            /**
+             * @description Whether upstream requests carry the call's W3C trace context (`traceparent`,
+             *     `tracestate`), so the API's own traces join the call's (default false).
+             */
+            propagate_trace_context: boolean;
             rate_limit?: components["schemas"]["RateLimit"] | null;
             /** @description Kind `app`: the toolkit its tools belong to (D2). */
             toolkit?: string | null;
@@ -1325,6 +1722,11 @@ export interface components {
              */
             kind?: components["schemas"]["ToolKind"];
             name: string;
+            /**
+             * @description Send the call's W3C trace context (`traceparent`, `tracestate`) with upstream
+             *     requests, so the API's own traces join the call's (default false).
+             */
+            propagate_trace_context?: boolean;
             rate_limit?: components["schemas"]["RateLimit"] | null;
             /** @description Kind `app`: the toolkit its tools belong to, `[A-Za-z0-9_-]{1,64}`, unique in the org. */
             toolkit?: string | null;
@@ -1345,6 +1747,8 @@ export interface components {
             credential?: string | null;
             kind?: components["schemas"]["ToolKind"] | null;
             name?: string | null;
+            /** @description Whether upstream requests carry the call's W3C trace context. */
+            propagate_trace_context?: boolean | null;
             rate_limit?: components["schemas"]["RateLimit"] | null;
             /** @description Kind `app`: a new toolkit name. */
             toolkit?: string | null;
@@ -1357,6 +1761,24 @@ export interface components {
             burst: number;
             /** Format: double */
             requests_per_second: number;
+        };
+        /** @description What was written to. */
+        Resource: {
+            id: string;
+            /**
+             * @description `provider`, `tool`, `agent`, `binding`, `deployment`, `api_key`, `workflow`,
+             *     `connection`, `org`.
+             */
+            type: string;
+        };
+        /** @description `POST /v1/webhook-endpoints/{id}/rotate-secret` answer. */
+        RotatedSecret: {
+            /** @description The new signing secret, shown once; the previous one also signs for 24 hours. */
+            secret: string;
+        };
+        /** @description Whose connections and credentials the runs use. */
+        RunAs: {
+            user_id: string;
         };
         /** @description `POST /v1/workflows/{workflow_id}/runs` body. */
         RunInput: {
@@ -1394,6 +1816,58 @@ export interface components {
             ttl_seconds?: number | null;
             /** @description Your end user's id; threads and per-user credentials are scoped by it. */
             user_id: string;
+        };
+        /** @description `POST /v1/workflows/{workflow_id}/schedules` body. */
+        ScheduleInput: {
+            catch_up?: components["schemas"]["CatchUp"] | null;
+            /** @description 5 fields (`minute hour day-of-month month day-of-week`), or 6 with leading seconds. */
+            cron: string;
+            /** @description The run input (`$.input…`); default `{}`. */
+            input?: {
+                [key: string]: unknown;
+            } | null;
+            overlap?: components["schemas"]["Overlap"] | null;
+            /** @description Default `false`. */
+            paused?: boolean;
+            run_as?: components["schemas"]["RunAs"] | null;
+            /** @description An IANA time zone name; default `UTC`. */
+            timezone?: string | null;
+        };
+        /** @description `PATCH /v1/schedules/{schedule_id}` body: what is given changes. */
+        SchedulePatch: {
+            catch_up?: components["schemas"]["CatchUp"] | null;
+            cron?: string | null;
+            input?: {
+                [key: string]: unknown;
+            } | null;
+            overlap?: components["schemas"]["Overlap"] | null;
+            /**
+             * @description `true` pauses; `false` resumes from the next due time after now (missed ones
+             *     while paused are not run).
+             */
+            paused?: boolean | null;
+            run_as?: components["schemas"]["RunAs"] | null;
+            timezone?: string | null;
+        };
+        /** @description A schedule as returned. */
+        ScheduleView: {
+            catch_up: string;
+            /** Format: date-time */
+            created_at: string;
+            cron: string;
+            /** @description `sch_…` */
+            id: string;
+            input: {
+                [key: string]: unknown;
+            };
+            last_run?: components["schemas"]["LastRun"] | null;
+            /** @description The next three due times (empty while paused). */
+            next_runs: string[];
+            overlap: string;
+            paused: boolean;
+            run_as?: components["schemas"]["RunAs"] | null;
+            timezone: string;
+            workflow_id: string;
         };
         /**
          * @description What a key may do: configure (`studio`), mint runtime tokens (`mint`), run tool calls (`runtime`).
@@ -1606,14 +2080,27 @@ export interface components {
             input: {
                 [key: string]: unknown;
             };
+            /** @description The schedule that made the run (`trigger: "schedule"`). */
+            schedule_id?: string | null;
+            /**
+             * Format: date-time
+             * @description The due time the run is for (not its start).
+             */
+            scheduled_for?: string | null;
             /** Format: date-time */
             started_at: string;
-            /** @description `running`, `succeeded` or `failed`. */
+            /**
+             * @description `running`, `succeeded` or `failed`; for scheduled runs also `skipped` (a due time
+             *     that fell while the previous run still went, `overlap: "skip"`) and `interrupted`
+             *     (the replica running it stopped before it finished).
+             */
             status: string;
             /** @description Step id → output (`_skipped` / `_error` for steps skipped or failed). */
             steps: {
                 [key: string]: unknown;
             };
+            /** @description `api` (`POST …/runs`) or `schedule`. */
+            trigger: string;
             workflow_id: string;
         };
     };
@@ -1896,13 +2383,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Prometheus text exposition format 0.0.4 */
+            /** @description OpenMetrics 1.0 text exposition */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/plain": string;
+                    "application/openmetrics-text": string;
                 };
             };
         };
@@ -2467,7 +2954,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The stored result expired (`result_expired`) */
+            /** @description The stored result expired (`result_expired`), or the result store lost it before it expired (`result_lost`) */
             410: {
                 headers: {
                     [name: string]: unknown;
@@ -2668,6 +3155,53 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200 (default 50). */
+                limit?: number;
+                /** @description The `cursor` of the previous page, passed back unchanged to continue. */
+                cursor?: string;
+                /**
+                 * @description Only writes to this resource (a provider, tool, agent, deployment, key, workflow
+                 *     or connection id; a binding is `<agent_id>/<tool_id>`).
+                 */
+                resource_id?: string;
+                /** @description Only writes by this actor (an API key's id, `admin`, or a runtime token's id). */
+                actor_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResponse_AuditEvent"];
+                };
+            };
+            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableContent"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
@@ -3573,6 +4107,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The document is larger than `openapi_import_max_bytes` (`payload_too_large`); `detail` names the limit and the setting. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
             422: {
                 headers: {
@@ -3707,6 +4250,126 @@ export interface operations {
                 };
                 content?: never;
             };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleView"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                schedule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SchedulePatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleView"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4046,6 +4709,276 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200 (default 50). */
+                limit?: number;
+                /** @description The `cursor` of the previous page, passed back unchanged to continue. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResponse_EndpointView"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointInput"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointView"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointView"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; no content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointPatch"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EndpointView"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200 (default 50). */
+                limit?: number;
+                /** @description The `cursor` of the previous page, passed back unchanged to continue. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResponse_Delivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                endpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedSecret"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listWorkflows: {
         parameters: {
             query?: {
@@ -4244,6 +5177,8 @@ export interface operations {
                 limit?: number;
                 /** @description The `cursor` of the previous page, passed back unchanged to continue. */
                 cursor?: string;
+                /** @description Only the runs this schedule made (`sch_…`). */
+                schedule_id?: string;
             };
             header?: never;
             path: {
@@ -4404,6 +5339,99 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listSchedules: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200 (default 50). */
+                limit?: number;
+                /** @description The `cursor` of the previous page, passed back unchanged to continue. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListResponse_ScheduleView"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createSchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleInput"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleView"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
