@@ -165,7 +165,7 @@ async fn a_three_page_walk_with_a_retry_is_one_trace_and_its_log_lines_carry_its
     let (base, seen) = upstream().await;
     let (mut child, app, log) = serve(&receiver.endpoint).await;
     let schema = json!({"type": "object", "properties": {
-        "page": {"type": "integer"}, "per_page": {"type": "integer", "minimum": 1, "maximum": PER_PAGE}}});
+        "page": {"type": "integer", "minimum": 1}, "per_page": {"type": "integer", "minimum": 1, "maximum": PER_PAGE}}});
     let rig = Rig::with_tools(
         &app,
         &base,
