@@ -266,6 +266,8 @@ impl RequiredScope for MintScope {
 pub struct OrgKey<S> {
     pub org: OrgId,
     pub key_id: String,
+    /// Every scope the key holds (beyond `S`, which it certainly holds).
+    pub scopes: Vec<Scope>,
     _scope: PhantomData<S>,
 }
 
@@ -283,6 +285,7 @@ impl<S: RequiredScope + 'static> FromRequest for OrgKey<S> {
                 Presented::Key(k) if k.scopes.contains(&S::SCOPE) => Ok(OrgKey {
                     org: k.org,
                     key_id: k.key_id,
+                    scopes: k.scopes,
                     _scope: PhantomData,
                 }),
                 Presented::Key(_) => Err(ApiError::Forbidden(format!(

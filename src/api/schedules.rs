@@ -14,6 +14,7 @@ use super::list::{ListParams, ListResponse};
 use crate::api::state::AppState;
 use crate::automate::cron::Spec;
 use crate::crypto::new_id;
+use crate::store::api_keys::Scope;
 use crate::store::schedules::{self, Fields, Schedule};
 use crate::store::{workflow_runs, workflows, OrgId};
 
@@ -243,6 +244,7 @@ pub async fn create(
     check_input(&input)?;
     if let Some(r) = &body.run_as {
         check_user(&r.user_id)?;
+        may_act_as_users(&key)?;
     }
     let fields = Fields {
         cron: body.cron.trim(),
@@ -329,6 +331,7 @@ pub async fn update(
             let r: RunAs = serde_json::from_value(v)
                 .map_err(|_| ApiError::invalid("run_as must be {\"user_id\": <string>} or null"))?;
             check_user(&r.user_id)?;
+            may_act_as_users(&key)?;
             Some(r.user_id)
         }
     };
@@ -367,4 +370,18 @@ pub async fn delete(
         .await
         .map_err(or_not_found("schedule"))?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+/// `run_as` makes runs act as an end user, with that user's connections: only a key that
+/// could already act as any of the org's users (scope `mint`, which mints their runtime
+/// tokens) may name one; a `studio`-only key would otherwise gain what it never had.
+fn may_act_as_users(key: &Studio) -> Result<(), ApiError> {
+    if key.scopes.contains(&Scope::Mint) {
+        Ok(())
+    } else {
+        Err(ApiError::Forbidden(
+            "run_as acts as an end user: it needs a key with scope `mint` as well as `studio`"
+                .into(),
+        ))
+    }
 }

@@ -400,6 +400,14 @@ async fn a_scheduled_run_uses_run_as_or_the_org_and_is_read_as_listed_w6() {
     // who reads them: any key of the org (studio or runtime scope), u1's token for the
     // runs made as u1, nobody else
     let studio_only = app.create_key(&rig.t.org, &["studio"]).await;
+    // acting as an end user takes a key that could act as one anyway (scope `mint`)
+    app.post(
+        &format!("/v1/workflows/{mail_wf}/schedules"),
+        &studio_only,
+        json!({"cron": "0 7 * * *", "run_as": {"user_id": "u2"}}),
+    )
+    .await
+    .problem(403, "forbidden");
     let run_path =
         |wf: &str, r: &Value| format!("/v1/workflows/{wf}/runs/{}", r["id"].as_str().unwrap());
     app.get(&run_path(&org_wf, ok), &studio_only).await.ok(200);
