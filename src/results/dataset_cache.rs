@@ -362,9 +362,10 @@ pub async fn claim(kv: &Kv, key: &str) -> Result<Option<Claim>, KvError> {
             loop {
                 tick.tick().await;
                 match kv.renew_if(&key, &token, CLAIM_LEASE).await {
-                    Ok(true) => {}
+                    // a Redis that did not answer this time may next tick, within the lease
+                    Ok(true) | Err(_) => {}
                     // lost (taken over after a long stall): the walk goes on unclaimed
-                    Ok(false) | Err(_) => return,
+                    Ok(false) => return,
                 }
             }
         }
