@@ -4,7 +4,7 @@
 //! (`otlp_receiver`) as a tree — the HTTP request, the tool call, the cache lookup, the
 //! walk with its four upstream requests (page, attempt, status, bytes), the size guard and
 //! the record write — with no secret in any attribute; and every JSON log line of the call
-//! carries its call id, org, agent, tool and trace and span ids (P3 retry, issue 27).
+//! carries its call id, org, agent, tool and trace and span ids (P3 retry).
 
 use std::collections::HashMap;
 use std::process::Stdio;

@@ -1,4 +1,4 @@
-//! Issue 21, item 5: real descriptions import with the defaults — a generated document
+//! Real descriptions import with the defaults — a generated document
 //! the size of GitHub's own (13 MB, 1,223 operations) — under a size limit of their own
 //! (`openapi_import_max_bytes`, apart from `request_max_bytes`); every 413 is problem+json
 //! naming the limit and its setting. P12: a pagination hint naming no parameter is a 422

@@ -485,7 +485,7 @@ fn p12_links_in_the_apis_own_names() {
     assert_eq!(o.requests, 5, "{sent:?}");
 }
 
-/// P12 (item 6 of issue 21): a tool with no paging parameter whose response schema says
+/// P12: a tool with no paging parameter whose response schema says
 /// the API links its next page is offered `_all_pages`, and the walk follows the links.
 #[test]
 fn p12_a_tool_without_paging_parameters_follows_next_links() {

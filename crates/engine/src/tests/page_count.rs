@@ -93,7 +93,7 @@ fn spring_schema(size: u64) -> Value {
     }})
 }
 
-/// The finding of issue 21 (F4): Litestar's first page of 300 rows, asked for without a
+/// P7, P12: Litestar's first page of 300 rows, asked for without a
 /// page, says `current_page: 1`, `total_pages: 3` — more rows exist.
 #[test]
 fn p7_a_single_page_before_the_last_counted_page_says_more_rows() {
