@@ -297,6 +297,10 @@ const CUT_MARGIN: Duration = Duration::from_secs(3);
 
 fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Server> {
     let max_body = state.settings.request_max_bytes;
+    let workers = match state.settings.http_workers {
+        0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+        n => n as usize,
+    };
     let server = HttpServer::new(move || {
         let metrics = state.metrics.clone();
         App::new()
@@ -339,6 +343,7 @@ fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Serv
             })
             .configure(|cfg| api::configure(cfg, max_body))
     })
+    .workers(workers)
     .listen(listener)?
     // shutdown is `run_until_signalled`'s (the drain); connections left after it get 5 s
     .disable_signals()

@@ -37,6 +37,8 @@ pub struct Settings {
     pub token_audience: String,
     /// Maximum Postgres connections of this replica.
     pub database_max_connections: u32,
+    /// HTTP worker threads of this replica; 0 is one per CPU the process may use.
+    pub http_workers: u32,
     /// Upstream calls: allow loopback/private/link-local targets (tests, on-prem).
     pub allow_private_upstreams: bool,
     /// Requests per second allowed per org on loopgate's own API.
@@ -214,6 +216,7 @@ struct Defaults {
     redis_timeout_ms: u64,
     result_ttl_seconds: u64,
     database_max_connections: u32,
+    http_workers: u32,
     allow_private_upstreams: bool,
     org_requests_per_second: u32,
     org_concurrent_walks: u32,
@@ -256,6 +259,7 @@ const DEFAULTS: Defaults = Defaults {
     redis_timeout_ms: 500,
     result_ttl_seconds: 15 * 60,
     database_max_connections: 20,
+    http_workers: 0,
     allow_private_upstreams: false,
     org_requests_per_second: 50,
     org_concurrent_walks: 8,
@@ -479,6 +483,9 @@ impl Settings {
             || !(100..=120_000).contains(&self.webhook_timeout_ms)
         {
             bail!("LOOPGATE_WEBHOOK_RETRY_BASE_MS must be between 10 and 3600000, LOOPGATE_WEBHOOK_TIMEOUT_MS between 100 and 120000");
+        }
+        if self.http_workers > 256 {
+            bail!("LOOPGATE_HTTP_WORKERS must be between 0 (one per CPU) and 256");
         }
         if !(1..=1024).contains(&self.webhook_concurrency) {
             bail!("LOOPGATE_WEBHOOK_CONCURRENCY must be between 1 and 1024");

@@ -111,6 +111,9 @@ pub fn test_settings(database_url: String) -> Settings {
     );
     s.allow_private_upstreams = true;
     s.database_max_connections = 5;
+    // one worker per CPU in every app of a test process is thousands of threads on a
+    // many-core machine running as many tests at once
+    s.http_workers = 2;
     // no background polling in tests that count statements; the schedule tests turn it on
     s.automate_workers = false;
     s
