@@ -107,13 +107,9 @@ pub async fn run(holder: Arc<dyn HasRuntime>, cfg: Config) {
 /// Closes expired runs, then claims and records due times; the runs to execute.
 async fn tick_once(rt: &Runtime, cfg: &Config) -> Result<Vec<Due>, StoreError> {
     let metrics = rt.walker().metrics().clone();
-    for closed in workflow_runs::close_expired(rt.pool(), BATCH).await? {
+    for closed in announce::close_expired(rt.pool(), BATCH).await? {
         metrics.schedule_runs.inc(&[("outcome", "interrupted")]);
-        let org = OrgId::trusted(closed.org_id);
         tracing::warn!(run = %closed.run.id, "scheduled run interrupted: its replica stopped");
-        if let Err(e) = announce::announce(rt.pool(), &org, &closed.run).await {
-            tracing::warn!(error = %e, "could not queue an interrupted run's deliveries");
-        }
     }
     let mut tx = rt.pool().begin().await?;
     let now = schedules::db_now(&mut tx).await?;
@@ -201,15 +197,8 @@ async fn execute(holder: Arc<dyn HasRuntime>, cfg: Config, due: Due) {
                 // recorded failed with the reason, and announced like any failed run
                 let (code, _) = e.code_status();
                 let steps = json!({"_run": {"_error": {"code": code, "detail": e.to_string()}}});
-                match workflow_runs::finish(rt.pool(), &org, &run_id, false, &steps).await {
-                    Ok(done) => {
-                        if let Err(e) = announce::announce(rt.pool(), &org, &done).await {
-                            tracing::warn!(error = %e, "could not queue the run's deliveries");
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!(run = %run_id, error = %e, "scheduled run not recorded")
-                    }
+                if let Err(e) = announce::finish(rt.pool(), &org, &run_id, false, &steps).await {
+                    tracing::warn!(run = %run_id, error = %e, "scheduled run not recorded")
                 }
             }
         }

@@ -151,7 +151,7 @@ pub async fn delete_endpoint(pool: &PgPool, org: &OrgId, id: &str) -> Result<(),
 /// `payload_for(delivery id)` is the body (it names its own id). Once per run and event:
 /// queuing again adds nothing. The number queued.
 pub async fn enqueue(
-    pool: &PgPool,
+    conn: &mut sqlx::PgConnection,
     org: &OrgId,
     run_id: &str,
     event_type: &str,
@@ -167,7 +167,7 @@ pub async fn enqueue(
         event_type,
         payload,
     )
-    .execute(pool)
+    .execute(conn)
     .await?;
     Ok(done.rows_affected())
 }

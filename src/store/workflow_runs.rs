@@ -170,7 +170,10 @@ pub struct Interrupted {
 
 /// Closes as `interrupted` at most `limit` running runs whose lease ran out (their
 /// replica died or lost Postgres): they are never run again.
-pub async fn close_expired(pool: &PgPool, limit: i64) -> Result<Vec<Interrupted>, StoreError> {
+pub async fn close_expired(
+    conn: &mut PgConnection,
+    limit: i64,
+) -> Result<Vec<Interrupted>, StoreError> {
     let rows = sqlx::query!(
         "UPDATE workflow_runs SET status = 'interrupted', finished_at = now(), lease_until = NULL \
          WHERE id IN (SELECT id FROM workflow_runs WHERE status = 'running' AND lease_until < now() \
@@ -179,7 +182,7 @@ pub async fn close_expired(pool: &PgPool, limit: i64) -> Result<Vec<Interrupted>
          experiment, steps, created_at, finished_at",
         limit,
     )
-    .fetch_all(pool)
+    .fetch_all(conn)
     .await?;
     Ok(rows
         .into_iter()
@@ -205,7 +208,7 @@ pub async fn close_expired(pool: &PgPool, limit: i64) -> Result<Vec<Interrupted>
 /// Records the end of a run with every step's output. A run already closed (as
 /// `interrupted`, its lease lost) keeps that status: `NotFound`.
 pub async fn finish(
-    pool: &PgPool,
+    conn: &mut PgConnection,
     org: &OrgId,
     id: &str,
     succeeded: bool,
@@ -222,7 +225,7 @@ pub async fn finish(
         if succeeded { "succeeded" } else { "failed" },
         steps,
     )
-    .fetch_one(pool)
+    .fetch_one(conn)
     .await?)
 }
 

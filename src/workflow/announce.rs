@@ -1,5 +1,6 @@
 //! What a finished run tells the org's webhook endpoints (W7): its event type and the
-//! message body, queued once per endpoint that subscribes to it. The delivery worker
+//! message body, queued once per endpoint that subscribes to it, in the transaction that
+//! records the run's end. The delivery worker
 //! (`automate::delivery`) sends, signs and retries it.
 //!
 //! A run that succeeded on data that is not complete (some step's `_loop.complete` is
@@ -8,10 +9,10 @@
 //! still running one tells nothing.
 
 use serde_json::{json, Value};
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 
 use crate::store::webhooks;
-use crate::store::workflow_runs::WorkflowRun;
+use crate::store::workflow_runs::{self, Interrupted, WorkflowRun};
 use crate::store::{OrgId, StoreError};
 
 pub const SUCCEEDED: &str = "workflow_run.succeeded";
@@ -38,18 +39,67 @@ pub fn event_type(run: &WorkflowRun) -> Option<&'static str> {
     }
 }
 
-/// The Standard Webhooks body: `{type, timestamp, data: <the run record>}`.
+/// A delivery body past this many bytes leaves the steps' outputs out (the receiver
+/// reads them from the run's record): one large walk must not make every endpoint of
+/// the org receive, and the queue keep, megabytes per run.
+pub const BODY_MAX_BYTES: usize = 256 * 1024;
+
+/// The Standard Webhooks body: `{type, timestamp, data: <the run record>}`; past
+/// [`BODY_MAX_BYTES`], the record without `steps` and with `steps_omitted: true`.
 pub fn body(event: &str, run: &WorkflowRun) -> String {
     let at = run.finished_at.unwrap_or(run.started_at);
-    json!({"type": event, "timestamp": at, "data": run}).to_string()
+    let whole = json!({"type": event, "timestamp": at, "data": run}).to_string();
+    if whole.len() <= BODY_MAX_BYTES {
+        return whole;
+    }
+    let mut data = json!(run);
+    if let Some(d) = data.as_object_mut() {
+        d.remove("steps");
+        d.insert("steps_omitted".into(), Value::Bool(true));
+    }
+    json!({"type": event, "timestamp": at, "data": data}).to_string()
 }
 
-/// Queues the finished run for every subscribed endpoint; how many were queued.
-pub async fn announce(pool: &PgPool, org: &OrgId, run: &WorkflowRun) -> Result<u64, StoreError> {
+/// Queues the finished run for every subscribed endpoint, on the connection that
+/// records its end; how many were queued.
+async fn announce(
+    conn: &mut PgConnection,
+    org: &OrgId,
+    run: &WorkflowRun,
+) -> Result<u64, StoreError> {
     let Some(event) = event_type(run) else {
         return Ok(0);
     };
-    webhooks::enqueue(pool, org, &run.id, event, &body(event, run)).await
+    webhooks::enqueue(conn, org, &run.id, event, &body(event, run)).await
+}
+
+/// Records the end of a run and queues its deliveries in one transaction: a run
+/// recorded finished is always announced, and nothing is announced for a run whose
+/// end was not recorded (its lease then runs out and [`close_expired`] announces it).
+pub async fn finish(
+    pool: &PgPool,
+    org: &OrgId,
+    id: &str,
+    succeeded: bool,
+    steps: &Value,
+) -> Result<WorkflowRun, StoreError> {
+    let mut tx = pool.begin().await?;
+    let run = workflow_runs::finish(&mut tx, org, id, succeeded, steps).await?;
+    announce(&mut tx, org, &run).await?;
+    tx.commit().await?;
+    Ok(run)
+}
+
+/// Closes up to `limit` runs whose replica stopped renewing their lease as
+/// `interrupted`, queuing each one's deliveries in the same transaction.
+pub async fn close_expired(pool: &PgPool, limit: i64) -> Result<Vec<Interrupted>, StoreError> {
+    let mut tx = pool.begin().await?;
+    let closed = workflow_runs::close_expired(&mut tx, limit).await?;
+    for c in &closed {
+        announce(&mut tx, &OrgId::trusted(c.org_id.clone()), &c.run).await?;
+    }
+    tx.commit().await?;
+    Ok(closed)
 }
 
 #[cfg(test)]
@@ -97,5 +147,19 @@ mod tests {
         assert_eq!(b["data"]["id"], "run_1");
         assert_eq!(b["data"]["schedule_id"], "sch_1");
         assert!(b["timestamp"].as_str().unwrap().contains('T'));
+        assert!(b["data"].get("steps_omitted").is_none());
+    }
+
+    #[test]
+    fn a_body_past_the_bound_leaves_the_steps_out_w7() {
+        let big =
+            json!({"a": {"items": ["x".repeat(BODY_MAX_BYTES)], "_loop": {"complete": true}}});
+        let r = run("succeeded", big);
+        let text = body(SUCCEEDED, &r);
+        assert!(text.len() < BODY_MAX_BYTES, "{}", text.len());
+        let b: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(b["data"]["id"], "run_1");
+        assert_eq!(b["data"]["steps_omitted"], true);
+        assert!(b["data"].get("steps").is_none());
     }
 }

@@ -166,14 +166,10 @@ pub async fn execute(
     // every step's chunks are in the log before the record says the run finished: a
     // follower that reads the record first and the log after misses none of them
     feed.close().await;
+    // W7: the deliveries are queued with the record of the end, sent by the delivery
+    // workers; they never hold the run up
     let recorded =
-        workflow_runs::finish(rt.pool(), caller.org(), &start.run.id, succeeded, &outputs).await;
-    if let Ok(run) = &recorded {
-        // W7: queued in Postgres, sent by the delivery workers; never holds the run up
-        if let Err(e) = announce::announce(rt.pool(), caller.org(), run).await {
-            tracing::warn!(error = %e, run = %run.id, "could not queue the run's webhook deliveries");
-        }
-    }
+        announce::finish(rt.pool(), caller.org(), &start.run.id, succeeded, &outputs).await;
     let key = event_log::key(caller.org(), &start.run.id);
     if let Err(e) = rt
         .events()
