@@ -1,6 +1,6 @@
 //! The audit trail's one writer and its list route. Every handler that writes an org's
 //! configuration (providers, credentials, tools, agents and their bindings,
-//! deployments, API keys, workflows, connections) calls [`record`] once its write
+//! deployments, API keys, workflows, connections, schedules, webhook endpoints) calls [`record`] once its write
 //! succeeded, with the resource as the API shows it before and after; the changed
 //! fields are computed and redacted in one place (`store::audit_changes`), so a secret
 //! reaches the trail only as `"[secret]"`. A write the trail fails to record answers
@@ -39,7 +39,8 @@ impl Acting for AdminOrg {
 pub struct Write<'a> {
     pub org: &'a OrgId,
     pub actor: Actor,
-    /// `provider`, `tool`, `agent`, `binding`, `deployment`, `api_key`, `workflow`, `connection`.
+    /// `provider`, `tool`, `agent`, `binding`, `deployment`, `api_key`, `workflow`,
+    /// `connection`, `schedule`, `webhook_endpoint`.
     pub resource: &'static str,
     pub id: &'a str,
     pub action: Action,

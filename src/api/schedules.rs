@@ -8,6 +8,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::audit::{self, Acting};
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
@@ -17,6 +18,10 @@ use crate::crypto::new_id;
 use crate::store::api_keys::Scope;
 use crate::store::schedules::{self, Fields, Schedule};
 use crate::store::{workflow_runs, workflows, OrgId};
+
+/// The scheduler claims due schedules in batches across all orgs, so one org's
+/// schedules are bounded.
+pub const MAX_SCHEDULES_PER_ORG: i64 = 1000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
@@ -256,7 +261,13 @@ pub async fn create(
         paused: body.paused,
         next_due_at: spec.next_after(Utc::now()),
     };
+    if schedules::count(&state.pool, &key.org).await? >= MAX_SCHEDULES_PER_ORG {
+        return Err(ApiError::Conflict(format!(
+            "an org has at most {MAX_SCHEDULES_PER_ORG} schedules; delete one first"
+        )));
+    }
     let s = schedules::create(&state.pool, &key.org, &new_id("sch"), &wf.id, &fields).await?;
+    audit::created(&state, &key.org, key.actor(), ("schedule", &s.id), &s, &[]).await?;
     Ok(HttpResponse::Created().json(view(&state, &key.org, s).await?))
 }
 
@@ -355,6 +366,16 @@ pub async fn update(
     let s = schedules::update(&state.pool, &key.org, &cur.id, &fields)
         .await
         .map_err(or_not_found("schedule"))?;
+    audit::updated(
+        &state,
+        &key.org,
+        key.actor(),
+        ("schedule", &s.id),
+        &cur,
+        &s,
+        &[],
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(view(&state, &key.org, s).await?))
 }
 
@@ -366,9 +387,20 @@ pub async fn delete(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    schedules::delete(&state.pool, &key.org, &path)
+    let before = schedules::get(&state.pool, &key.org, &path)
         .await
         .map_err(or_not_found("schedule"))?;
+    schedules::delete(&state.pool, &key.org, &before.id)
+        .await
+        .map_err(or_not_found("schedule"))?;
+    audit::deleted(
+        &state,
+        &key.org,
+        key.actor(),
+        ("schedule", &before.id),
+        Some(&before),
+    )
+    .await?;
     Ok(HttpResponse::NoContent().finish())
 }
 

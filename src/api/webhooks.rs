@@ -12,6 +12,7 @@ use secrecy::ExposeSecret;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
+use super::audit::{self, Acting};
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
@@ -23,6 +24,9 @@ use crate::workflow::announce::EVENTS;
 
 /// How long the previous secret keeps signing after a rotation.
 pub const ROTATION_OVERLAP: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+/// Every finished run is queued once per subscribed endpoint, so an org's endpoints are
+/// bounded before a run's queuing work is.
+pub const MAX_ENDPOINTS_PER_ORG: i64 = 50;
 
 /// `POST /v1/webhook-endpoints` body.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -167,6 +171,11 @@ pub async fn create(
     let url = check_url(&state, &body.url)?;
     let events = check_events(body.events)?;
     check_description(body.description.as_deref())?;
+    if webhooks::count_endpoints(&state.pool, &key.org).await? >= MAX_ENDPOINTS_PER_ORG {
+        return Err(ApiError::Conflict(format!(
+            "an org has at most {MAX_ENDPOINTS_PER_ORG} webhook endpoints; delete one first"
+        )));
+    }
     let id = new_id("whe");
     let secret = signature::new_secret();
     let sealed = state
@@ -182,10 +191,21 @@ pub async fn create(
         &sealed,
     )
     .await?;
-    Ok(HttpResponse::Created().json(EndpointView::of(
-        e,
-        Some(secret.expose_secret().to_string()),
-    )))
+    let shown = EndpointView::of(e, None);
+    let resource = ("webhook_endpoint", shown.id.as_str());
+    audit::created(
+        &state,
+        &key.org,
+        key.actor(),
+        resource,
+        &shown,
+        &[("secret", false)],
+    )
+    .await?;
+    Ok(HttpResponse::Created().json(EndpointView {
+        secret: Some(secret.expose_secret().to_string()),
+        ..shown
+    }))
 }
 
 /// List webhook endpoints.
@@ -239,6 +259,10 @@ pub async fn update(
         None => None,
     };
     check_description(body.description.as_deref())?;
+    let before = webhooks::get_endpoint(&state.pool, &key.org, &path)
+        .await
+        .map_err(or_not_found("webhook endpoint"))?;
+    let before = EndpointView::of(before, None);
     let e = webhooks::update_endpoint(
         &state.pool,
         &key.org,
@@ -249,7 +273,19 @@ pub async fn update(
     )
     .await
     .map_err(or_not_found("webhook endpoint"))?;
-    Ok(HttpResponse::Ok().json(EndpointView::of(e, None)))
+    let after = EndpointView::of(e, None);
+    let resource = ("webhook_endpoint", after.id.as_str());
+    audit::updated(
+        &state,
+        &key.org,
+        key.actor(),
+        resource,
+        &before,
+        &after,
+        &[],
+    )
+    .await?;
+    Ok(HttpResponse::Ok().json(after))
 }
 
 /// Delete a webhook endpoint and its deliveries.
@@ -260,9 +296,15 @@ pub async fn delete(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    webhooks::delete_endpoint(&state.pool, &key.org, &path)
+    let before = webhooks::get_endpoint(&state.pool, &key.org, &path)
         .await
         .map_err(or_not_found("webhook endpoint"))?;
+    let before = EndpointView::of(before, None);
+    webhooks::delete_endpoint(&state.pool, &key.org, &before.id)
+        .await
+        .map_err(or_not_found("webhook endpoint"))?;
+    let resource = ("webhook_endpoint", before.id.as_str());
+    audit::deleted(&state, &key.org, key.actor(), resource, Some(&before)).await?;
     Ok(HttpResponse::NoContent().finish())
 }
 
@@ -294,6 +336,18 @@ pub async fn rotate_secret(
     )
     .await
     .map_err(or_not_found("webhook endpoint"))?;
+    let shown = EndpointView::of(e, None);
+    let resource = ("webhook_endpoint", shown.id.as_str());
+    audit::updated(
+        &state,
+        &key.org,
+        key.actor(),
+        resource,
+        &shown,
+        &shown,
+        &[("secret", true)],
+    )
+    .await?;
     Ok(HttpResponse::Ok().json(RotatedSecret {
         secret: secret.expose_secret().to_string(),
     }))

@@ -67,7 +67,7 @@ impl Action {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Resource {
     /// `provider`, `tool`, `agent`, `binding`, `deployment`, `api_key`, `workflow`,
-    /// `connection`, `org`.
+    /// `connection`, `schedule`, `webhook_endpoint`, `org`.
     #[serde(rename = "type")]
     pub kind: String,
     pub id: String,

@@ -12,10 +12,13 @@ use sqlx::{PgConnection, PgPool};
 use super::page::{self, Keyed, ListQuery};
 use super::{ListPage, OrgId, PageRequest, StoreError};
 
-#[derive(Debug, Clone, sqlx::FromRow)]
+/// Serialized only for the audit trail: the due time moves on by itself and the org is
+/// the trail's own.
+#[derive(Debug, Clone, sqlx::FromRow, serde::Serialize)]
 pub struct Schedule {
     /// `sch_…`
     pub id: String,
+    #[serde(skip)]
     pub org_id: String,
     pub workflow_id: String,
     pub cron: String,
@@ -27,6 +30,7 @@ pub struct Schedule {
     /// `none` or `latest`.
     pub catch_up: String,
     pub paused: bool,
+    #[serde(skip)]
     pub next_due_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -77,6 +81,16 @@ pub async fn create(
         f.catch_up,
         f.paused,
         f.next_due_at,
+    )
+    .fetch_one(pool)
+    .await?)
+}
+
+/// How many schedules the org holds (all workflows).
+pub async fn count(pool: &PgPool, org: &OrgId) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM schedules WHERE org_id = $1"#,
+        org.as_str()
     )
     .fetch_one(pool)
     .await?)

@@ -64,6 +64,16 @@ pub async fn create_endpoint(
     .await?)
 }
 
+/// How many webhook endpoints the org holds.
+pub async fn count_endpoints(pool: &PgPool, org: &OrgId) -> Result<i64, StoreError> {
+    Ok(sqlx::query_scalar!(
+        r#"SELECT count(*) AS "n!" FROM webhook_endpoints WHERE org_id = $1"#,
+        org.as_str()
+    )
+    .fetch_one(pool)
+    .await?)
+}
+
 pub async fn get_endpoint(pool: &PgPool, org: &OrgId, id: &str) -> Result<Endpoint, StoreError> {
     Ok(sqlx::query_as!(
         Endpoint,

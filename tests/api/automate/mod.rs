@@ -4,6 +4,7 @@
 //! `.data/webhooks-venv`, made by `scripts/setup-webhooks`), and three replicas killed
 //! and restarted under a schedule.
 
+mod audit_and_caps;
 mod deliveries;
 mod replicas;
 mod schedules;
