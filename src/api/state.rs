@@ -28,6 +28,9 @@ pub struct AppState {
     pub quota: Arc<Shared>,
     /// Failed-authentication throttle and the key / token liveness caches.
     pub auth_guard: crate::auth::guard::AuthGuard,
+    /// OpenAPI imports run one at a time on a replica: a large document and its parsed
+    /// form are the most a request can make the process hold.
+    pub import_turns: Arc<tokio::sync::Semaphore>,
 }
 
 impl crate::automate::HasRuntime for AppState {

@@ -333,13 +333,25 @@ pub async fn import_openapi(
         .await
         .map_err(or_not_found("provider"))?;
     let max = state.settings.openapi_import_max_bytes;
-    // one import at a time per replica: a large document and its parsed form are the
-    // biggest things a request can make this process hold (bounded memory)
-    let _turn = import_turns()
-        .acquire()
+    // one import at a time per replica (bounded memory), a stalled one not for long
+    let _turn = tokio::time::timeout(IMPORT_TURN_WAIT, state.import_turns.acquire())
         .await
+        .map_err(|_| ApiError::Unavailable {
+            detail:
+                "another OpenAPI import is being read or parsed on this replica; try again shortly"
+                    .into(),
+            retry_after_secs: 5,
+        })?
         .map_err(|e| ApiError::Internal(anyhow::anyhow!("import queue closed: {e}")))?;
-    let body = read_document(&req, payload, max).await?;
+    // the turn is held while the body arrives: a sender that stalls or trickles loses it
+    let body = tokio::time::timeout(IMPORT_READ_TIME, read_document(&req, payload, max))
+        .await
+        .map_err(|_| {
+            ApiError::malformed(format!(
+                "the document did not arrive within {} s",
+                IMPORT_READ_TIME.as_secs()
+            ))
+        })??;
     if body.is_empty() {
         return Err(ApiError::malformed(
             "the request body must be an OpenAPI document (JSON or YAML)",
@@ -387,11 +399,12 @@ pub async fn import_openapi(
     Ok(HttpResponse::Created().json(ImportedTools { data }))
 }
 
-/// Imports run one at a time per replica.
-fn import_turns() -> &'static tokio::sync::Semaphore {
-    static TURNS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
-    TURNS.get_or_init(|| tokio::sync::Semaphore::new(1))
-}
+/// How long an import waits for its turn before it is told to come back (503).
+const IMPORT_TURN_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+/// The whole document must arrive within this (64 MiB at ~1 MiB/s), and no gap between
+/// two of its chunks may be longer than [`IMPORT_CHUNK_GAP`].
+const IMPORT_READ_TIME: std::time::Duration = std::time::Duration::from_secs(60);
+const IMPORT_CHUNK_GAP: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// An OpenAPI document's bytes, at most `max` (`openapi_import_max_bytes`, apart from the
 /// API's `request_max_bytes`): a longer one is refused as soon as it is known to be,
@@ -412,7 +425,16 @@ async fn read_document(
         return Err(too_large());
     }
     let mut buf = web::BytesMut::with_capacity(declared.unwrap_or(0).min(max));
-    while let Some(chunk) = payload.next().await {
+    let stalled = || {
+        ApiError::malformed(format!(
+            "the body stalled: nothing arrived for {} s",
+            IMPORT_CHUNK_GAP.as_secs()
+        ))
+    };
+    while let Some(chunk) = tokio::time::timeout(IMPORT_CHUNK_GAP, payload.next())
+        .await
+        .map_err(|_| stalled())?
+    {
         let chunk =
             chunk.map_err(|e| ApiError::malformed(format!("the body could not be read: {e}")))?;
         if buf.len() + chunk.len() > max {

@@ -184,6 +184,7 @@ impl Application {
             org_limiter,
             quota,
             auth_guard,
+            import_turns: Arc::new(tokio::sync::Semaphore::new(1)),
         });
         crate::app::retention::spawn(
             state.pool.clone(),

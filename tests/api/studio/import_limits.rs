@@ -160,3 +160,38 @@ async fn a_pagination_hint_must_name_real_parameters() {
     r.problem(422, "validation_failed");
     assert!(r.text.contains("'_pag'"), "{}", r.text);
 }
+
+/// An import whose sender stalls loses its turn: its own request is a 400 naming the
+/// stall, and another org's import, queued behind it, is then served.
+#[tokio::test]
+async fn a_stalled_import_gives_up_its_turn() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let app = spawn_app().await;
+    let slow = app.tenant("slow").await;
+    let other = app.tenant("other").await;
+    let addr = app.address.trim_start_matches("http://").to_string();
+    let mut conn = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let head = format!(
+        "POST /v1/providers/{}/openapi HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/yaml\r\nContent-Length: 100000\r\n\r\nopenapi: 3.0.0\n",
+        slow.provider, slow.key
+    );
+    conn.write_all(head.as_bytes()).await.unwrap();
+    // the stalled import holds the turn by now; the other waits for it
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let doc = json!({"openapi": "3.0.0", "info": {"title": "t", "version": "1"},
+        "paths": {"/things": {"get": {"operationId": "list_things", "responses": {"200": {"description": "ok"}}}}}});
+    let path = format!("/v1/providers/{}/openapi", other.provider);
+    let queued = app.post_raw(
+        &path,
+        &other.key,
+        "application/json",
+        serde_json::to_vec(&doc).unwrap(),
+    );
+    let mut answer = Vec::new();
+    let (served, _) = tokio::join!(queued, conn.read_to_end(&mut answer));
+    served.ok(201);
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 400"), "{answer}");
+    assert!(answer.contains("stalled"), "{answer}");
+}
