@@ -65,7 +65,14 @@ const METHODS: [&str; 8] = [
 ];
 
 /// Checks a tool definition; each message names the field and what to change.
-pub fn check(mut f: ToolFields) -> Result<ToolFields, ApiError> {
+pub fn check(f: ToolFields) -> Result<ToolFields, ApiError> {
+    check_fields(f, true)
+}
+
+/// [`check`]; `hint` is false for a patch that leaves `input_schema` as stored, so a
+/// tool written before a hint rule was tightened can still be renamed or described
+/// (its stored hint is judged when the schema is next written).
+fn check_fields(mut f: ToolFields, hint: bool) -> Result<ToolFields, ApiError> {
     let valid_name = !f.name.is_empty()
         && f.name.len() <= 64
         && f.name
@@ -109,7 +116,8 @@ pub fn check(mut f: ToolFields) -> Result<ToolFields, ApiError> {
         }
     }
     // P12: a pagination hint must name parameters there are (by argument or API name)
-    if let Some(problem) = loopgate_engine::analysis::hint_problem(&f.input_schema) {
+    if let Some(problem) = loopgate_engine::analysis::hint_problem(&f.input_schema).filter(|_| hint)
+    {
         return Err(ApiError::invalid(format!("input_schema: {problem}")));
     }
     if f.description.len() > 4096 {
@@ -261,16 +269,20 @@ pub async fn update(
         .map_err(or_not_found("tool"))?;
     let cur_shown = cur.clone();
     let b = body.into_inner();
-    let fields = check(ToolFields {
-        provider_id: cur.provider_id,
-        name: b.name.unwrap_or(cur.name),
-        description: b.description.unwrap_or(cur.description),
-        method: b.method.unwrap_or(cur.method),
-        path: b.path.unwrap_or(cur.path),
-        input_schema: b.input_schema.unwrap_or(cur.input_schema.0),
-        kind: b.kind.unwrap_or(cur.kind),
-        toolkit: b.toolkit.or(cur.toolkit),
-    })?;
+    let schema_written = b.input_schema.is_some();
+    let fields = check_fields(
+        ToolFields {
+            provider_id: cur.provider_id,
+            name: b.name.unwrap_or(cur.name),
+            description: b.description.unwrap_or(cur.description),
+            method: b.method.unwrap_or(cur.method),
+            path: b.path.unwrap_or(cur.path),
+            input_schema: b.input_schema.unwrap_or(cur.input_schema.0),
+            kind: b.kind.unwrap_or(cur.kind),
+            toolkit: b.toolkit.or(cur.toolkit),
+        },
+        schema_written,
+    )?;
     let before = cur_shown;
     let t = tools::update(&state.pool, &key.org, &before.id, &fields)
         .await

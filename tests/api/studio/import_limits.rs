@@ -161,6 +161,45 @@ async fn a_pagination_hint_must_name_real_parameters() {
     assert!(r.text.contains("'_pag'"), "{}", r.text);
 }
 
+/// A tool stored with a hint a later rule refuses (written here with plain SQL, as an
+/// older release would have kept it) can still be patched; writing its schema again
+/// judges the hint.
+#[tokio::test]
+async fn a_stored_hint_a_newer_rule_refuses_does_not_block_other_changes() {
+    use sqlx::Connection as _;
+    let app = spawn_app().await;
+    let t = app.tenant("old-hint").await;
+    let id = app.create_tool(&t.key, &t.provider, "old_posts").await;
+    let stale = json!({"type": "object", "properties": {"page": {"type": "integer"}},
+        "x-loopgate-pagination": {"size": "per_page", "page": "page"}});
+    let mut db = sqlx::PgConnection::connect(&app.database_url)
+        .await
+        .unwrap();
+    sqlx::query("UPDATE tools SET input_schema = $1 WHERE id = $2")
+        .bind(&stale)
+        .bind(&id)
+        .execute(&mut db)
+        .await
+        .unwrap();
+    let r = app
+        .patch(
+            &format!("/v1/tools/{id}"),
+            &t.key,
+            json!({"description": "Posts, newest first."}),
+        )
+        .await;
+    assert_eq!(r.ok(200)["description"], "Posts, newest first.");
+    let r = app
+        .patch(
+            &format!("/v1/tools/{id}"),
+            &t.key,
+            json!({"input_schema": stale}),
+        )
+        .await;
+    r.problem(422, "validation_failed");
+    assert!(r.text.contains("'per_page'"), "{}", r.text);
+}
+
 /// An import whose sender stalls loses its turn: its own request is a 400 naming the
 /// stall, and another org's import, queued behind it, is then served.
 #[tokio::test]
