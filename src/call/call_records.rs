@@ -591,6 +591,7 @@ mod tests {
                 name: "t".into(),
                 arguments: "{}".into(),
             },
+            at: chrono::Utc::now(),
         }
     }
 

@@ -84,7 +84,11 @@ impl Runtime {
             let call = new_call(caller, &id, &agent.id, &thread, &input);
             let org = caller.org().clone();
             self.records
-                .write(tool_calls::Write::Start { org, call })
+                .write(tool_calls::Write::Start {
+                    org,
+                    call,
+                    at: started_at,
+                })
                 .await?;
         }
         Ok(CallStart {
@@ -154,6 +158,7 @@ impl Runtime {
                 org,
                 id: start.id.clone(),
                 outcome: recorded,
+                at: chrono::Utc::now(),
             },
             false => tool_calls::Write::Once {
                 org,

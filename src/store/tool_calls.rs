@@ -130,13 +130,19 @@ impl Outcome {
 /// carries its org, and a finish matches its row by org and id.
 #[derive(Debug)]
 pub enum Write {
-    /// A streamed call starts: its `running` row (`created_at` now).
-    Start { org: OrgId, call: NewCall },
-    /// A streamed call ends (`finished_at` now).
+    /// A streamed call starts: its `running` row, `created_at` when it started (K1: a
+    /// write kept while Postgres was out of reach keeps its own time).
+    Start {
+        org: OrgId,
+        call: NewCall,
+        at: DateTime<Utc>,
+    },
+    /// A streamed call ends, `finished_at` when it ended.
     Finish {
         org: OrgId,
         id: String,
         outcome: Outcome,
+        at: DateTime<Utc>,
     },
     /// A call that is over, written once: its finished row.
     Once {
@@ -221,7 +227,8 @@ impl<'a> Columns<'a> {
         &mut self,
         org: &'a OrgId,
         c: &'a NewCall,
-        end: Option<(&'a Outcome, DateTime<Utc>, DateTime<Utc>)>,
+        end: Option<(&'a Outcome, DateTime<Utc>)>,
+        created: DateTime<Utc>,
     ) {
         let (status, result, body_id, fill, error) =
             end.map_or(("running", None, None, None, None), |e| e.0.columns());
@@ -237,8 +244,8 @@ impl<'a> Columns<'a> {
         self.body_ids.push(body_id);
         self.fills.push(fill);
         self.errors.push(error);
-        self.created.push(end.map(|e| e.1));
-        self.finished.push(end.map(|e| e.2));
+        self.created.push(Some(created));
+        self.finished.push(end.map(|e| e.1));
     }
 }
 
@@ -289,15 +296,20 @@ pub async fn write_all(pool: &PgPool, replica: &str, writes: &[Write]) -> Result
     let mut ends = Columns::default();
     for w in writes {
         match w {
-            Write::Start { org, call } => new.row(org, call, None),
+            Write::Start { org, call, at } => new.row(org, call, None, *at),
             Write::Once {
                 org,
                 call,
                 outcome,
                 started_at,
                 finished_at,
-            } => new.row(org, call, Some((outcome, *started_at, *finished_at))),
-            Write::Finish { org, id, outcome } => {
+            } => new.row(org, call, Some((outcome, *finished_at)), *started_at),
+            Write::Finish {
+                org,
+                id,
+                outcome,
+                at,
+            } => {
                 let (status, result, body_id, fill, error) = outcome.columns();
                 ends.orgs.push(org.as_str());
                 ends.ids.push(id);
@@ -306,6 +318,7 @@ pub async fn write_all(pool: &PgPool, replica: &str, writes: &[Write]) -> Result
                 ends.body_ids.push(body_id);
                 ends.fills.push(fill);
                 ends.errors.push(error);
+                ends.finished.push(Some(*at));
             }
         }
     }
@@ -336,10 +349,11 @@ pub async fn write_all(pool: &PgPool, replica: &str, writes: &[Write]) -> Result
            RETURNING 1), \
          ended AS (\
            UPDATE tool_calls t SET status = e.status, result = e.result::json, \
-             body_id = e.body_id, body_fill = e.body_fill, error = e.error::jsonb, finished_at = now() \
+             body_id = e.body_id, body_fill = e.body_fill, error = e.error::jsonb, \
+             finished_at = COALESCE(e.finished_at, now()) \
            FROM UNNEST($13::text[], $14::text[], $15::text[], $16::text[], $24::text[], \
-             $25::text[], $17::text[]) \
-             AS e(org_id, id, status, result, body_id, body_fill, error) \
+             $25::text[], $17::text[], $27::timestamptz[]) \
+             AS e(org_id, id, status, result, body_id, body_fill, error, finished_at) \
            WHERE t.org_id = e.org_id AND t.id = e.id \
            RETURNING 1) \
          SELECT (SELECT count(*) FROM bodies) AS bodies, (SELECT count(*) FROM new) AS new, \
@@ -370,6 +384,7 @@ pub async fn write_all(pool: &PgPool, replica: &str, writes: &[Write]) -> Result
         &ends.body_ids as _,
         &ends.fills as _,
         replica,
+        &ends.finished as _,
     )
     .fetch_one(pool)
     .await?;

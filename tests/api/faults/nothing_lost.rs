@@ -125,6 +125,7 @@ async fn k1_a_record_postgres_could_not_take_is_written_once_it_is_back() {
         "the backlog is shown"
     );
 
+    let back_at = chrono::Utc::now();
     pg.start_again().await;
     let path = format!("/v1/tool-calls/{id}");
     let mut got = None;
@@ -139,6 +140,15 @@ async fn k1_a_record_postgres_could_not_take_is_written_once_it_is_back() {
     let record = got.unwrap_or_else(|| panic!("the record of {id} never came"));
     assert_eq!(record["status"], "succeeded", "{record}");
     assert_eq!(record["result"]["_itemCount"], 50, "{record}");
+    // the record keeps the call's own times, not the time it reached Postgres
+    let at = |k: &str| {
+        record[k]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .unwrap_or_else(|| panic!("{k}: {record}"))
+    };
+    assert!(at("created_at") <= at("finished_at"), "{record}");
+    assert!(at("finished_at") <= back_at, "{record}");
 }
 
 #[tokio::test]

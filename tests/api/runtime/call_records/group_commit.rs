@@ -177,6 +177,7 @@ async fn writes_queued_together_go_in_one_statement_each_with_its_own_row() {
         records.write(Write::Start {
             org: org.clone(),
             call: call(&format!("rec_s{i}"), agent, thread),
+            at: chrono::Utc::now(),
         })
     });
     for r in futures_util::future::join_all(starts).await {
@@ -191,15 +192,18 @@ async fn writes_queued_together_go_in_one_statement_each_with_its_own_row() {
                 org: org.clone(),
                 id: format!("rec_s{}", i / 4 * 2 + i % 2),
                 outcome: Outcome::Succeeded(json!({"ended": i}).to_string()),
+                at: chrono::Utc::now(),
             },
             1 => Write::Finish {
                 org: org.clone(),
                 id: format!("rec_s{}", i / 4 * 2 + i % 2),
                 outcome: Outcome::Failed(json!({"code": "x", "n": i}).to_string()),
+                at: chrono::Utc::now(),
             },
             2 => Write::Start {
                 org: org.clone(),
                 call: call(&format!("rec_n{i}"), agent, thread),
+                at: chrono::Utc::now(),
             },
             _ => once(
                 org,
@@ -272,6 +276,7 @@ async fn a_bad_row_fails_its_own_write_only_and_a_finish_never_crosses_orgs() {
         .write(Write::Start {
             org: b.0.clone(),
             call: call("call_b_running", &b.1, &b.2),
+            at: chrono::Utc::now(),
         })
         .await
         .unwrap();
@@ -288,6 +293,7 @@ async fn a_bad_row_fails_its_own_write_only_and_a_finish_never_crosses_orgs() {
         org: a.0.clone(),
         id: "call_b_running".into(),
         outcome: Outcome::Succeeded("2".into()),
+        at: chrono::Utc::now(),
     });
     let results =
         futures_util::future::join_all(writes.into_iter().map(|w| records.write(w))).await;
