@@ -354,6 +354,11 @@ impl Writer {
         let mut next: Option<Job> = None;
         loop {
             if !self.backlog.is_empty() {
+                // the job that did not fit the failed batch joins the backlog like any
+                // other: its caller is answered now, not after the outage
+                if let Some(job) = next.take() {
+                    self.absorb(job);
+                }
                 if !self.retry_backlog(&mut rx).await {
                     return;
                 }
