@@ -105,6 +105,7 @@ fn p3_transient_failures_are_retried_honouring_retry_after() {
             status: Some(429),
             retry_after: Some(Duration::from_secs(2)),
             message: "slow down".into(),
+            tool_error: false,
         }),
         1 => status(503, "busy"),
         _ => ok(json!({"data": rows(0..3), "page": arg_u64(req, "page")})),
@@ -197,6 +198,7 @@ fn a_request_cut_by_the_wall_clock_ends_the_walk_by_time() {
                 status: None,
                 retry_after: None,
                 message: "timed out".into(),
+                tool_error: false,
             });
         }
         let page = arg_u64(req, "page").unwrap_or(1) as usize;

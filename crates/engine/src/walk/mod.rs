@@ -26,7 +26,7 @@ use crate::limits::Limits;
 use crate::outcome::verdict::{self, Collection};
 use crate::outcome::{Outcome, StopReason};
 use crate::plan::{CallPlan, ForEachError};
-use crate::ports::{Clock, Progress, ProgressSink, Upstream};
+use crate::ports::{progress_due, Clock, Progress, ProgressSink, Upstream};
 use crate::walk::ahead::Ahead;
 use crate::walk::paging::{stale, start};
 use crate::walk::request::{Budget, Failed};
@@ -227,6 +227,9 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
 }
 
 fn upstream_detail(f: &Failed) -> String {
+    if f.tool_error {
+        return format!("The tool reported an error: {}", f.message);
+    }
     match f.status {
         Some(s) => format!("The upstream API answered HTTP {s}: {}", f.message),
         None => format!("The upstream API could not be reached: {}", f.message),
@@ -254,8 +257,7 @@ fn report<U, P: ProgressSink, C: Clock>(
     value: Option<&Value>,
 ) {
     let now = ctx.clock.now_ms();
-    let interval = u64::try_from(ctx.limits.progress_interval.as_millis()).unwrap_or(u64::MAX);
-    if now.saturating_sub(ctx.last_progress) < interval {
+    if !progress_due(ctx.last_progress, now, ctx.limits.progress_interval) {
         return;
     }
     ctx.last_progress = now;
@@ -267,5 +269,6 @@ fn report<U, P: ProgressSink, C: Clock>(
         requests_max: ctx.limits.requests,
         elapsed_ms: now.saturating_sub(ctx.budget.start_ms),
         value: value.cloned(),
+        upstream: None,
     });
 }
