@@ -101,21 +101,21 @@ pub fn present_json(
 }
 
 /// The note of a result cut at a row boundary (G1). When not even one row fits (a
-/// single huge item), the rows are no way in: the note points at the stored text too.
+/// single huge item), rows are no way in: the note points at the stored text.
 fn cut_note(shown: usize, total: usize, result_id: &str) -> String {
-    let mut note = format!(
+    if shown == 0 {
+        return format!(
+            "Not even one of the {total} rows fits here: a single row is larger than the whole budget. \
+             It is stored; read it as text with fetchToolResult {{\"resultId\": \"{result_id}\", \"offset\": 0, \"length\": 20000}}, \
+             or only some of its `fields` with queryToolResult {{\"resultId\": \"{result_id}\", \"fields\": [\"…\"], \"limit\": 1}}. \
+             Do not answer from this preview alone."
+        );
+    }
+    format!(
         "Showing the first {shown} of {total} rows: the whole result is larger than fits here. \
          It is stored; read further rows with queryToolResult {{\"resultId\": \"{result_id}\", \"offset\": {shown}, \"limit\": 100}}, \
-         passing `fields` to keep rows small and `filter` to pick rows."
-    );
-    if shown == 0 {
-        note.push_str(&format!(
-            " A single row is larger than fits here: read it as text with fetchToolResult \
-             {{\"resultId\": \"{result_id}\", \"offset\": 0, \"length\": 20000}}, or only some of its `fields` with queryToolResult."
-        ));
-    }
-    note.push_str(" Do not answer from this preview alone.");
-    note
+         passing `fields` to keep rows small and `filter` to pick rows. Do not answer from this preview alone."
+    )
 }
 
 /// Writes the frame with as many leading rows as the budget allows. `meta(shown)` gives
