@@ -32,6 +32,8 @@ struct State {
     last_ms: Option<u64>,
     /// The walk's last report, whose figures a relayed one repeats.
     last: Option<Progress>,
+    /// The last report sent was a relayed one: the walk's next waits its turn too.
+    last_relayed: bool,
 }
 
 impl<'a, P: ProgressSink + Sync> Relay<'a, P> {
@@ -52,11 +54,18 @@ impl<'a, P: ProgressSink + Sync> Relay<'a, P> {
 }
 
 impl<P: ProgressSink + Sync> ProgressSink for Relay<'_, P> {
-    /// The walk's own report (already throttled by the engine): passed on, and noted.
+    /// The walk's own report, already throttled against the walk's others by the
+    /// engine: noted, and passed on unless a relayed report went out within the interval
+    /// (nothing in a report is needed for the answer; the next one carries the figures).
     fn progress(&self, p: &Progress) {
+        let now = self.now_ms();
         if let Ok(mut st) = self.state.lock() {
-            st.last_ms = Some(self.now_ms());
             st.last = Some(p.clone());
+            if st.last_relayed && !progress_due(st.last_ms.unwrap_or(0), now, self.interval) {
+                return;
+            }
+            st.last_ms = Some(now);
+            st.last_relayed = false;
         }
         self.inner.progress(p);
     }
@@ -74,6 +83,7 @@ impl<P: ProgressSink + Sync> RelayProgress for Relay<'_, P> {
                 return;
             }
             st.last_ms = Some(now);
+            st.last_relayed = true;
             let mut p = st.last.clone().unwrap_or(Progress {
                 page,
                 pages_max: self.pages_max,
@@ -137,5 +147,42 @@ mod tests {
         let relay = Relay::new(&log, &limits);
         relay.upstream(1, up(1.0));
         assert!(log.0.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn m1_the_walks_report_after_a_relayed_one_waits_its_turn() {
+        let log = Log(Mutex::new(Vec::new()));
+        let limits = loopgate_engine::Limits {
+            progress_interval: Duration::from_secs(3600),
+            ..Default::default()
+        };
+        let relay = Relay::new(&log, &limits);
+        let walk = Progress {
+            page: 2,
+            pages_max: 10,
+            items: 40,
+            requests: 2,
+            requests_max: 20,
+            elapsed_ms: 0,
+            value: None,
+            upstream: None,
+        };
+        // the walk's own reports pass (the engine throttles them)
+        relay.progress(&walk);
+        relay.progress(&walk);
+        assert_eq!(log.0.lock().unwrap().len(), 2);
+        // one relayed right after would come too soon: dropped; the state says so
+        relay.upstream(2, up(1.0));
+        assert_eq!(log.0.lock().unwrap().len(), 2);
+        {
+            let mut st = relay.state.lock().unwrap();
+            st.last_relayed = true;
+        }
+        relay.progress(&walk);
+        assert_eq!(
+            log.0.lock().unwrap().len(),
+            2,
+            "inside the interval of a relayed report"
+        );
     }
 }
