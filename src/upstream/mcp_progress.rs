@@ -160,4 +160,20 @@ mod tests {
         assert_eq!(seen[1].progress, 2.0);
         assert_eq!(seen[1].total, None);
     }
+
+    #[test]
+    fn m1_a_progress_message_never_carries_the_credential() {
+        let seen = Mutex::new(Vec::new());
+        let on = |p: UpstreamProgress| seen.lock().unwrap().push(p);
+        let secret = secrecy::SecretString::from("sk-live-123456".to_string());
+        let redactor = Redactor::new(Some(&secret));
+        let w = ProgressWatch::new("t", &redactor, &on);
+        w.chunk(
+            b"data: {\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\
+              \"progress\":1,\"message\":\"using sk-live-123456 now\"}}\n\n",
+        );
+        let seen = seen.lock().unwrap();
+        let m = seen[0].message.as_deref().unwrap();
+        assert!(!m.contains("sk-live-123456"), "{m}");
+    }
 }

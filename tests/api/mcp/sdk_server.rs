@@ -4,7 +4,7 @@
 //! server (a new process, every session gone) costs the next call and sync nothing; a
 //! tool's own progress reaches the agent's stream; a task-only tool is skipped with its
 //! reason; an `isError` result is described as the tool's own failure; an idle session
-//! is ended with `DELETE`.
+//! is ended with `DELETE`, and so is every open session at shutdown.
 
 use serde_json::{json, Value};
 
@@ -269,4 +269,64 @@ async fn m1_an_idle_sdk_session_is_ended_with_delete() {
             && e["session"] != old.as_str()),
         "{log:?}"
     );
+}
+
+#[tokio::test]
+async fn m1_shutdown_ends_every_open_sdk_session() {
+    use loopgate::store::providers::{AuthType, ProviderAuth};
+    use loopgate::upstream::mcp::McpClient;
+    use loopgate::upstream::{McpSessions, Target, UpstreamClient, UpstreamClientConfig};
+
+    let Some(peer) = SdkPeer::start(SCRIPT).await else {
+        return;
+    };
+    let caller = UpstreamClient::new(UpstreamClientConfig {
+        allow_private: true,
+        ..UpstreamClientConfig::default()
+    });
+    let sessions = McpSessions::default();
+    let auth = ProviderAuth {
+        kind: AuthType::Bearer,
+        name: None,
+    };
+    // two credentials: two sessions with the same server
+    for user in ["alice", "bob"] {
+        let target = Target::new(
+            &peer.url(),
+            "POST",
+            "/",
+            &json!({}),
+            auth.clone(),
+            Some(format!("key-{user}").into()),
+        );
+        let client = McpClient {
+            caller: &caller,
+            sessions: &sessions,
+            target: &target,
+            rate: None,
+        };
+        let tools = client
+            .list_tools(5, std::time::Duration::from_secs(10))
+            .await
+            .unwrap();
+        assert_eq!(tools.len(), 4);
+    }
+    assert_eq!(sessions.len(), 2);
+    sessions
+        .end_all(&caller, std::time::Duration::from_secs(5))
+        .await;
+    assert!(sessions.is_empty());
+    let log = peer.log().await;
+    let opened: std::collections::HashSet<&str> = log
+        .iter()
+        .filter(|e| e["method"] == "tools/list")
+        .filter_map(|e| e["session"].as_str())
+        .collect();
+    let ended: std::collections::HashSet<&str> = log
+        .iter()
+        .filter(|e| e["http"] == "DELETE")
+        .filter_map(|e| e["session"].as_str())
+        .collect();
+    assert_eq!(opened.len(), 2, "{log:?}");
+    assert_eq!(opened, ended, "{log:?}");
 }
