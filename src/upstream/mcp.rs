@@ -33,7 +33,7 @@ pub const PROTOCOL_VERSION: &str = "2025-06-18";
 /// would not change them.
 fn session_lost(e: &CallError) -> bool {
     matches!(e, CallError::Status { status, .. }
-        if (400..500).contains(status) && !matches!(status, 401 | 403 | 429))
+        if *status == 404)
 }
 
 /// Relays the upstream tool's own progress (M1); the caller throttles it.
