@@ -183,6 +183,37 @@ fn plain_call_failure_is_an_upstream_error() {
     assert!(e.detail().contains("no such project"));
 }
 
+/// M1: a tool that ran and reported its own failure (an MCP `isError`) is described as
+/// that, never as an API that could not be reached; it is not retried.
+#[test]
+fn a_tools_own_failure_is_described_as_the_tools() {
+    let clock = FakeClock::default();
+    let api = FakeApi::new(&clock, |_, _| {
+        Err(UpstreamFailure {
+            transient: false,
+            status: None,
+            retry_after: None,
+            message: "the archive is offline".into(),
+            tool_error: true,
+        })
+    });
+    let e = walk(
+        &page_schema(None),
+        json!({"status": "x"}),
+        &api,
+        &clock,
+        &Limits::default(),
+    )
+    .err()
+    .unwrap_or_else(|| panic!("expected failure"));
+    assert_eq!(e.code(), "upstream_failed");
+    assert_eq!(
+        e.detail(),
+        "The tool reported an error: the archive is offline"
+    );
+    assert_eq!(api.requests().len(), 1);
+}
+
 /// P3: a request that fails because the wall clock ran out (a timeout at the limit, or a
 /// replica's shutdown cutting the walk) is the time bound, not an upstream error: the
 /// rows already fetched are kept and the verdict names `time`.

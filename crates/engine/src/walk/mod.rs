@@ -160,13 +160,18 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             .as_ref()
             .filter(|f| f.stop == StopReason::UpstreamError)
         {
-            let error = if col.pages == 0 {
+            // the tool's own failure says so, as the single-call detail does
+            let message = if f.tool_error {
+                format!("the tool reported an error: {}", f.message)
+            } else {
                 f.message.clone()
+            };
+            let error = if col.pages == 0 {
+                message
             } else {
                 format!(
-                    "page {} failed: {}; the rows of earlier pages are kept",
+                    "page {} failed: {message}; the rows of earlier pages are kept",
                     col.pages + 1,
-                    f.message
                 )
             };
             if let Some(v) = &value {
