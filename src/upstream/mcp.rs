@@ -33,7 +33,7 @@ pub const PROTOCOL_VERSION: &str = "2025-06-18";
 /// would not change them.
 fn session_lost(e: &CallError) -> bool {
     matches!(e, CallError::Status { status, .. }
-        if *status == 404)
+        if (400..500).contains(status) && !matches!(status, 401 | 403 | 429))
 }
 
 /// Relays the upstream tool's own progress (M1); the caller throttles it.
@@ -416,6 +416,23 @@ mod tests {
         assert_eq!(tool_payload(&r), ToolPayload::Error("no such repo".into()));
         let r = json!({"isError": true, "content": []});
         assert!(matches!(tool_payload(&r), ToolPayload::Error(m) if !m.is_empty()));
+    }
+
+    #[test]
+    fn m1_a_reused_session_is_lost_on_any_4xx_but_the_credentials_and_the_rates() {
+        let status = |status| CallError::Status {
+            status,
+            retry_after: None,
+            body_excerpt: String::new(),
+            retryable: false,
+        };
+        for lost in [400, 404, 409, 410, 422] {
+            assert!(session_lost(&status(lost)), "{lost}");
+        }
+        for kept in [401, 403, 429, 500, 502, 503] {
+            assert!(!session_lost(&status(kept)), "{kept}");
+        }
+        assert!(!session_lost(&CallError::Protocol("x".into())));
     }
 
     #[test]
