@@ -113,7 +113,10 @@ impl Application {
                 max_body_bytes: settings.upstream_max_body_bytes,
                 ..UpstreamClientConfig::default()
             }),
-            mcp_sessions: Default::default(),
+            mcp_sessions: crate::upstream::McpSessions::new(
+                std::time::Duration::from_secs(settings.mcp_session_idle_seconds),
+                crate::upstream::mcp::SESSIONS_MAX,
+            ),
             rate_limits: RateLimits::across_replicas(quota.clone()),
             slots: WalkSlots::across_replicas(
                 settings.org_concurrent_walks as usize,
@@ -225,6 +228,7 @@ impl Application {
         let handle = self.server.handle();
         let drain = self.state.runtime.walker().drain().clone();
         let records = self.state.runtime.records().clone();
+        let state = self.state.clone();
         let grace = Duration::from_secs(self.state.settings.shutdown_grace_seconds);
         tokio::spawn(async move {
             tokio::select! {
@@ -232,6 +236,12 @@ impl Application {
                 _ = int.recv() => tracing::info!("SIGINT: shutting down gracefully"),
             }
             drain.shut_down(grace, CUT_MARGIN).await;
+            // M1: open MCP sessions are ended at their servers, briefly, together
+            let walker = state.runtime.walker();
+            walker
+                .mcp_sessions()
+                .end_all(walker.http(), CUT_MARGIN)
+                .await;
             // what the drained calls queued is written before the process ends
             let _ = tokio::time::timeout(CUT_MARGIN, records.flush()).await;
             // K1: whatever is still running here is closed by the next replica that looks

@@ -178,6 +178,10 @@ pub struct Settings {
     /// outside the API (an operator's SQL) goes unseen (0: off, every call reads the agent).
     pub agent_memory_seconds: u64,
 
+    // --- MCP servers as providers (M1), see `crate::upstream::mcp` ---
+    /// How long an upstream MCP session is kept unused before it is ended (`DELETE`).
+    pub mcp_session_idle_seconds: u64,
+
     // --- tool search (D5), see `crate::embedding` ---
     /// The sentence-embedding model's directory (`scripts/setup-model` fills it): search
     /// ranks by meaning as well as by words. Missing or empty: lexical search only, said
@@ -190,6 +194,9 @@ const REDIS_TIMEOUT_MS: std::ops::RangeInclusive<u64> = 10..=60_000;
 
 /// `result_ttl_seconds`: a minute to a day (markers saying "expired" live a day longer).
 const RESULT_TTL_SECONDS: std::ops::RangeInclusive<u64> = 60..=86_400;
+
+/// `mcp_session_idle_seconds`: a second to a day.
+const MCP_SESSION_IDLE_SECONDS: std::ops::RangeInclusive<u64> = 1..=86_400;
 
 /// `agent_memory_seconds`: at most this (memory is a cache, not a source of truth).
 const AGENT_MEMORY_MAX_SECONDS: u64 = 300;
@@ -249,6 +256,7 @@ struct Defaults {
     cache_memory_bytes: usize,
     cache_max_entry_bytes: usize,
     agent_memory_seconds: u64,
+    mcp_session_idle_seconds: u64,
     embedding_model_dir: &'static str,
 }
 
@@ -292,6 +300,7 @@ const DEFAULTS: Defaults = Defaults {
     cache_memory_bytes: 64 * 1024 * 1024,
     cache_max_entry_bytes: 8 * 1024 * 1024,
     agent_memory_seconds: 5,
+    mcp_session_idle_seconds: 600,
     embedding_model_dir: ".data/models/all-minilm-l6-v2",
 };
 
@@ -551,6 +560,14 @@ impl Settings {
                 self.agent_memory_seconds
             );
         }
+        if !MCP_SESSION_IDLE_SECONDS.contains(&self.mcp_session_idle_seconds) {
+            bail!(
+                "LOOPGATE_MCP_SESSION_IDLE_SECONDS must be between {} and {} (it is {})",
+                MCP_SESSION_IDLE_SECONDS.start(),
+                MCP_SESSION_IDLE_SECONDS.end(),
+                self.mcp_session_idle_seconds
+            );
+        }
         Ok(())
     }
 }
@@ -649,6 +666,13 @@ mod tests {
             let e = s.validate().err().map(|e| e.to_string());
             assert_eq!(e.is_none(), ok, "{seconds}: {e:?}");
             assert!(e.is_none_or(|e| e.contains("LOOPGATE_AGENT_MEMORY_SECONDS")));
+        }
+        for (seconds, ok) in [(0, false), (1, true), (86_400, true), (86_401, false)] {
+            let mut s = complete();
+            s.mcp_session_idle_seconds = seconds;
+            let e = s.validate().err().map(|e| e.to_string());
+            assert_eq!(e.is_none(), ok, "{seconds}: {e:?}");
+            assert!(e.is_none_or(|e| e.contains("LOOPGATE_MCP_SESSION_IDLE_SECONDS")));
         }
         for bad in [0, 1024, (1 << 30) + 1] {
             let mut s = complete();

@@ -2,7 +2,8 @@
 //! with the org's credential, through the guarded caller, and makes the provider's tools
 //! exactly that list — added, updated in place, removed — reporting what changed.
 //! A tool's name on the server is kept as its `path` (`/<name>`); its loopgate name is
-//! that name made to fit `[A-Za-z0-9_-]{1,64}`, unique within the provider.
+//! that name made to fit `[A-Za-z0-9_-]{1,64}`, unique within the provider. A tool that
+//! can only run as a task is skipped, with the reason in the report's `skipped`.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -113,6 +114,10 @@ pub fn to_fields(provider_id: &str, listed: &[Value]) -> (Vec<ToolFields>, Vec<S
             skipped.push(skip("listed twice; the first one was imported"));
             continue;
         }
+        if task_only(t) {
+            skipped.push(skip(TASK_ONLY));
+            continue;
+        }
         let mut schema = match t.get("inputSchema") {
             Some(Value::Object(o)) => o.clone(),
             None | Some(Value::Null) => Default::default(),
@@ -148,6 +153,17 @@ pub fn to_fields(provider_id: &str, listed: &[Value]) -> (Vec<ToolFields>, Vec<S
         });
     }
     (out, skipped)
+}
+
+/// Why a task-only tool is not imported.
+const TASK_ONLY: &str = "it can only run as a task (execution.taskSupport \"required\"), which loopgate does not call tools as";
+
+/// A tool that must be called as a task (`execution.taskSupport: "required"`, MCP
+/// 2025-11-25): a plain `tools/call`, all loopgate sends, is refused by its server.
+fn task_only(tool: &Value) -> bool {
+    tool.pointer("/execution/taskSupport")
+        .and_then(Value::as_str)
+        == Some("required")
 }
 
 /// `remote` made to fit `[A-Za-z0-9_-]{1,64}`, with `_2`, `_3`… when taken.
@@ -207,6 +223,21 @@ mod tests {
         assert_eq!(fields[1].description, "Same name once cleaned");
         assert_eq!(fields[1].input_schema, json!({"type": "object"}));
         assert_eq!(skipped.len(), 4, "{skipped:?}");
+    }
+
+    #[test]
+    fn m1_task_only_tools_are_skipped_with_the_reason() {
+        let listed = vec![
+            json!({"name": "batch", "execution": {"taskSupport": "required"}}),
+            json!({"name": "maybe", "execution": {"taskSupport": "optional"}}),
+            json!({"name": "plain"}),
+        ];
+        let (fields, skipped) = to_fields("prv_1", &listed);
+        let names: Vec<_> = fields.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["maybe", "plain"]);
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].name, "batch");
+        assert!(skipped[0].reason.contains("taskSupport"), "{skipped:?}");
     }
 
     #[test]

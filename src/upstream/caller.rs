@@ -16,7 +16,9 @@ use super::credential::{credential, header_map, strip_query, WireCredential};
 use super::error::Redactor;
 use super::response::{self, ReadError, ERROR_BODY_BYTES};
 use super::ssrf;
-use super::{CallError, ProviderLimiter, RawResponse, Request, Target, UpstreamClientConfig};
+use super::{
+    BodyWatch, CallError, ProviderLimiter, RawResponse, Request, Target, UpstreamClientConfig,
+};
 
 /// Headers never carried to another origin (besides the provider's own credential).
 const CROSS_ORIGIN_DROPPED: &[&str] = &[
@@ -29,6 +31,8 @@ const CROSS_ORIGIN_DROPPED: &[&str] = &[
 ];
 
 /// The process's upstream HTTP client (and its connection pool): build one, share it.
+/// A clone shares the pool (for work that outlives a borrow, such as ending sessions).
+#[derive(Clone)]
 pub struct UpstreamClient {
     /// `Err` when the client could not be built; every call then fails with it
     /// (never with an unguarded client).
@@ -135,7 +139,7 @@ impl UpstreamClient {
                 };
                 (hop, Vec::new())
             }
-            Request::Rpc { body, headers } => {
+            Request::Rpc { body, headers } | Request::RpcWatched { body, headers, .. } => {
                 let hop = Hop {
                     method: Method::POST,
                     url: base.clone(),
@@ -146,6 +150,18 @@ impl UpstreamClient {
                 };
                 (hop, headers.to_vec())
             }
+            Request::End { headers } => {
+                let hop = Hop {
+                    method: Method::DELETE,
+                    url: base.clone(),
+                    body: None,
+                };
+                (hop, headers.to_vec())
+            }
+        };
+        let watch = match request {
+            Request::RpcWatched { watch, .. } => Some(watch),
+            _ => None,
         };
         let credential = credential(target)?;
         let mut headers = header_map(&headers)?;
@@ -159,7 +175,15 @@ impl UpstreamClient {
         let idempotent = is_idempotent(&hop.method);
         let sent = AtomicBool::new(false);
         let limit = timeout.min(self.cfg.timeout);
-        let run = self.run(&base, hop, headers, &credential, rate, &redactor, &sent);
+        let run = self.run(
+            &base,
+            hop,
+            headers,
+            &credential,
+            rate,
+            (&redactor, watch),
+            &sent,
+        );
         match tokio::time::timeout(limit, run).await {
             Ok(result) => result,
             Err(_) => Err(CallError::Timeout {
@@ -176,7 +200,7 @@ impl UpstreamClient {
         headers: HeaderMap,
         credential: &WireCredential,
         rate: Option<&ProviderLimiter>,
-        redactor: &Redactor,
+        (redactor, watch): (&Redactor, Option<BodyWatch<'_>>),
         sent: &AtomicBool,
     ) -> Result<RawResponse, CallError> {
         let client = self
@@ -250,7 +274,8 @@ impl UpstreamClient {
             }
             if status.is_success() {
                 let headers = header_pairs(resp.headers());
-                let body = match response::read_capped(&mut resp, self.cfg.max_body_bytes).await {
+                let cap = self.cfg.max_body_bytes;
+                let body = match response::read_capped(&mut resp, cap, watch).await {
                     Ok(body) => body,
                     Err(ReadError::TooLarge) => {
                         return Err(CallError::TooLarge {

@@ -4,73 +4,40 @@
 //! guard, its rate limit, the timeout and the byte cap.
 //!
 //! Owns the handshake (`initialize`, then `notifications/initialized`), sessions
-//! (`Mcp-Session-Id`, reused per endpoint and credential; a `404` on a reused session
-//! starts a new one, once), reading an answer sent as JSON or inside an SSE stream,
+//! (`Mcp-Session-Id`, reused per endpoint and credential, kept in [`McpSessions`]; a
+//! reused session the server no longer takes is replaced once, [`session_lost`]),
+//! reading an answer sent as JSON or inside an SSE stream (relaying the tool's
+//! `notifications/progress` as it comes),
 //! `tools/list` paging (`nextCursor`, bounded) and turning a `tools/call` result into the
 //! payload the engine reads ([`tool_payload`]). Never opens the optional GET stream:
 //! every answer loopgate needs comes back on its own POST.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use secrecy::ExposeSecret;
+use loopgate_engine::UpstreamProgress;
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 use super::error::Redactor;
-use super::{CallError, ProviderLimiter, RawResponse, Request, Target, UpstreamClient};
+use super::mcp_progress::ProgressWatch;
+use super::mcp_session::{end_later, Session};
+pub use super::mcp_session::{McpSessions, SESSIONS_MAX};
+use super::{BodyWatch, CallError, ProviderLimiter, RawResponse, Request, Target, UpstreamClient};
 
 /// The protocol revision loopgate asks for; the server's answer decides.
 pub const PROTOCOL_VERSION: &str = "2025-06-18";
-/// Sessions kept per process; the map is cleared when full (a session is cheap to redo).
-const SESSIONS_MAX: usize = 1024;
 
-#[derive(Debug, Clone)]
-struct Session {
-    id: Option<String>,
-    protocol: String,
+/// M1, the one rule for a reused session: an answer of 4xx other than 401, 403 and 429
+/// means the server no longer takes it (the spec says 404; the TypeScript SDK's example
+/// server says 400 "No valid session ID provided"), so a new session is opened and the
+/// request sent once more. 401/403 are the credential's, 429 the rate's: a new session
+/// would not change them.
+fn session_lost(e: &CallError) -> bool {
+    matches!(e, CallError::Status { status, .. }
+        if (400..500).contains(status) && !matches!(status, 401 | 403 | 429))
 }
 
-/// The process's open MCP sessions, keyed by endpoint and credential (so one user's
-/// session is never used with another's credential).
-#[derive(Default)]
-pub struct McpSessions {
-    map: Mutex<HashMap<[u8; 32], Session>>,
-    next_id: AtomicU64,
-}
-
-impl McpSessions {
-    fn key(target: &Target) -> [u8; 32] {
-        let mut h = Sha256::new();
-        h.update(target.base_url().as_bytes());
-        h.update([0]);
-        if let Some(c) = &target.credential {
-            h.update(c.expose_secret().as_bytes());
-        }
-        h.finalize().into()
-    }
-    fn get(&self, key: &[u8; 32]) -> Option<Session> {
-        self.map.lock().ok()?.get(key).cloned()
-    }
-    fn put(&self, key: [u8; 32], s: Session) {
-        if let Ok(mut m) = self.map.lock() {
-            if m.len() >= SESSIONS_MAX {
-                m.clear();
-            }
-            m.insert(key, s);
-        }
-    }
-    fn forget(&self, key: &[u8; 32]) {
-        if let Ok(mut m) = self.map.lock() {
-            m.remove(key);
-        }
-    }
-    fn request_id(&self) -> u64 {
-        self.next_id.fetch_add(1, Ordering::Relaxed) + 1
-    }
-}
+/// Relays the upstream tool's own progress (M1); the caller throttles it.
+pub type OnProgress<'a> = &'a (dyn Fn(UpstreamProgress) + Sync);
 
 /// One MCP server as this call reaches it: its target (endpoint in `base_url`, auth,
 /// credential) and its provider's rate limiter.
@@ -102,7 +69,7 @@ impl McpClient<'_> {
                 Some(c) => json!({"cursor": c}),
                 None => json!({}),
             };
-            let page = self.request("tools/list", params, deadline).await?;
+            let page = self.request("tools/list", params, deadline, None).await?;
             match page.get("tools") {
                 Some(Value::Array(a)) => tools.extend(a.iter().cloned()),
                 _ => {
@@ -129,25 +96,36 @@ impl McpClient<'_> {
     }
 
     /// `tools/call`, read as the payload the engine parses ([`tool_payload`]), redacted
-    /// of the credential whatever its kind (a success as much as an `isError` text).
+    /// of the credential whatever its kind (a success as much as an `isError` text). A
+    /// `progressToken` goes in `_meta`; the server's progress for it reaches `progress`
+    /// as it streams in, before the result.
     pub async fn call_tool(
         &self,
         name: &str,
         args: &Map<String, Value>,
         timeout: Duration,
+        progress: Option<OnProgress<'_>>,
     ) -> Result<ToolPayload, CallError> {
         let deadline = Instant::now() + timeout;
+        let token = format!("loopgate-{}", self.sessions.request_id());
+        let redactor = Redactor::new(self.target.credential.as_ref());
+        let watch = progress.map(|on| ProgressWatch::new(&token, &redactor, on));
+        let feed = |chunk: &[u8]| {
+            if let Some(w) = &watch {
+                w.chunk(chunk);
+            }
+        };
         let result = self
             .request(
                 "tools/call",
-                json!({"name": name, "arguments": args}),
+                json!({"name": name, "arguments": args, "_meta": {"progressToken": token}}),
                 deadline,
+                watch.as_ref().map(|_| BodyWatch(&feed)),
             )
             .await?;
         // The JSON-RPC body was redacted as bytes by the caller, but a payload is text
         // inside JSON (escaped once more, or `\u`-escaped) until it is read out here:
         // every kind is redacted again, as the engine will see it.
-        let redactor = Redactor::new(self.target.credential.as_ref());
         Ok(match tool_payload(&result) {
             ToolPayload::Error(text) => ToolPayload::Error(redactor.clean(&text)),
             ToolPayload::Text(text) => ToolPayload::Text(redactor.clean(&text)),
@@ -155,29 +133,43 @@ impl McpClient<'_> {
         })
     }
 
-    /// One request in a session (opened or reused); a reused session the server no
-    /// longer knows (404) is replaced once.
+    /// One request in a session (opened or reused). A reused session the server no
+    /// longer takes ([`session_lost`]) is replaced once and the request sent again, for
+    /// calls and syncs alike; sessions dropped on the way are ended in the background.
     async fn request(
         &self,
         method: &str,
         params: Value,
         deadline: Instant,
+        watch: Option<BodyWatch<'_>>,
     ) -> Result<Value, CallError> {
         let key = McpSessions::key(self.target);
-        if let Some(session) = self.sessions.get(&key) {
+        let (cached, ended) = self.sessions.checkout(&key);
+        end_later(self.caller, ended);
+        if let Some(session) = cached {
             match self
-                .send(Some(&session), method, Some(params.clone()), deadline)
+                .send(
+                    Some(&session),
+                    method,
+                    Some(params.clone()),
+                    deadline,
+                    watch,
+                )
                 .await
             {
-                Err(CallError::Status { status: 404, .. }) if session.id.is_some() => {
-                    self.sessions.forget(&key);
+                Err(e) if session.id.is_some() && session_lost(&e) => {
+                    tracing::info!(error = %e, "the MCP server no longer takes its session: opening a new one");
+                    self.sessions.forget(&key, &session);
                 }
                 other => return other.map(|(_, v)| v),
             }
         }
         let session = self.handshake(deadline).await?;
-        self.sessions.put(key, session.clone());
-        self.send(Some(&session), method, Some(params), deadline)
+        end_later(
+            self.caller,
+            self.sessions.put(key, self.target, session.clone()),
+        );
+        self.send(Some(&session), method, Some(params), deadline, watch)
             .await
             .map(|(_, v)| v)
     }
@@ -189,7 +181,7 @@ impl McpClient<'_> {
             "clientInfo": {"name": "loopgate", "version": env!("CARGO_PKG_VERSION")},
         });
         let (raw, result) = self
-            .send(None, "initialize", Some(params), deadline)
+            .send(None, "initialize", Some(params), deadline, None)
             .await?;
         let session = Session {
             id: header(&raw, "mcp-session-id").map(str::to_string),
@@ -210,10 +202,7 @@ impl McpClient<'_> {
             "application/json, text/event-stream".to_string(),
         )];
         if let Some(s) = session {
-            if let Some(id) = &s.id {
-                headers.push(("mcp-session-id".into(), id.clone()));
-            }
-            headers.push(("mcp-protocol-version".into(), s.protocol.clone()));
+            headers.extend(s.headers());
         }
         headers
     }
@@ -242,6 +231,7 @@ impl McpClient<'_> {
         method: &str,
         params: Option<Value>,
         deadline: Instant,
+        watch: Option<BodyWatch<'_>>,
     ) -> Result<(RawResponse, Value), CallError> {
         let id = self.sessions.request_id();
         let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
@@ -250,9 +240,16 @@ impl McpClient<'_> {
         }
         let body = msg.to_string();
         let headers = Self::headers(session);
-        let request = Request::Rpc {
-            body: body.as_bytes(),
-            headers: &headers,
+        let request = match watch {
+            Some(watch) => Request::RpcWatched {
+                body: body.as_bytes(),
+                headers: &headers,
+                watch,
+            },
+            None => Request::Rpc {
+                body: body.as_bytes(),
+                headers: &headers,
+            },
         };
         let raw = self
             .caller
@@ -419,6 +416,23 @@ mod tests {
         assert_eq!(tool_payload(&r), ToolPayload::Error("no such repo".into()));
         let r = json!({"isError": true, "content": []});
         assert!(matches!(tool_payload(&r), ToolPayload::Error(m) if !m.is_empty()));
+    }
+
+    #[test]
+    fn m1_a_reused_session_is_lost_on_any_4xx_but_the_credentials_and_the_rates() {
+        let status = |status| CallError::Status {
+            status,
+            retry_after: None,
+            body_excerpt: String::new(),
+            retryable: false,
+        };
+        for lost in [400, 404, 409, 410, 422] {
+            assert!(session_lost(&status(lost)), "{lost}");
+        }
+        for kept in [401, 403, 429, 500, 502, 503] {
+            assert!(!session_lost(&status(kept)), "{kept}");
+        }
+        assert!(!session_lost(&CallError::Protocol("x".into())));
     }
 
     #[test]

@@ -80,6 +80,8 @@ mod encode;
 mod error;
 mod escaped;
 pub mod mcp;
+mod mcp_progress;
+mod mcp_session;
 pub mod oauth;
 mod rate;
 mod response;
@@ -94,7 +96,7 @@ use serde_json::{Map, Value};
 pub use build::Template;
 pub use caller::{next_page_url, UpstreamClient};
 pub use error::CallError;
-pub use mcp::McpSessions;
+pub use mcp_session::McpSessions;
 pub use rate::{ProviderLimiter, RateLimits};
 pub use ssrf::{blocked_ip, blocked_name};
 
@@ -152,6 +154,28 @@ pub enum Request<'a> {
         body: &'a [u8],
         headers: &'a [(String, String)],
     },
+    /// [`Request::Rpc`] whose successful body is also shown to `watch` chunk by chunk as
+    /// it streams in (an MCP server's progress events, before its answer ends).
+    RpcWatched {
+        body: &'a [u8],
+        headers: &'a [(String, String)],
+        watch: BodyWatch<'a>,
+    },
+    /// A `DELETE` of `base_url` itself with these headers (ending an MCP session).
+    End {
+        headers: &'a [(String, String)],
+    },
+}
+
+/// Sees each chunk of a successful body as it arrives, unredacted: whatever it passes
+/// on must be redacted by its owner.
+#[derive(Clone, Copy)]
+pub struct BodyWatch<'a>(pub &'a (dyn Fn(&[u8]) + Sync));
+
+impl std::fmt::Debug for BodyWatch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BodyWatch")
+    }
 }
 
 #[derive(Debug, Clone)]

@@ -14,10 +14,12 @@ pub(crate) enum ReadError {
     Transport(reqwest::Error),
 }
 
-/// Reads the whole body, failing as soon as it passes `cap` bytes.
+/// Reads the whole body, failing as soon as it passes `cap` bytes; `watch` sees each
+/// chunk as it arrives.
 pub(crate) async fn read_capped(
     response: &mut reqwest::Response,
     cap: usize,
+    watch: Option<super::BodyWatch<'_>>,
 ) -> Result<Vec<u8>, ReadError> {
     let declared = response.content_length();
     if declared.is_some_and(|len| len > cap as u64) {
@@ -28,6 +30,9 @@ pub(crate) async fn read_capped(
     while let Some(chunk) = response.chunk().await.map_err(ReadError::Transport)? {
         if body.len() + chunk.len() > cap {
             return Err(ReadError::TooLarge);
+        }
+        if let Some(w) = watch {
+            (w.0)(&chunk);
         }
         body.extend_from_slice(&chunk);
     }

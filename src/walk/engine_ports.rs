@@ -13,9 +13,12 @@ use crate::upstream::mcp::{self, McpClient, ToolPayload};
 use crate::upstream::{CallError, ProviderLimiter, Request, Target};
 use crate::walk::credential::Credential;
 use crate::walk::drain::Drain;
+use crate::walk::progress_relay::RelayProgress;
 use crate::walk::{BoundTool, Walker};
 use loopgate_engine::document::Page;
-use loopgate_engine::{Clock, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse};
+use loopgate_engine::{
+    Clock, Upstream, UpstreamFailure, UpstreamProgress, UpstreamRequest, UpstreamResponse,
+};
 
 /// One tool's upstream, with its credential and its provider's shared rate limiter: an
 /// HTTP API, or for a tool of kind `mcp` its MCP server (M1), through the same caller.
@@ -28,6 +31,8 @@ pub struct HttpUpstream<'a> {
     mcp_tool: Option<String>,
     /// Whose CPU budget parsing this tool's responses takes (`walk::cpu_jobs`).
     org: OrgId,
+    /// Where an MCP tool's own progress goes (M1), when the walk reports progress.
+    relay: Option<&'a dyn RelayProgress>,
 }
 
 impl<'a> HttpUpstream<'a> {
@@ -55,7 +60,14 @@ impl<'a> HttpUpstream<'a> {
             provider_id: bound.provider.id.clone(),
             mcp_tool,
             org: org.clone(),
+            relay: None,
         }
+    }
+
+    /// Relays an MCP tool's own progress to `relay` (M1).
+    pub fn relaying(mut self, relay: &'a dyn RelayProgress) -> Self {
+        self.relay = Some(relay);
+        self
     }
 
     /// M1: `tools/call` on the MCP server; the payload is what the engine parses, and an
@@ -73,6 +85,7 @@ impl<'a> HttpUpstream<'a> {
                 message:
                     "an MCP tool has no next-page URL to follow: it pages through its own arguments"
                         .into(),
+                tool_error: false,
             });
         }
         let client = McpClient {
@@ -86,7 +99,18 @@ impl<'a> HttpUpstream<'a> {
             headers: vec![("content-type".into(), ct.into())],
             body,
         };
-        match client.call_tool(name, &req.args, req.timeout).await {
+        let page = req.page;
+        let relay = self.relay;
+        let on_progress = move |p: UpstreamProgress| {
+            if let Some(r) = relay {
+                r.upstream(page, p);
+            }
+        };
+        let progress: Option<mcp::OnProgress<'_>> = relay.map(|_| &on_progress as _);
+        match client
+            .call_tool(name, &req.args, req.timeout, progress)
+            .await
+        {
             Ok(ToolPayload::Json(body)) => Ok(typed("application/json", body)),
             Ok(ToolPayload::Text(text)) => {
                 Ok(typed("text/plain; charset=utf-8", text.into_bytes()))
@@ -95,7 +119,8 @@ impl<'a> HttpUpstream<'a> {
                 transient: false,
                 status: None,
                 retry_after: None,
-                message: format!("the tool answered with an error: {text}"),
+                message: text,
+                tool_error: true,
             }),
             Err(e) => Err(e.into()),
         }
@@ -110,6 +135,7 @@ impl From<CallError> for UpstreamFailure {
             status: e.status(),
             retry_after: e.retry_after(),
             message: e.to_string(),
+            tool_error: false,
         }
     }
 }
@@ -133,6 +159,7 @@ impl Upstream for HttpUpstream<'_> {
                     status: None,
                     retry_after: None,
                     message: "the request was abandoned because this replica is shutting down".into(),
+                    tool_error: false,
                 })
             }
         }

@@ -9,6 +9,7 @@ pub mod credential;
 pub mod drain;
 pub mod engine_ports;
 pub mod error;
+pub mod progress_relay;
 pub mod run_tool;
 pub mod walk_slots;
 

@@ -15,6 +15,7 @@ use crate::store::OrgId;
 use crate::telemetry::metrics::Metrics;
 use crate::walk::credential::{cache_scope, Credential};
 use crate::walk::engine_ports::{HttpUpstream, SystemClock};
+use crate::walk::progress_relay::Relay;
 use crate::walk::{BoundTool, RuntimeError, Walker};
 use loopgate_engine::{CallPlan, Outcome, ProgressSink};
 
@@ -277,7 +278,9 @@ impl Walker {
         progress: &P,
     ) -> Result<Fetched, RuntimeError> {
         let _slot = self.slots.acquire(caller.org()).await?;
-        let upstream = HttpUpstream::new(self, caller.org(), bound, credential);
+        // M1: an MCP tool's own progress joins the walk's, under the same throttle
+        let relay = Relay::new(progress, &self.limits);
+        let upstream = HttpUpstream::new(self, caller.org(), bound, credential).relaying(&relay);
         // P9: the provider's own concurrency bound, where it has one; K3: what is left of
         // the wall-clock bound after a wait for another walk
         let own_limits;
@@ -297,7 +300,7 @@ impl Walker {
             plan,
             &bound.analysis,
             &upstream,
-            progress,
+            &relay,
             &SystemClock { drain: &self.drain },
             limits,
         )

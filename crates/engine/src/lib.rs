@@ -87,8 +87,8 @@ pub use outcome::{Outcome, Provenance, StopReason, StoredJson, Verdict};
 pub use plan::model_tools::{loop_guidance, model_tool, retrieval_tools, ModelTool};
 pub use plan::{parse_call, CallPlan, ForEach, ForEachError};
 pub use ports::{
-    Clock, NoProgress, Progress, ProgressSink, Upstream, UpstreamFailure, UpstreamRequest,
-    UpstreamResponse,
+    progress_due, Clock, NoProgress, Progress, ProgressSink, Upstream, UpstreamFailure,
+    UpstreamProgress, UpstreamRequest, UpstreamResponse,
 };
 pub use present::cache_label::CacheLabel;
 pub use present::inputs::presenting_inputs;

@@ -50,6 +50,9 @@ pub struct UpstreamFailure {
     pub retry_after: Option<Duration>,
     /// What was learned from upstream, free of credentials.
     pub message: String,
+    /// The tool ran and reported its own failure (an MCP `isError` result, M1): not a
+    /// transport failure nor an HTTP error, so it is described as the tool's own.
+    pub tool_error: bool,
 }
 
 /// P9: a walk may call again before an earlier call's future is done (at most
@@ -87,6 +90,28 @@ pub struct Progress {
     pub elapsed_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<Value>,
+    /// M1: what the upstream tool itself last reported while its request runs (an MCP
+    /// server's `notifications/progress`), relayed under the same throttle.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<UpstreamProgress>,
+}
+
+/// M1: one progress report of the upstream tool itself (`notifications/progress`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UpstreamProgress {
+    pub progress: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// S1, the one throttle rule: a report is due when `interval` has passed since the last
+/// one (`last_ms`, on the same millisecond scale as `now_ms`). The walk applies it to
+/// its own reports, and the runtime to the upstream's it relays between them.
+pub fn progress_due(last_ms: u64, now_ms: u64, interval: Duration) -> bool {
+    let interval = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
+    now_ms.saturating_sub(last_ms) >= interval
 }
 
 pub trait ProgressSink {

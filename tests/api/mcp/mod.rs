@@ -2,4 +2,5 @@
 //! (M2).
 
 pub mod providers;
+pub mod sdk_server;
 pub mod server;

@@ -11,6 +11,7 @@ pub mod mcp_upstream;
 pub mod oauth_server;
 pub mod redis_count;
 pub mod rig;
+pub mod sdk_peer;
 pub mod services;
 pub mod slow_upstream;
 pub mod sql_count;

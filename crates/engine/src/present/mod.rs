@@ -100,7 +100,17 @@ pub fn present_json(
     }
 }
 
+/// The note of a result cut at a row boundary (G1). When not even one row fits (a
+/// single huge item), rows are no way in: the note points at the stored text.
 fn cut_note(shown: usize, total: usize, result_id: &str) -> String {
+    if shown == 0 {
+        return format!(
+            "Not even one of the {total} rows fits here: a single row is larger than the whole budget. \
+             It is stored; read it as text with fetchToolResult {{\"resultId\": \"{result_id}\", \"offset\": 0, \"length\": 20000}}, \
+             or only some of its `fields` with queryToolResult {{\"resultId\": \"{result_id}\", \"fields\": [\"…\"], \"limit\": 1}}. \
+             Do not answer from this preview alone."
+        );
+    }
     format!(
         "Showing the first {shown} of {total} rows: the whole result is larger than fits here. \
          It is stored; read further rows with queryToolResult {{\"resultId\": \"{result_id}\", \"offset\": {shown}, \"limit\": 100}}, \

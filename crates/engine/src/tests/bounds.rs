@@ -105,6 +105,7 @@ fn p3_transient_failures_are_retried_honouring_retry_after() {
             status: Some(429),
             retry_after: Some(Duration::from_secs(2)),
             message: "slow down".into(),
+            tool_error: false,
         }),
         1 => status(503, "busy"),
         _ => ok(json!({"data": rows(0..3), "page": arg_u64(req, "page")})),
@@ -182,6 +183,37 @@ fn plain_call_failure_is_an_upstream_error() {
     assert!(e.detail().contains("no such project"));
 }
 
+/// M1: a tool that ran and reported its own failure (an MCP `isError`) is described as
+/// that, never as an API that could not be reached; it is not retried.
+#[test]
+fn a_tools_own_failure_is_described_as_the_tools() {
+    let clock = FakeClock::default();
+    let api = FakeApi::new(&clock, |_, _| {
+        Err(UpstreamFailure {
+            transient: false,
+            status: None,
+            retry_after: None,
+            message: "the archive is offline".into(),
+            tool_error: true,
+        })
+    });
+    let e = walk(
+        &page_schema(None),
+        json!({"status": "x"}),
+        &api,
+        &clock,
+        &Limits::default(),
+    )
+    .err()
+    .unwrap_or_else(|| panic!("expected failure"));
+    assert_eq!(e.code(), "upstream_failed");
+    assert_eq!(
+        e.detail(),
+        "The tool reported an error: the archive is offline"
+    );
+    assert_eq!(api.requests().len(), 1);
+}
+
 /// P3: a request that fails because the wall clock ran out (a timeout at the limit, or a
 /// replica's shutdown cutting the walk) is the time bound, not an upstream error: the
 /// rows already fetched are kept and the verdict names `time`.
@@ -197,6 +229,7 @@ fn a_request_cut_by_the_wall_clock_ends_the_walk_by_time() {
                 status: None,
                 retry_after: None,
                 message: "timed out".into(),
+                tool_error: false,
             });
         }
         let page = arg_u64(req, "page").unwrap_or(1) as usize;

@@ -114,6 +114,7 @@ pub fn status(code: u16, body: &str) -> Result<UpstreamResponse, UpstreamFailure
         status: Some(code),
         retry_after: None,
         message: format!("the upstream answered {code}: {body}"),
+        tool_error: false,
     })
 }
 

@@ -262,3 +262,28 @@ fn g1_even_a_crowded_envelope_fits_the_budget() {
     assert_eq!(v["_resultId"], json!("res_x"));
     assert!(p.truncated && p.stored);
 }
+
+#[test]
+fn g1_a_single_item_too_large_to_show_points_at_fetch_tool_result() {
+    let huge = json!({"id": 1, "body": "x".repeat(20_000)});
+    // the tool's own frame, and the walk's envelope
+    for (args, body, looping) in [
+        (json!({}), json!({"data": [huge.clone()], "page": 1}), false),
+        (
+            json!({"_fields": ["id", "body"]}),
+            json!({"data": [huge.clone()]}),
+            true,
+        ),
+    ] {
+        let (o, plan) = outcome_of(&no_params(), args, body, looping);
+        let p = present(&o, &plan, "res_1", &small());
+        assert!(p.truncated, "{}", p.value);
+        let note = p.value["_note"].as_str().unwrap_or_default();
+        assert!(
+            note.contains("fetchToolResult") && note.contains("res_1"),
+            "{}",
+            p.value
+        );
+        assert!(size_guard::json_len(&p.value) <= size_guard::byte_budget(2_000));
+    }
+}

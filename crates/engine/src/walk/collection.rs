@@ -155,6 +155,7 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
                     stop: StopReason::UpstreamError,
                     status: Some(status),
                     message: format!("{}, not the list the first page held", shape_of(&page)),
+                    tool_error: false,
                 });
                 break;
             }

@@ -26,7 +26,7 @@ use crate::limits::Limits;
 use crate::outcome::verdict::{self, Collection};
 use crate::outcome::{Outcome, StopReason};
 use crate::plan::{CallPlan, ForEachError};
-use crate::ports::{Clock, Progress, ProgressSink, Upstream};
+use crate::ports::{progress_due, Clock, Progress, ProgressSink, Upstream};
 use crate::walk::ahead::Ahead;
 use crate::walk::paging::{stale, start};
 use crate::walk::request::{Budget, Failed};
@@ -160,13 +160,18 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             .as_ref()
             .filter(|f| f.stop == StopReason::UpstreamError)
         {
-            let error = if col.pages == 0 {
+            // the tool's own failure says so, as the single-call detail does
+            let message = if f.tool_error {
+                format!("the tool reported an error: {}", f.message)
+            } else {
                 f.message.clone()
+            };
+            let error = if col.pages == 0 {
+                message
             } else {
                 format!(
-                    "page {} failed: {}; the rows of earlier pages are kept",
+                    "page {} failed: {message}; the rows of earlier pages are kept",
                     col.pages + 1,
-                    f.message
                 )
             };
             if let Some(v) = &value {
@@ -227,6 +232,9 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
 }
 
 fn upstream_detail(f: &Failed) -> String {
+    if f.tool_error {
+        return format!("The tool reported an error: {}", f.message);
+    }
     match f.status {
         Some(s) => format!("The upstream API answered HTTP {s}: {}", f.message),
         None => format!("The upstream API could not be reached: {}", f.message),
@@ -254,8 +262,7 @@ fn report<U, P: ProgressSink, C: Clock>(
     value: Option<&Value>,
 ) {
     let now = ctx.clock.now_ms();
-    let interval = u64::try_from(ctx.limits.progress_interval.as_millis()).unwrap_or(u64::MAX);
-    if now.saturating_sub(ctx.last_progress) < interval {
+    if !progress_due(ctx.last_progress, now, ctx.limits.progress_interval) {
         return;
     }
     ctx.last_progress = now;
@@ -267,5 +274,6 @@ fn report<U, P: ProgressSink, C: Clock>(
         requests_max: ctx.limits.requests,
         elapsed_ms: now.saturating_sub(ctx.budget.start_ms),
         value: value.cloned(),
+        upstream: None,
     });
 }

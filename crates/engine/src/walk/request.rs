@@ -54,6 +54,8 @@ pub struct Failed {
     pub stop: StopReason,
     pub status: Option<u16>,
     pub message: String,
+    /// The tool's own failure ([`UpstreamFailure::tool_error`]).
+    pub tool_error: bool,
 }
 
 /// Makes `req` for collection `owner` through `ahead` (P9: its answer may already be on
@@ -76,6 +78,7 @@ pub async fn fetch<U: Upstream + Sync, C: Clock>(
                 stop,
                 status: None,
                 message: format!("{} budget used up", stop.as_str()),
+                tool_error: false,
             });
         }
         budget.requests += 1;
@@ -95,6 +98,7 @@ pub async fn fetch<U: Upstream + Sync, C: Clock>(
                     stop,
                     status: None,
                     message: format!("{} budget used up", stop.as_str()),
+                    tool_error: false,
                 });
             }
         };
@@ -114,6 +118,7 @@ pub async fn fetch<U: Upstream + Sync, C: Clock>(
                 stop: StopReason::Time,
                 status: failure.status,
                 message: format!("{} (the time limit was reached)", failure.message),
+                tool_error: failure.tool_error,
             });
         }
         attempt += 1;
@@ -122,6 +127,7 @@ pub async fn fetch<U: Upstream + Sync, C: Clock>(
                 stop: StopReason::UpstreamError,
                 status: failure.status,
                 message: failure.message,
+                tool_error: failure.tool_error,
             });
         }
         let backoff = Duration::from_millis(250u64 << attempt.min(6));
@@ -140,6 +146,7 @@ pub async fn fetch<U: Upstream + Sync, C: Clock>(
                 stop: StopReason::UpstreamError,
                 status: failure.status,
                 message: format!("{} ({why})", failure.message),
+                tool_error: failure.tool_error,
             });
         }
         clock.sleep(wait).await;
