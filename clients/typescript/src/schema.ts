@@ -1767,7 +1767,7 @@ export interface components {
             id: string;
             /**
              * @description `provider`, `tool`, `agent`, `binding`, `deployment`, `api_key`, `workflow`,
-             *     `connection`, `org`.
+             *     `connection`, `schedule`, `webhook_endpoint`, `org`.
              */
             type: string;
         };
