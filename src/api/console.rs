@@ -61,6 +61,11 @@ const FILES: &[(&str, &str, &[u8])] = &[
         include_bytes!("../../studio/app/connections.js"),
     ),
     (
+        "app/automate.js",
+        JS,
+        include_bytes!("../../studio/app/automate.js"),
+    ),
+    (
         "vendor/preact.module.js",
         JS,
         include_bytes!("../../studio/vendor/preact.module.js"),

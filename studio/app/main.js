@@ -1,5 +1,5 @@
 // The Studio console: sign-in, navigation and the hash router. Every page is reachable
-// by URL (#/providers, #/tools, #/agents/<id>, #/playground, #/workflows, #/connections).
+// by URL (#/providers, #/tools, #/agents/<id>, #/playground, #/workflows, #/webhooks, #/connections).
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, signIn, signOut, signedIn } from './api.js';
@@ -10,6 +10,7 @@ import { AgentsPage } from './agents.js';
 import { PlaygroundPage } from './playground.js';
 import { WorkflowsPage } from './workflows.js';
 import { ConnectionsPage } from './connections.js';
+import { WebhooksPage } from './automate.js';
 
 const PAGES = [
   ['providers', 'Providers', ProvidersPage],
@@ -17,6 +18,7 @@ const PAGES = [
   ['agents', 'Agents', AgentsPage],
   ['playground', 'Playground', PlaygroundPage],
   ['workflows', 'Workflows', WorkflowsPage],
+  ['webhooks', 'Webhooks', WebhooksPage],
   ['connections', 'Connections', ConnectionsPage],
 ];
 

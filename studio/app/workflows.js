@@ -1,7 +1,9 @@
 // Workflows: a definition editor whose validation errors are shown at the step they name
-// (`steps[i]…` or `step '<id>'`), and runs with each step's `_loop` verdict.
+// (`steps[i]…` or `step '<id>'`), runs with each step's `_loop` verdict, and the
+// workflow's schedules.
 import { useState } from 'preact/hooks';
 import { api, enc, listAll } from './api.js';
+import { SchedulesPanel } from './automate.js';
 import { ErrorBox, Field, Notice, Select, VerdictBadge, html, parseJson, useLoad, verdictOf } from './ui.js';
 
 const EXAMPLE = JSON.stringify([{ id: 'fetch', type: 'tool', tool: 'listItems', input: {}, loop: { all_pages: true } }], null, 2);
@@ -93,7 +95,8 @@ export function WorkflowsPage({ arg }) {
     <${ErrorBox} error=${workflows.error || agents.error} />
     <ul>${(workflows.data || []).map((w) => html`<li><a href=${`#/workflows/${enc(w.id)}`} aria-current=${w.id === arg ? 'true' : undefined}>${w.name}</a> — ${w.steps.length} steps</li>`)}</ul>
     ${arg ? html`<p><a href="#/workflows">New workflow</a></p>` : null}
-    ${agents.data ? html`<${Editor} key=${arg || 'new'} workflow=${current} agents=${agents.data}
+    ${agents.data ? html`<${Editor} key=${current ? current.id : `new-${arg || ''}`} workflow=${current} agents=${agents.data}
       onSaved=${(w) => { workflows.reload(); location.hash = `#/workflows/${enc(w.id)}`; }} />` : null}
-    ${current ? html`<${Runs} workflow=${current} />` : null}`;
+    ${current ? html`<${Runs} workflow=${current} />` : null}
+    ${current ? html`<${SchedulesPanel} key=${`s-${current.id}`} workflow=${current} />` : null}`;
 }

@@ -91,6 +91,19 @@ const upstream = createServer((req, res) => {
 await new Promise((r) => upstream.listen(0, '127.0.0.1', r));
 const UP = `http://127.0.0.1:${upstream.address().port}`;
 
+// --- a webhook receiver: what the service delivers when a run finishes -----------------
+const delivered = [];
+const receiver = createServer((req, res) => {
+  let body = '';
+  req.on('data', (c) => { body += c; });
+  req.on('end', () => {
+    delivered.push({ headers: req.headers, body: JSON.parse(body) });
+    res.writeHead(204).end();
+  });
+});
+await new Promise((r) => receiver.listen(0, '127.0.0.1', r));
+const HOOK = `http://127.0.0.1:${receiver.address().port}/hooks`;
+
 // --- the admin seeds an org, a member's key and a deployment ---------------------------
 async function call(method, path, token, body) {
   const r = await fetch(`${B}${path}`, {
@@ -268,6 +281,17 @@ try {
   assert.ok(agg.includes(String(paint.reduce((s, i) => s + i.price, 0))), `sum of paint prices in ${agg}`);
   await check('playground-query');
 
+  // 9a. a webhook endpoint for finished runs: its secret shown once
+  await nav('Webhooks');
+  await page.getByLabel('Endpoint URL').fill(HOOK);
+  await page.getByRole('button', { name: 'Create endpoint' }).click();
+  await page.getByText(`Endpoint ${HOOK} created.`).waitFor();
+  const secret = await text('#whe-secret');
+  assert.match(secret, /^whsec_/, 'the signing secret is shown at creation');
+  const endpoints = (await call('GET', '/v1/webhook-endpoints', KEY)).body.data;
+  assert.equal(endpoints.length, 1);
+  assert.ok(!('secret' in endpoints[0]) || endpoints[0].secret == null, 'a listed endpoint has no secret');
+
   // 9. a workflow: an error shown at its step, fixed, run, each step's _loop verdict
   await nav('Workflows');
   await page.getByLabel('Workflow name').fill('Nightly stock');
@@ -295,6 +319,40 @@ try {
   await page.getByText(`Complete: ${garden} rows`).waitFor({ timeout: 2000 });
   await check('workflows');
 
+  // 9b. a schedule of the workflow: its next due times, paused, checked against the API
+  const wfId = decodeURIComponent(new URL(page.url()).hash.split('/')[2]);
+  await page.getByLabel('Cron expression').fill('30 6 * * 1-5');
+  await page.getByLabel('Time zone').fill('Europe/Paris');
+  await page.getByRole('button', { name: 'Create schedule' }).click();
+  await page.getByText('Schedule 30 6 * * 1-5 (Europe/Paris) created.').waitFor();
+  const [sch] = (await call('GET', `/v1/workflows/${wfId}/schedules`, KEY)).body.data;
+  assert.equal(sch.timezone, 'Europe/Paris');
+  const shown = await page.getByRole('list', { name: `Next runs of ${sch.id}` }).getByRole('listitem').allInnerTexts();
+  assert.deepEqual(shown, sch.next_runs, 'the next three due times are the API\'s');
+  await page.getByRole('button', { name: 'Pause schedule 30 6 * * 1-5' }).click();
+  await page.getByText('Schedule 30 6 * * 1-5 paused.').waitFor();
+  assert.equal((await call('GET', `/v1/schedules/${sch.id}`, KEY)).body.paused, true, 'the button paused it');
+  await check('schedules');
+
+  // 9c. the run's delivery: received, signed, and listed as succeeded
+  for (let i = 0; i < 60 && delivered.length === 0; i++) await page.waitForTimeout(500);
+  assert.equal(delivered.length, 1, 'the finished run was delivered once');
+  const hook = delivered[0];
+  assert.match(hook.headers['webhook-signature'] || '', /^v1,/);
+  assert.ok(hook.headers['webhook-id'] && hook.headers['webhook-timestamp'], 'Standard Webhooks headers');
+  assert.equal(hook.body.type, 'workflow_run.succeeded');
+  await nav('Webhooks');
+  await page.getByRole('link', { name: HOOK }).click();
+  await page.getByRole('heading', { name: `Deliveries to ${HOOK}` }).waitFor();
+  for (let i = 0; i < 20; i++) {
+    if (await page.getByRole('table', { name: 'Deliveries' }).getByText('succeeded').count()) break;
+    await page.waitForTimeout(500);
+    await page.getByRole('button', { name: 'Refresh deliveries' }).click();
+  }
+  const rowsText = await page.getByRole('table', { name: 'Deliveries' }).innerText();
+  assert.match(rowsText, /workflow_run\.succeeded\s+\S+\s+succeeded\s+1\s+204/);
+  await check('webhooks');
+
   // 10. connections of an end user
   await nav('Connections');
   await page.getByLabel('End user id').fill('new-member');
@@ -318,6 +376,8 @@ try {
   await browser.close();
   upstream.closeAllConnections();
   upstream.close();
+  receiver.closeAllConnections();
+  receiver.close();
 }
 log('studio walk: OK');
 process.exit(0);
