@@ -317,6 +317,16 @@ impl Metrics {
             "loopgate_webhook_delivery_attempts",
             "Webhook delivery attempts by outcome: succeeded, retry (will be tried again), failed (given up).",
         );
+        // every outcome a series from the start, so a rate over the first event is one
+        for mode in ["hybrid", "lexical"] {
+            search_queries.add(&[("mode", mode)], 0.0);
+        }
+        for outcome in ["due", "started", "skipped", "missed", "interrupted"] {
+            schedule_runs.add(&[("outcome", outcome)], 0.0);
+        }
+        for outcome in ["succeeded", "retry", "failed"] {
+            webhook_deliveries.add(&[("outcome", outcome)], 0.0);
+        }
         let rate_waits = c(
             &mut r,
             "loopgate_rate_limit_waits",
