@@ -1,7 +1,7 @@
-//! Retention: a pass deletes tool calls, workflow runs, idle threads, spent connect links
-//! and dead revocations past their age — in every org alike, in batches smaller than the
-//! backlog — keeps everything recent, and does nothing while another replica holds the
-//! advisory lock.
+//! Retention: a pass deletes tool calls, workflow runs (and their webhook deliveries),
+//! idle threads, spent connect links, dead revocations and audit events past their age —
+//! in every org alike, in batches smaller than the backlog — keeps everything recent, and
+//! does nothing while another replica holds the advisory lock.
 
 use std::time::Duration;
 
@@ -232,4 +232,101 @@ async fn retention_pass_does_nothing_while_another_replica_holds_the_lock() {
         .await
         .unwrap();
     assert!(free, "the pass released its lock");
+}
+
+/// Webhook deliveries go at the workflow runs' age, with their attempts; audit events at
+/// theirs (a year here); younger ones of both stay (W7, audit trail).
+#[tokio::test]
+async fn retention_prunes_old_deliveries_with_their_attempts_and_old_audit_events_w7() {
+    let app = spawn_app().await;
+    let up = upstream_server::start().await;
+    let a = Rig::new(&app, &up, true).await;
+    let pool = loopgate::store::connect(&app.database_url, 3)
+        .await
+        .unwrap();
+    let org = a.t.org.as_str();
+    exec(
+        &pool,
+        "INSERT INTO webhook_endpoints (id, org_id, url, events, secret) VALUES \
+         ('whe_' || $1, $1, 'https://hooks.example.com/in', ARRAY['workflow_run.succeeded'], '\\x00')",
+        &[org],
+    )
+    .await;
+    exec(
+        &pool,
+        "INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_type, run_id, payload, status, attempts, created_at) VALUES \
+         ('dlv_old_' || $1, $1, 'whe_' || $1, 'workflow_run.succeeded', 'run_a', '{}', 'succeeded', 1, now() - interval '40 days'), \
+         ('dlv_new_' || $1, $1, 'whe_' || $1, 'workflow_run.succeeded', 'run_b', '{}', 'succeeded', 1, now() - interval '10 days')",
+        &[org],
+    )
+    .await;
+    exec(
+        &pool,
+        "INSERT INTO webhook_attempts (delivery_id, attempt, status_code, duration_ms, created_at) VALUES \
+         ('dlv_old_' || $1, 1, 204, 3, now() - interval '40 days'), \
+         ('dlv_new_' || $1, 1, 204, 3, now() - interval '10 days')",
+        &[org],
+    )
+    .await;
+    exec(
+        &pool,
+        "INSERT INTO audit_events (id, org_id, actor_type, actor_id, action, resource_type, resource_id, changes, created_at) VALUES \
+         ('aud_old_' || $1, $1, 'admin', 'admin', 'update', 'org', $1, '{}', now() - interval '400 days'), \
+         ('aud_new_' || $1, $1, 'admin', 'admin', 'update', 'org', $1, '{}', now() - interval '300 days')",
+        &[org],
+    )
+    .await;
+    let audited = count(
+        &pool,
+        "SELECT count(*) FROM audit_events WHERE org_id = $1",
+        org,
+    )
+    .await;
+
+    let metrics = Metrics::default();
+    let pruned = prune_once(&pool, &policy(1000), &metrics)
+        .await
+        .unwrap()
+        .expect("the lock was free");
+    assert_eq!(pruned["webhook_deliveries"], 1, "{pruned:?}");
+    assert_eq!(pruned["audit_events"], 1, "{pruned:?}");
+    let ids = |sql: &'static str| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, String>(sql)
+                .bind(org)
+                .fetch_all(&pool)
+                .await
+                .expect(sql)
+        }
+    };
+    assert_eq!(
+        ids("SELECT id FROM webhook_deliveries WHERE org_id = $1").await,
+        [format!("dlv_new_{org}")]
+    );
+    assert_eq!(
+        ids("SELECT a.delivery_id FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.org_id = $1").await,
+        [format!("dlv_new_{org}")]
+    );
+    let orphans = count(
+        &pool,
+        "SELECT count(*) FROM webhook_attempts WHERE delivery_id = 'dlv_old_' || $1",
+        org,
+    )
+    .await;
+    assert_eq!(orphans, 0, "an old delivery's attempts go with it");
+    let kept = ids(
+        "SELECT id FROM audit_events WHERE org_id = $1 AND id IN ('aud_old_' || $1, 'aud_new_' || $1)",
+    ).await;
+    assert_eq!(kept, [format!("aud_new_{org}")]);
+    assert_eq!(
+        count(
+            &pool,
+            "SELECT count(*) FROM audit_events WHERE org_id = $1",
+            org
+        )
+        .await,
+        audited - 1,
+        "the rig's own fresh events stay"
+    );
 }
