@@ -158,3 +158,45 @@ async fn an_orgs_endpoints_are_bounded_w7() {
     .await
     .ok(201);
 }
+
+#[tokio::test]
+async fn an_orgs_schedules_are_bounded_w6() {
+    let app = fast_app(|s| s.automate_workers = false).await;
+    let up = slow_upstream(0).await;
+    let rig = slow_rig(&app, &up.base).await;
+    let wf = workflow(
+        &app,
+        &rig,
+        json!([{"id": "a", "type": "tool", "tool": "slow", "input": {}}]),
+    )
+    .await;
+    let key = &rig.t.key;
+    let max = loopgate::api::schedules::MAX_SCHEDULES_PER_ORG;
+    let path = format!("/v1/workflows/{wf}/schedules");
+    // the last one made through the API; the others written straight to the table
+    let pool = loopgate::store::connect(&app.database_url, 1)
+        .await
+        .unwrap();
+    sqlx::query(
+        "INSERT INTO schedules (id, org_id, workflow_id, cron, timezone, input, overlap, catch_up, paused) \
+         SELECT 'sch_seeded_' || n, $1, $2, '0 9 * * *', 'UTC', '{}', 'skip', 'latest', true \
+         FROM generate_series(1, $3) AS n",
+    )
+    .bind(rig.t.org.as_str())
+    .bind(wf.as_str())
+    .bind(max - 1)
+    .execute(&pool)
+    .await
+    .unwrap();
+    app.post(&path, key, json!({"cron": "0 10 * * *"}))
+        .await
+        .ok(201);
+    let over = app.post(&path, key, json!({"cron": "0 11 * * *"})).await;
+    over.problem(409, "conflict");
+    assert!(over.text.contains(&max.to_string()), "{}", over.text);
+    // deleting one makes room again
+    app.delete("/v1/schedules/sch_seeded_1", key).await.ok(204);
+    app.post(&path, key, json!({"cron": "0 11 * * *"}))
+        .await
+        .ok(201);
+}
