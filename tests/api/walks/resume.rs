@@ -222,6 +222,25 @@ async fn p10_a_9000_row_walk_finishes_in_three_calls_into_one_result() {
         (&whole["aggregates"]["count"], &whole["sound"]),
         (&json!(ROWS), &json!(true))
     );
+    // the third call named no `_fields`: the rows it shows keep the first call's
+    // projection (the stored result keeps whole rows; `_fields` shapes what is shown)
+    let shown = r3
+        .as_object()
+        .unwrap()
+        .values()
+        .find_map(|v| {
+            v.as_array()
+                .filter(|a| a.first().is_some_and(|x| x.get("id").is_some()))
+        })
+        .expect("the resumed call shows rows");
+    for row in shown {
+        let keys: Vec<&String> = row.as_object().unwrap().keys().collect();
+        assert_eq!(
+            keys,
+            ["id"],
+            "a resumed row is projected as the walk began: {row}"
+        );
+    }
     // every page fetched once, and page 1 once more: the first call's first request
     // leaves the page number out, as the schema says nothing of the first page (P11)
     assert_eq!(l.hits.load(Ordering::SeqCst), 61, "every page fetched once");
