@@ -1,7 +1,9 @@
 //! `/v1/agents/{agent_id}/mcp`: the agent as an MCP server over streamable HTTP
-//! (M2). Same bearer tokens as the runtime API (401 without one); a request
-//! whose `Origin` is not this server's own is refused (403), as the transport's security
-//! rules ask. The protocol itself lives in `mcp::server`; this file maps HTTP onto it.
+//! (M2). Same bearer tokens as the runtime API (401 without one, naming the endpoint's
+//! RFC 9728 metadata, served at `/.well-known/oauth-protected-resource/...`); a token of
+//! another agent is 403 whatever the method; a request whose `Origin` is not this
+//! server's own is refused (403), as the transport's security rules ask. The protocol
+//! itself lives in `mcp::server`; this file maps HTTP onto it.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use bytes::Bytes;
