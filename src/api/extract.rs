@@ -189,7 +189,7 @@ pub async fn identify_first<B: MessageBody>(
             // an MCP endpoint's 401 names its protected-resource metadata (M2)
             Err(e @ ApiError::Unauthorized(_)) => {
                 let mut res = actix_web::ResponseError::error_response(&e);
-                crate::api::mcp::challenge(req.request(), &mut res);
+                crate::api::mcp_auth::challenge(req.request(), &mut res);
                 return Ok(req.into_response(res).map_into_right_body());
             }
             Err(e) => return Err(e.into()),

@@ -12,6 +12,7 @@ use tokio::sync::mpsc;
 
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::RuntimeAccess;
+use super::mcp_auth::challenge;
 use crate::api::state::AppState;
 use crate::auth::Caller;
 use crate::mcp::server::{self, Answer, BatchAnswer, Body, Incoming, McpError};
@@ -68,45 +69,6 @@ fn check_version(req: &HttpRequest) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// The agent id of an MCP endpoint's path (`/v1/agents/{id}/mcp`), when it is one.
-fn mcp_agent_of(path: &str) -> Option<&str> {
-    path.strip_prefix("/v1/agents/")?
-        .strip_suffix("/mcp")
-        .filter(|id| {
-            !id.is_empty()
-                && id
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        })
-}
-
-/// Where the protected-resource metadata (RFC 9728) of an agent's MCP endpoint is.
-fn metadata_url(public_url: &str, agent: &str) -> String {
-    format!("{public_url}/.well-known/oauth-protected-resource/v1/agents/{agent}/mcp")
-}
-
-/// A 401 of an MCP endpoint names its protected-resource metadata (RFC 9728), so a
-/// client can find out how to authenticate; any other response is left as it is.
-pub fn challenge(req: &HttpRequest, res: &mut HttpResponse) {
-    if res.status() != actix_web::http::StatusCode::UNAUTHORIZED {
-        return;
-    }
-    let (Some(agent), Some(state)) = (
-        mcp_agent_of(req.path()),
-        req.app_data::<web::Data<AppState>>(),
-    ) else {
-        return;
-    };
-    let value = format!(
-        "Bearer resource_metadata=\"{}\"",
-        metadata_url(state.runtime.public_url(), agent)
-    );
-    if let Ok(v) = actix_web::http::header::HeaderValue::from_str(&value) {
-        res.headers_mut()
-            .insert(actix_web::http::header::WWW_AUTHENTICATE, v);
-    }
-}
-
 /// The caller of an MCP request, or the response refusing it: 401 (with the metadata
 /// challenge) without valid credentials, 403 for a runtime token limited to another agent
 /// — the same on POST, GET and DELETE.
@@ -114,12 +76,12 @@ fn gate(
     req: &HttpRequest,
     agent: &str,
     access: Result<RuntimeAccess, ApiError>,
-) -> Result<Caller, HttpResponse> {
+) -> Result<Caller, Box<HttpResponse>> {
     use actix_web::ResponseError;
     let refuse = |e: ApiError| {
         let mut res = e.error_response();
         challenge(req, &mut res);
-        res
+        Box::new(res)
     };
     let RuntimeAccess(caller) = access.map_err(refuse)?;
     if !caller.allows_agent(agent) {
@@ -180,7 +142,7 @@ pub async fn post(
     let agent = path.into_inner();
     let caller = match gate(&req, &agent, access) {
         Ok(c) => c,
-        Err(refused) => return Ok(refused),
+        Err(refused) => return Ok(*refused),
     };
     let body = server::classify(&body)?;
     let session = match header(&req, SESSION_HEADER) {
@@ -277,7 +239,7 @@ pub async fn get(
 ) -> Result<HttpResponse, ApiError> {
     let caller = match gate(&req, &path, access) {
         Ok(c) => c,
-        Err(refused) => return Ok(refused),
+        Err(refused) => return Ok(*refused),
     };
     own_agent(&state, &caller, &path).await?;
     if let Some(id) = header(&req, SESSION_HEADER) {
@@ -301,7 +263,7 @@ pub async fn delete(
 ) -> Result<HttpResponse, ApiError> {
     let caller = match gate(&req, &path, access) {
         Ok(c) => c,
-        Err(refused) => return Ok(refused),
+        Err(refused) => return Ok(*refused),
     };
     own_agent(&state, &caller, &path).await?;
     let Some(id) = header(&req, SESSION_HEADER) else {
@@ -328,21 +290,4 @@ pub async fn resource_metadata(
         "bearer_methods_supported": ["header"],
         "resource_name": "loopgate agent MCP server",
     }))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn m2_mcp_paths_name_their_agent() {
-        assert_eq!(mcp_agent_of("/v1/agents/agt_1-x/mcp"), Some("agt_1-x"));
-        assert_eq!(mcp_agent_of("/v1/agents/a/b/mcp"), None);
-        assert_eq!(mcp_agent_of("/v1/agents/a\"b/mcp"), None);
-        assert_eq!(mcp_agent_of("/v1/agents/a/steps"), None);
-        assert_eq!(
-            metadata_url("https://g.example", "agt_1"),
-            "https://g.example/.well-known/oauth-protected-resource/v1/agents/agt_1/mcp"
-        );
-    }
 }
