@@ -7,7 +7,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 
-use actix_web::body::MessageBody;
+use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{http::header, web, FromRequest, HttpMessage, HttpRequest};
@@ -179,16 +179,27 @@ async fn resolve(state: &AppState, token: &str) -> Result<Presented, ApiError> {
 /// auth extractor (the first argument of every handler) is ready at once and 401/403
 /// always come first. Requests without an `Authorization` header pass untouched (the
 /// extractors answer 401 on their own, and public routes need none).
-pub async fn identify_first(
+pub async fn identify_first<B: MessageBody>(
     req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    next: Next<B>,
+) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
     if req.path().starts_with("/v1/") && req.headers().contains_key(header::AUTHORIZATION) {
-        let (state, presented) = identify(req.request().clone()).await?;
+        let (state, presented) = match identify(req.request().clone()).await {
+            Ok(found) => found,
+            // an MCP endpoint's 401 names its protected-resource metadata (M2)
+            Err(e @ ApiError::Unauthorized(_)) => {
+                let mut res = actix_web::ResponseError::error_response(&e);
+                crate::api::mcp_auth::challenge(req.request(), &mut res);
+                return Ok(req.into_response(res).map_into_right_body());
+            }
+            Err(e) => return Err(e.into()),
+        };
         admit(&state, &presented).await?;
         req.extensions_mut().insert(presented);
     }
-    next.call(req).await
+    next.call(req)
+        .await
+        .map(ServiceResponse::map_into_left_body)
 }
 
 /// The org a request acted on, once its handler ran: the caller's (an org key or a

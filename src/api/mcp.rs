@@ -1,7 +1,9 @@
 //! `/v1/agents/{agent_id}/mcp`: the agent as an MCP server over streamable HTTP
-//! (M2). Same bearer tokens as the runtime API (401 without one); a request
-//! whose `Origin` is not this server's own is refused (403), as the transport's security
-//! rules ask. The protocol itself lives in `mcp::server`; this file maps HTTP onto it.
+//! (M2). Same bearer tokens as the runtime API (401 without one, naming the endpoint's
+//! RFC 9728 metadata, served at `/.well-known/oauth-protected-resource/...`); a token of
+//! another agent is 403 whatever the method; a request whose `Origin` is not this
+//! server's own is refused (403), as the transport's security rules ask. The protocol
+//! itself lives in `mcp::server`; this file maps HTTP onto it.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use bytes::Bytes;
@@ -10,9 +12,10 @@ use tokio::sync::mpsc;
 
 use super::error::{or_not_found, ApiError, Problem};
 use super::extract::RuntimeAccess;
+use super::mcp_auth::challenge;
 use crate::api::state::AppState;
 use crate::auth::Caller;
-use crate::mcp::server::{self, Answer, Incoming, McpError};
+use crate::mcp::server::{self, Answer, BatchAnswer, Body, Incoming, McpError};
 use crate::store::agents;
 
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -53,8 +56,8 @@ fn check_origin(req: &HttpRequest) -> Result<(), ApiError> {
     }
 }
 
-/// The session of the request, checked: absent, or one loopgate issued.
-fn session(req: &HttpRequest) -> Result<Option<String>, ApiError> {
+/// The `MCP-Protocol-Version` header, when present, names a supported revision.
+fn check_version(req: &HttpRequest) -> Result<(), ApiError> {
     if let Some(v) = header(req, "mcp-protocol-version") {
         if !server::supported_version(v) {
             return Err(ApiError::malformed(format!(
@@ -63,20 +66,47 @@ fn session(req: &HttpRequest) -> Result<Option<String>, ApiError> {
             )));
         }
     }
-    match header(req, SESSION_HEADER) {
-        None => Ok(None),
-        Some(s) if server::valid_session(s) => Ok(Some(s.to_string())),
-        Some(_) => Err(McpError::UnknownSession.into()),
+    Ok(())
+}
+
+/// The caller of an MCP request, or the response refusing it: 401 (with the metadata
+/// challenge) without valid credentials, 403 for a runtime token limited to another agent
+/// — the same on POST, GET and DELETE.
+fn gate(
+    req: &HttpRequest,
+    agent: &str,
+    access: Result<RuntimeAccess, ApiError>,
+) -> Result<Caller, Box<HttpResponse>> {
+    use actix_web::ResponseError;
+    let refuse = |e: ApiError| {
+        let mut res = e.error_response();
+        challenge(req, &mut res);
+        Box::new(res)
+    };
+    let RuntimeAccess(caller) = access.map_err(refuse)?;
+    if !caller.allows_agent(agent) {
+        return Err(refuse(ApiError::Forbidden(
+            "this runtime token is limited to another agent".into(),
+        )));
+    }
+    check_origin(req).map_err(refuse)?;
+    check_version(req).map_err(refuse)?;
+    Ok(caller)
+}
+
+fn ctx<'a>(state: &'a AppState, caller: &'a Caller, agent: &'a str) -> server::Ctx<'a> {
+    server::Ctx {
+        rt: &state.runtime,
+        caller,
+        agent_id: agent,
+        idle_seconds: state.settings.mcp_server_session_idle_seconds,
     }
 }
 
-/// Another org's agent (or one a runtime token is not limited to) is not found, even
-/// where the answer would not depend on the agent: no route tells another org anything
-/// but 404 about an id, so ids cannot be probed.
+/// Another org's agent is not found, even where the answer would not depend on the
+/// agent: no route tells another org anything but 404 about an id, so ids cannot be
+/// probed.
 async fn own_agent(state: &AppState, caller: &Caller, agent: &str) -> Result<(), ApiError> {
-    if !caller.allows_agent(agent) {
-        return Err(ApiError::not_found("agent"));
-    }
     agents::get(&state.pool, caller.org(), agent)
         .await
         .map_err(or_not_found("agent"))?;
@@ -87,38 +117,48 @@ fn wants_sse(req: &HttpRequest) -> bool {
     header(req, "accept").is_some_and(|a| a.contains("text/event-stream"))
 }
 
-/// Send one JSON-RPC message to the agent's MCP server.
+/// Send one JSON-RPC message (or, in a 2025-03-26 session, a batch) to the agent's MCP
+/// server.
 ///
 /// `initialize` opens a session (one thread) and returns its `Mcp-Session-Id`; later
-/// requests carry it. `tools/list` is the thread's `steps` answer; `tools/call` answers
-/// as an SSE stream (progress and `tools/list_changed` notifications, then the result)
-/// when the client accepts one, else as JSON. Notifications and responses get `202`.
+/// requests carry it, and one that names a session never issued, ended or expired is
+/// `404`. `tools/list` is the thread's `steps` answer; `tools/call` answers as an SSE
+/// stream (progress and `tools/list_changed` notifications, then the result) when the
+/// client accepts one, else as JSON. Notifications and responses get `202`.
 #[utoipa::path(post, path = "/v1/agents/{agent_id}/mcp", tag = "runtime",
-    request_body(content = Object, description = "A JSON-RPC 2.0 message (MCP, streamable HTTP)"),
-    responses((status = 200, description = "A JSON-RPC response, as JSON or an SSE stream"),
+    request_body(content = Object, description = "A JSON-RPC 2.0 message, or a batch of them in a 2025-03-26 session (MCP, streamable HTTP)"),
+    responses((status = 200, description = "A JSON-RPC response (or a batch's responses), as JSON or an SSE stream"),
               (status = 202, description = "A notification or response was accepted"),
               (status = 400, body = Problem), (status = 401, body = Problem), (status = 403, body = Problem),
-              (status = 404, body = Problem)),
+              (status = 404, description = "Not an agent of the caller's org, or an unknown, ended or expired session", body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn post(
-    RuntimeAccess(caller): RuntimeAccess,
+    access: Result<RuntimeAccess, ApiError>,
     state: web::Data<AppState>,
     path: web::Path<String>,
     req: HttpRequest,
     body: Bytes,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req)?;
     let agent = path.into_inner();
-    let session = session(&req)?;
-    let (id, method, params) = match server::classify(&body)? {
-        Incoming::Other => return Ok(HttpResponse::Accepted().finish()),
-        Incoming::Request { id, method, params } => (id, method, params),
+    let caller = match gate(&req, &agent, access) {
+        Ok(c) => c,
+        Err(refused) => return Ok(*refused),
+    };
+    let body = server::classify(&body)?;
+    let session = match header(&req, SESSION_HEADER) {
+        Some(id) if !server::is_initialize(&body) => {
+            Some(server::resume(ctx(&state, &caller, &agent), id).await?)
+        }
+        _ => None,
+    };
+    let (id, method, params) = match body {
+        Body::Batch(items) => return batch(state, caller, agent, session, items).await,
+        Body::One(Incoming::Request { id, method, params }) => (id, method, params),
+        Body::One(_) => return Ok(HttpResponse::Accepted().finish()),
     };
     let answer = server::answer(
-        &state.runtime,
-        &caller,
-        &agent,
-        session.as_deref(),
+        ctx(&state, &caller, &agent),
+        session.as_ref(),
         id,
         &method,
         params,
@@ -134,7 +174,7 @@ pub async fn post(
         }
         Answer::Call(call) => call,
     };
-    let session = session.unwrap_or_default();
+    let session = session.map(|s| s.id).unwrap_or_default();
     let (tx, mut rx) = mpsc::channel::<Value>(256);
     // spawned so that a client that leaves does not cancel the walk
     actix_web::rt::spawn(async move {
@@ -164,40 +204,90 @@ pub async fn post(
         .streaming(body))
 }
 
+/// A batch, answered as one JSON array (spawned: a client that leaves does not cancel
+/// its calls).
+async fn batch(
+    state: web::Data<AppState>,
+    caller: Caller,
+    agent: String,
+    session: Option<server::Session>,
+    items: Vec<Incoming>,
+) -> Result<HttpResponse, ApiError> {
+    let answered = actix_web::rt::spawn(async move {
+        server::answer_batch(ctx(&state, &caller, &agent), session.as_ref(), items).await
+    })
+    .await
+    .map_err(|e| ApiError::Internal(anyhow::anyhow!("the batch did not finish: {e}")))?;
+    Ok(match answered {
+        BatchAnswer::Responses(all) => HttpResponse::Ok().json(all),
+        BatchAnswer::Accepted => HttpResponse::Accepted().finish(),
+        BatchAnswer::Refused(error) => HttpResponse::BadRequest().json(error),
+    })
+}
+
 /// The server-to-client stream of streamable HTTP: not offered (`405`); every message
-/// loopgate sends answers a POST.
+/// loopgate sends answers a POST. A session named that is not live is `404`.
 #[utoipa::path(get, path = "/v1/agents/{agent_id}/mcp", tag = "runtime",
     responses((status = 405, body = Problem), (status = 401, body = Problem), (status = 403, body = Problem),
-              (status = 404, description = "Not an agent of the caller's org", body = Problem)),
+              (status = 404, description = "Not an agent of the caller's org, or an unknown, ended or expired session", body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn get(
-    RuntimeAccess(caller): RuntimeAccess,
+    access: Result<RuntimeAccess, ApiError>,
     state: web::Data<AppState>,
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req)?;
+    let caller = match gate(&req, &path, access) {
+        Ok(c) => c,
+        Err(refused) => return Ok(*refused),
+    };
     own_agent(&state, &caller, &path).await?;
+    if let Some(id) = header(&req, SESSION_HEADER) {
+        server::resume(ctx(&state, &caller, &path), id).await?;
+    }
     Err(ApiError::MethodNotAllowed("POST, DELETE".into()))
 }
 
-/// End an MCP session. Its thread (stored results, loaded tools) stays until it expires.
+/// End an MCP session: every later request naming it is `404`. Its thread (stored
+/// results, loaded tools) stays until it expires.
 #[utoipa::path(delete, path = "/v1/agents/{agent_id}/mcp", tag = "runtime",
     responses((status = 204), (status = 400, body = Problem), (status = 401, body = Problem),
-              (status = 403, body = Problem), (status = 404, body = Problem)),
+              (status = 403, body = Problem),
+              (status = 404, description = "Not an agent of the caller's org, or an unknown, ended or expired session", body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn delete(
-    RuntimeAccess(caller): RuntimeAccess,
+    access: Result<RuntimeAccess, ApiError>,
     state: web::Data<AppState>,
     path: web::Path<String>,
     req: HttpRequest,
 ) -> Result<HttpResponse, ApiError> {
-    check_origin(&req)?;
+    let caller = match gate(&req, &path, access) {
+        Ok(c) => c,
+        Err(refused) => return Ok(*refused),
+    };
     own_agent(&state, &caller, &path).await?;
-    match session(&req)? {
-        Some(_) => Ok(HttpResponse::NoContent().finish()),
-        None => Err(ApiError::malformed(
+    let Some(id) = header(&req, SESSION_HEADER) else {
+        return Err(ApiError::malformed(
             "DELETE needs the Mcp-Session-Id header",
-        )),
-    }
+        ));
+    };
+    server::end(ctx(&state, &caller, &path), id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+/// The protected-resource metadata (RFC 9728) of an agent's MCP endpoint: the resource
+/// and how a token is presented (the `Authorization` header). loopgate issues its tokens
+/// itself (runtime tokens, org keys), so no authorization server is named.
+#[utoipa::path(get, path = "/.well-known/oauth-protected-resource/v1/agents/{agent_id}/mcp", tag = "runtime",
+    responses((status = 200, description = "RFC 9728 protected-resource metadata", body = Object)))]
+pub async fn resource_metadata(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> HttpResponse {
+    let public = state.runtime.public_url();
+    HttpResponse::Ok().json(serde_json::json!({
+        "resource": format!("{public}/v1/agents/{}/mcp", path.as_str()),
+        "bearer_methods_supported": ["header"],
+        "resource_name": "loopgate agent MCP server",
+    }))
 }

@@ -16,6 +16,7 @@ pub mod events;
 pub mod extract;
 pub mod list;
 pub mod mcp;
+pub mod mcp_auth;
 pub mod openapi_doc;
 pub mod ops;
 pub mod orgs;

@@ -36,7 +36,7 @@ on the first page only; pass `cursor` back until `has_more` is false. Authentica
         schedules::create, schedules::list, schedules::get, schedules::update, schedules::delete,
         webhooks::create, webhooks::list, webhooks::get, webhooks::update, webhooks::delete,
         webhooks::rotate_secret, webhooks::deliveries,
-        runtime_tokens::mint, runtime_tokens::revoke, runtime::steps, runtime::tool_call, runtime::get_tool_call, mcp::post, mcp::get, mcp::delete,
+        runtime_tokens::mint, runtime_tokens::revoke, runtime::steps, runtime::tool_call, runtime::get_tool_call, mcp::post, mcp::get, mcp::delete, mcp::resource_metadata,
         workflow_runs::create, workflow_runs::list, workflow_runs::get,
         connections::list, connections::delete, connect::show, connect::submit, connect::callback,
         events::tool_call, events::workflow_run, audit::list,

@@ -114,6 +114,9 @@ route_table! {
     "/v1/connections" => { get: connections::list }
     "/v1/connections/{connection_id}" => { delete: connections::delete }
 
+    "/.well-known/oauth-protected-resource/v1/agents/{agent_id}/mcp" => {
+        get: mcp::resource_metadata,
+    }
     "/connect/callback" => { get: connect::callback }
     "/connect/{link}" => { get: connect::show, post: connect::submit }
 }

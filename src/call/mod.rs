@@ -119,6 +119,10 @@ impl Runtime {
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
+    /// This service's public base URL, without a trailing `/`.
+    pub fn public_url(&self) -> &str {
+        &self.public_url
+    }
     pub fn kv(&self) -> &Kv {
         self.walker.kv()
     }

@@ -182,6 +182,10 @@ pub struct Settings {
     /// How long an upstream MCP session is kept unused before it is ended (`DELETE`).
     pub mcp_session_idle_seconds: u64,
 
+    // --- agents as MCP servers (M2), see `crate::mcp::server` ---
+    /// How long a session of an agent's MCP server lives unused; then it is 404.
+    pub mcp_server_session_idle_seconds: u64,
+
     // --- tool search (D5), see `crate::embedding` ---
     /// The sentence-embedding model's directory (`scripts/setup-model` fills it): search
     /// ranks by meaning as well as by words. Missing or empty: lexical search only, said
@@ -197,6 +201,9 @@ const RESULT_TTL_SECONDS: std::ops::RangeInclusive<u64> = 60..=86_400;
 
 /// `mcp_session_idle_seconds`: a second to a day.
 const MCP_SESSION_IDLE_SECONDS: std::ops::RangeInclusive<u64> = 1..=86_400;
+
+/// `mcp_server_session_idle_seconds`: a minute to 30 days.
+const MCP_SERVER_SESSION_IDLE_SECONDS: std::ops::RangeInclusive<u64> = 60..=2_592_000;
 
 /// `agent_memory_seconds`: at most this (memory is a cache, not a source of truth).
 const AGENT_MEMORY_MAX_SECONDS: u64 = 300;
@@ -257,6 +264,7 @@ struct Defaults {
     cache_max_entry_bytes: usize,
     agent_memory_seconds: u64,
     mcp_session_idle_seconds: u64,
+    mcp_server_session_idle_seconds: u64,
     embedding_model_dir: &'static str,
 }
 
@@ -301,6 +309,7 @@ const DEFAULTS: Defaults = Defaults {
     cache_max_entry_bytes: 8 * 1024 * 1024,
     agent_memory_seconds: 5,
     mcp_session_idle_seconds: 600,
+    mcp_server_session_idle_seconds: 86_400,
     embedding_model_dir: ".data/models/all-minilm-l6-v2",
 };
 
@@ -568,6 +577,14 @@ impl Settings {
                 self.mcp_session_idle_seconds
             );
         }
+        if !MCP_SERVER_SESSION_IDLE_SECONDS.contains(&self.mcp_server_session_idle_seconds) {
+            bail!(
+                "LOOPGATE_MCP_SERVER_SESSION_IDLE_SECONDS must be between {} and {} (it is {})",
+                MCP_SERVER_SESSION_IDLE_SECONDS.start(),
+                MCP_SERVER_SESSION_IDLE_SECONDS.end(),
+                self.mcp_server_session_idle_seconds
+            );
+        }
         Ok(())
     }
 }
@@ -673,6 +690,18 @@ mod tests {
             let e = s.validate().err().map(|e| e.to_string());
             assert_eq!(e.is_none(), ok, "{seconds}: {e:?}");
             assert!(e.is_none_or(|e| e.contains("LOOPGATE_MCP_SESSION_IDLE_SECONDS")));
+        }
+        for (seconds, ok) in [
+            (59, false),
+            (60, true),
+            (2_592_000, true),
+            (2_592_001, false),
+        ] {
+            let mut s = complete();
+            s.mcp_server_session_idle_seconds = seconds;
+            let e = s.validate().err().map(|e| e.to_string());
+            assert_eq!(e.is_none(), ok, "{seconds}: {e:?}");
+            assert!(e.is_none_or(|e| e.contains("LOOPGATE_MCP_SERVER_SESSION_IDLE_SECONDS")));
         }
         for bad in [0, 1024, (1 << 30) + 1] {
             let mut s = complete();

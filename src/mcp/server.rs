@@ -3,9 +3,12 @@
 //! [`answer`] and [`run_call`] produce.
 //!
 //! - One MCP session is one thread. The session id (`mcp_…`, random, issued by
-//!   `initialize`) *is* the thread key, so any replica serves any session with nothing kept
-//!   in memory, and a thread stays the caller's own: another caller presenting the same id
-//!   reaches a thread of their own, never this one.
+//!   `initialize`) *is* the thread key. Each session is recorded in Postgres
+//!   ([`crate::store::mcp_sessions`]) with its org, agent, caller and negotiated
+//!   version: any replica serves it, and an id never issued, ended (`DELETE`), idle past
+//!   its TTL or opened by another caller is unknown (404) — the client starts anew.
+//! - Batches (a JSON array) are answered in a session negotiated at 2025-03-26, the one
+//!   revision that has them, and refused with a JSON-RPC error otherwise.
 //! - `initialize`: the protocol version the client asks for when supported (else the
 //!   newest supported), capability `tools.listChanged`, and the step's system messages (A1
 //!   guidance, the agent's instructions) as `instructions`.
@@ -17,8 +20,12 @@
 //!   before, the call and the step after all use it, and only the thread's state is read
 //!   again; an agent changed meanwhile is what the next request sees.
 //! - A tool call's error is a result with `isError: true` whose text is the problem's code
-//!   and detail, as the REST API's `tool-output-error`; only internal failures are
-//!   JSON-RPC errors.
+//!   and detail, as the REST API's `tool-output-error`; a tool the agent does not have
+//!   at all is the JSON-RPC error -32602, and internal failures are JSON-RPC errors.
+//! - A result made of an MCP server's content blocks (images, audio, resources, links:
+//!   what M1 keeps as `{content: [...]}`) is served as those blocks.
+
+use std::collections::HashMap;
 
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
@@ -28,13 +35,18 @@ use crate::call::accepted_call::{Recording, ToolCallInput};
 use crate::call::steps::StepView;
 use crate::call::{ResultJson, Runtime, RuntimeError};
 use crate::crypto::random_token;
+use crate::store::mcp_sessions::{self, SessionKey};
+use crate::store::tool_mcp_meta;
 use loopgate_engine::{Progress, ProgressSink};
 
 /// Supported protocol revisions, newest first.
 pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 const SESSION_PREFIX: &str = "mcp_";
 const SESSION_RANDOM: usize = 32;
+/// The one revision whose sessions take JSON-RPC batches (2025-06-18 removed them).
+pub const BATCH_VERSION: &str = "2025-03-26";
 /// JSON-RPC error codes.
+const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 const INTERNAL_ERROR: i64 = -32603;
@@ -44,8 +56,9 @@ pub enum McpError {
     /// Not a message this endpoint can take (HTTP 400).
     #[error("{0}")]
     BadRequest(String),
-    /// A session id loopgate never issued (HTTP 404: the client starts a new session).
-    #[error("unknown MCP session: send initialize to start one")]
+    /// A session id loopgate never issued, or one ended or expired (HTTP 404: the client
+    /// starts a new session).
+    #[error("unknown MCP session (never issued, ended or expired): send initialize to start one")]
     UnknownSession,
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
@@ -61,6 +74,76 @@ pub enum Incoming {
     },
     /// A notification or a response: nothing to answer (HTTP 202).
     Other,
+    /// A batch element that is no JSON-RPC message (answered with -32600 in its place).
+    Invalid(String),
+}
+
+/// A POST body: one message or a batch of them.
+#[derive(Debug)]
+pub enum Body {
+    One(Incoming),
+    Batch(Vec<Incoming>),
+}
+
+/// Who serves a request: the runtime, the caller and the agent the path names.
+#[derive(Clone, Copy)]
+pub struct Ctx<'a> {
+    pub rt: &'a Runtime,
+    pub caller: &'a Caller,
+    pub agent_id: &'a str,
+    /// `mcp_server_session_idle_seconds`.
+    pub idle_seconds: u64,
+}
+
+impl Ctx<'_> {
+    fn key<'k>(&'k self, id: &'k str, owner: &'k str) -> SessionKey<'k> {
+        SessionKey {
+            id,
+            org: self.caller.org(),
+            agent_id: self.agent_id,
+            owner,
+        }
+    }
+}
+
+/// A live session: its id and the protocol version negotiated at `initialize`.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub id: String,
+    pub version: String,
+}
+
+/// The live session `id` names for this caller and agent (and it counts as used now).
+pub async fn resume(ctx: Ctx<'_>, id: &str) -> Result<Session, McpError> {
+    if !valid_session(id) {
+        return Err(McpError::UnknownSession);
+    }
+    let owner = ctx.caller.thread_owner();
+    match mcp_sessions::touch(ctx.rt.pool(), ctx.key(id, &owner), ctx.idle_seconds)
+        .await
+        .map_err(RuntimeError::from)?
+    {
+        Some(version) => Ok(Session {
+            id: id.to_string(),
+            version,
+        }),
+        None => Err(McpError::UnknownSession),
+    }
+}
+
+/// Ends the live session `id`; every later request naming it is unknown (404).
+pub async fn end(ctx: Ctx<'_>, id: &str) -> Result<(), McpError> {
+    if !valid_session(id) {
+        return Err(McpError::UnknownSession);
+    }
+    let owner = ctx.caller.thread_owner();
+    match mcp_sessions::end(ctx.rt.pool(), ctx.key(id, &owner), ctx.idle_seconds)
+        .await
+        .map_err(RuntimeError::from)?
+    {
+        true => Ok(()),
+        false => Err(McpError::UnknownSession),
+    }
 }
 
 /// What to send back for one request.
@@ -83,14 +166,24 @@ pub struct CallRequest {
     pub progress_token: Option<Value>,
 }
 
-pub fn classify(body: &[u8]) -> Result<Incoming, McpError> {
+pub fn classify(body: &[u8]) -> Result<Body, McpError> {
     let msg: Value = serde_json::from_slice(body)
         .map_err(|e| McpError::BadRequest(format!("the body is not JSON: {e}")))?;
-    if msg.is_array() {
-        return Err(McpError::BadRequest(
-            "JSON-RPC batches are not supported: send one message per request".into(),
-        ));
+    match msg {
+        Value::Array(items) if items.is_empty() => {
+            Err(McpError::BadRequest("an empty JSON-RPC batch".into()))
+        }
+        Value::Array(items) => Ok(Body::Batch(
+            items
+                .into_iter()
+                .map(|m| classify_one(m).unwrap_or_else(|e| Incoming::Invalid(e.to_string())))
+                .collect(),
+        )),
+        msg => classify_one(msg).map(Body::One),
     }
+}
+
+fn classify_one(msg: Value) -> Result<Incoming, McpError> {
     if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return Err(McpError::BadRequest("not a JSON-RPC 2.0 message".into()));
     }
@@ -102,6 +195,12 @@ pub fn classify(body: &[u8]) -> Result<Incoming, McpError> {
         }),
         _ => Ok(Incoming::Other),
     }
+}
+
+/// Whether the body is an `initialize` request (which opens a session, whatever
+/// session header came with it).
+pub fn is_initialize(body: &Body) -> bool {
+    matches!(body, Body::One(Incoming::Request { method, .. }) if method == "initialize")
 }
 
 /// Whether `id` has the shape of a session id loopgate issues.
@@ -132,16 +231,37 @@ fn tools_of(step: &StepView) -> Value {
     json!({ "tools": tools })
 }
 
+/// The tools of a step with what their MCP servers said of them beyond name, description
+/// and schema (`title`, `annotations`, `outputSchema`, kept at sync).
+fn tools_with_meta(step: &StepView, meta: &HashMap<String, Value>) -> Value {
+    let mut listed = tools_of(step);
+    if let Some(tools) = listed["tools"].as_array_mut() {
+        for t in tools.iter_mut() {
+            let extra = t["name"].as_str().and_then(|n| meta.get(n));
+            if let (Some(Value::Object(extra)), Some(o)) = (extra, t.as_object_mut()) {
+                for (k, v) in extra {
+                    o.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    listed
+}
+
 /// The answer to one request of `session` (`None` before `initialize`).
 pub async fn answer(
-    rt: &Runtime,
-    caller: &Caller,
-    agent_id: &str,
-    session: Option<&str>,
+    ctx: Ctx<'_>,
+    session: Option<&Session>,
     id: Value,
     method: &str,
     params: Value,
 ) -> Result<Answer, McpError> {
+    let Ctx {
+        rt,
+        caller,
+        agent_id,
+        ..
+    } = ctx;
     let json = |message| {
         Ok(Answer::Json {
             message,
@@ -155,6 +275,10 @@ pub async fn answer(
             .unwrap_or(PROTOCOL_VERSIONS[0]);
         let session = format!("{SESSION_PREFIX}{}", random_token(SESSION_RANDOM));
         let step = rt.peek_steps(caller, agent_id, &session).await?;
+        let owner = caller.thread_owner();
+        mcp_sessions::open(rt.pool(), ctx.key(&session, &owner), version)
+            .await
+            .map_err(RuntimeError::from)?;
         let result = json!({
             "protocolVersion": version,
             "capabilities": {"tools": {"listChanged": true}},
@@ -175,12 +299,15 @@ pub async fn answer(
                 "missing Mcp-Session-Id header: send initialize first".into(),
             ))
         }
-        (_, s) => s.unwrap_or_default(),
+        (_, s) => s.map(|s| s.id.as_str()).unwrap_or_default(),
     };
     match method {
         "tools/list" => {
             let step = rt.steps(caller, agent_id, session).await?;
-            json(response(&id, tools_of(&step)))
+            let meta = tool_mcp_meta::of_agent(rt.pool(), caller.org(), agent_id)
+                .await
+                .map_err(RuntimeError::from)?;
+            json(response(&id, tools_with_meta(&step, &meta)))
         }
         "tools/call" => {
             let Some(name) = params.get("name").and_then(Value::as_str) else {
@@ -205,6 +332,88 @@ pub async fn answer(
             METHOD_NOT_FOUND,
             &format!("method {other} is not served: this server offers tools only"),
         )),
+    }
+}
+
+/// What to send back for a batch.
+#[derive(Debug)]
+pub enum BatchAnswer {
+    /// The responses, in the order of the batch's requests.
+    Responses(Vec<Value>),
+    /// Notifications and responses only: nothing to answer (HTTP 202).
+    Accepted,
+    /// The session's revision has no batches: one JSON-RPC error (HTTP 400).
+    Refused(Value),
+}
+
+/// Answers a batch of `session`, one message after the other; a `tools/call` in it is
+/// answered by its result alone (its notifications are not sent).
+pub async fn answer_batch(
+    ctx: Ctx<'_>,
+    session: Option<&Session>,
+    items: Vec<Incoming>,
+) -> BatchAnswer {
+    let version = session.map(|s| s.version.as_str());
+    if version != Some(BATCH_VERSION) {
+        let why = match version {
+            Some(v) => format!(
+                "JSON-RPC batches are not part of MCP {v}, the version of this session: send one message per request"
+            ),
+            None => "a JSON-RPC batch needs a session (initialize may not be batched): send initialize on its own first".into(),
+        };
+        return BatchAnswer::Refused(error(&Value::Null, INVALID_REQUEST, &why));
+    }
+    let mut out = Vec::new();
+    for item in items {
+        let (id, method, params) = match item {
+            Incoming::Other => continue,
+            Incoming::Invalid(why) => {
+                out.push(error(&Value::Null, INVALID_REQUEST, &why));
+                continue;
+            }
+            Incoming::Request { id, method, params } => (id, method, params),
+        };
+        if method == "initialize" {
+            out.push(error(
+                &id,
+                INVALID_REQUEST,
+                "initialize may not be part of a batch",
+            ));
+            continue;
+        }
+        let message = match answer(ctx, session, id.clone(), &method, params).await {
+            Ok(Answer::Json { message, .. }) => message,
+            Ok(Answer::Call(call)) => {
+                let (tx, mut rx) = mpsc::channel::<Value>(256);
+                let s = session.map(|s| s.id.as_str()).unwrap_or_default();
+                run_call(ctx.rt, ctx.caller, ctx.agent_id, s, call, tx).await;
+                let mut last = None;
+                while let Some(m) = rx.recv().await {
+                    last = Some(m);
+                }
+                last.unwrap_or_else(|| {
+                    error(&id, INTERNAL_ERROR, "the call ended without an answer")
+                })
+            }
+            Err(e) => rpc_error(&id, &e),
+        };
+        out.push(message);
+    }
+    match out.is_empty() {
+        true => BatchAnswer::Accepted,
+        false => BatchAnswer::Responses(out),
+    }
+}
+
+/// A failure of one batched request as its JSON-RPC error.
+fn rpc_error(id: &Value, e: &McpError) -> Value {
+    match e {
+        McpError::BadRequest(d) => error(id, INVALID_REQUEST, d),
+        McpError::UnknownSession => error(id, INVALID_REQUEST, &e.to_string()),
+        McpError::Runtime(r) if r.code_status().1 == 500 => {
+            error(id, INTERNAL_ERROR, "internal error")
+        }
+        McpError::Runtime(r) => error(id, INTERNAL_ERROR, &format!("{}: {r}", r.code_status().0)),
     }
 }
 
@@ -252,6 +461,14 @@ pub async fn run_call(
             .ok(),
         Err(_) => None,
     };
+    // a name neither the agent's nor offered in the step (a retrieval or discovery tool)
+    let unknown = match (&loaded, &before) {
+        (Ok(l), Some(b)) => {
+            l.agent.tool(&call.name).is_none() && !b.tools.iter().any(|t| t.name == call.name)
+        }
+        _ => false,
+    };
+    let name = call.name.clone();
     let input = ToolCallInput {
         name: call.name,
         arguments: call.arguments,
@@ -295,6 +512,11 @@ pub async fn run_call(
     }
     let message = match outcome {
         Ok(result) => response(&call.id, call_result(&result)),
+        Err(RuntimeError::UnknownTool(detail)) if unknown => error(
+            &call.id,
+            INVALID_PARAMS,
+            &format!("unknown tool {name}: {detail}"),
+        ),
         Err(e) if matches!(e.code_status().1, 500) => error(
             &call.id,
             INTERNAL_ERROR,
@@ -308,10 +530,30 @@ pub async fn run_call(
     let _ = out.send(message).await;
 }
 
-/// A tool call's result as MCP content: the JSON text, and the object itself as
-/// `structuredContent` when it is one.
+/// Content block types a result may be served as, beside text.
+const BLOCK_TYPES: &[&str] = &["text", "image", "audio", "resource", "resource_link"];
+
+/// The blocks of a result that is exactly an MCP server's content (`{content: [...]}`,
+/// as M1 keeps a result holding more than text), when one of them is not text: such a
+/// result is served as its blocks, not as JSON text.
+fn content_blocks(value: &Value) -> Option<&Vec<Value>> {
+    let o = value.as_object().filter(|o| o.len() == 1)?;
+    let blocks = o.get("content")?.as_array()?;
+    let typed = |b: &Value| b.get("type").and_then(Value::as_str).map(str::to_string);
+    let all_known = blocks
+        .iter()
+        .all(|b| typed(b).is_some_and(|t| BLOCK_TYPES.contains(&t.as_str())));
+    let some_rich = blocks.iter().any(|b| typed(b).as_deref() != Some("text"));
+    (all_known && some_rich).then_some(blocks)
+}
+
+/// A tool call's result as MCP content: the server's own blocks when it is made of them;
+/// else the JSON text, and the object itself as `structuredContent` when it is one.
 fn call_result(result: &ResultJson) -> Value {
     let value = result.to_value();
+    if let Some(blocks) = content_blocks(&value) {
+        return json!({"content": blocks, "isError": false});
+    }
     let mut r = json!({"content": [{"type": "text", "text": result.as_str()}], "isError": false});
     if value.is_object() {
         r["structuredContent"] = value;
@@ -328,15 +570,52 @@ mod tests {
     fn m2_messages_are_classified() {
         let req = br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
         assert!(
-            matches!(classify(req).unwrap(), Incoming::Request { method, .. } if method == "tools/list")
+            matches!(classify(req).unwrap(), Body::One(Incoming::Request { method, .. }) if method == "tools/list")
         );
         let note = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        assert!(matches!(classify(note).unwrap(), Incoming::Other));
+        assert!(matches!(
+            classify(note).unwrap(),
+            Body::One(Incoming::Other)
+        ));
         let resp = br#"{"jsonrpc":"2.0","id":1,"result":{}}"#;
-        assert!(matches!(classify(resp).unwrap(), Incoming::Other));
-        assert!(classify(b"[]").is_err());
+        assert!(matches!(
+            classify(resp).unwrap(),
+            Body::One(Incoming::Other)
+        ));
         assert!(classify(b"{\"id\":1,\"method\":\"x\"}").is_err());
         assert!(classify(b"nope").is_err());
+    }
+
+    #[test]
+    fn m2_content_blocks_pass_through_as_blocks() {
+        let img = json!({"content": [{"type": "text", "text": "a chart"},
+            {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+            {"type": "resource_link", "uri": "file:///a.csv", "name": "a.csv"}]});
+        let r = call_result(&img.clone().into());
+        assert_eq!(r["content"], img["content"]);
+        assert!(r.get("structuredContent").is_none());
+        // text only, other keys, or an unknown block type: JSON text as before
+        for v in [
+            json!({"content": [{"type": "text", "text": "x"}]}),
+            json!({"content": [{"type": "image", "data": "AA=="}], "_truncated": true}),
+            json!({"content": [{"type": "video", "data": "AA=="}]}),
+        ] {
+            let r = call_result(&v.clone().into());
+            assert_eq!(r["content"][0]["type"], "text", "{v}");
+            assert_eq!(r["structuredContent"], v);
+        }
+    }
+
+    #[test]
+    fn m2_batches_are_classified_element_by_element() {
+        let b = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"id":2}]"#;
+        let Body::Batch(items) = classify(b).unwrap() else {
+            panic!("a batch")
+        };
+        assert!(matches!(items[0], Incoming::Request { .. }));
+        assert!(matches!(items[1], Incoming::Other));
+        assert!(matches!(items[2], Incoming::Invalid(_)));
+        assert!(classify(b"[]").is_err());
     }
 
     #[test]

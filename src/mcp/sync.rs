@@ -14,6 +14,7 @@ use utoipa::ToSchema;
 
 use crate::call::{Runtime, RuntimeError};
 use crate::store::providers::Provider;
+use crate::store::tool_mcp_meta;
 use crate::store::tools::{self, SyncChanges, Tool, ToolFields, ToolKind};
 use crate::store::OrgId;
 use crate::upstream::mcp::{self, McpClient};
@@ -79,7 +80,15 @@ pub async fn sync(
         )));
     }
     let (wanted, skipped) = to_fields(&provider.id, &listed);
-    let (data, changes) = tools::sync_provider(runtime.pool(), org, &provider.id, &wanted).await?;
+    let (data, mut changes) =
+        tools::sync_provider(runtime.pool(), org, &provider.id, &wanted).await?;
+    let meta = meta_by_path(&listed);
+    for name in tool_mcp_meta::set(runtime.pool(), org, &provider.id, &meta).await? {
+        if !changes.updated.contains(&name) && !changes.added.contains(&name) {
+            changes.unchanged = changes.unchanged.saturating_sub(1);
+            changes.updated.push(name);
+        }
+    }
     Ok(SyncReport {
         data,
         changes,
@@ -153,6 +162,30 @@ pub fn to_fields(provider_id: &str, listed: &[Value]) -> (Vec<ToolFields>, Vec<S
         });
     }
     (out, skipped)
+}
+
+/// What of a listed tool is kept beside its stored definition and served again by the
+/// agents' MCP servers (M2): `title`, `annotations` and `outputSchema`, when well-formed.
+/// Keyed by the tool's path; `{}` for a tool with none (the first listing of a name wins).
+pub fn meta_by_path(listed: &[Value]) -> Value {
+    let mut out = serde_json::Map::new();
+    for t in listed {
+        let Some(name) = t.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        let mut meta = serde_json::Map::new();
+        if let Some(title) = t.get("title").filter(|v| v.is_string()) {
+            meta.insert("title".into(), title.clone());
+        }
+        for key in ["annotations", "outputSchema"] {
+            if let Some(v) = t.get(key).filter(|v| v.is_object()) {
+                meta.insert(key.into(), v.clone());
+            }
+        }
+        out.entry(mcp::tool_path(name))
+            .or_insert(Value::Object(meta));
+    }
+    Value::Object(out)
 }
 
 /// Why a task-only tool is not imported.
@@ -238,6 +271,22 @@ mod tests {
         assert_eq!(skipped.len(), 1);
         assert_eq!(skipped[0].name, "batch");
         assert!(skipped[0].reason.contains("taskSupport"), "{skipped:?}");
+    }
+
+    #[test]
+    fn m2_title_annotations_and_output_schema_are_kept_by_path() {
+        let listed = vec![
+            json!({"name": "shot", "title": "Screenshot", "annotations": {"readOnlyHint": true},
+                   "outputSchema": {"type": "object"}, "other": 1}),
+            json!({"name": "plain", "title": 7, "annotations": "no"}),
+            json!({"name": "shot", "title": "second listing"}),
+        ];
+        assert_eq!(
+            meta_by_path(&listed),
+            json!({"/shot": {"title": "Screenshot", "annotations": {"readOnlyHint": true},
+                              "outputSchema": {"type": "object"}},
+                   "/plain": {}})
+        );
     }
 
     #[test]

@@ -4,6 +4,27 @@
  */
 
 export interface paths {
+    "/.well-known/oauth-protected-resource/v1/agents/{agent_id}/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The protected-resource metadata (RFC 9728) of an agent's MCP endpoint: the resource
+         *     and how a token is presented (the `Authorization` header). loopgate issues its tokens
+         *     itself (runtime tokens, org keys), so no authorization server is named.
+         */
+        get: operations["getAgentMcp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/connect/callback": {
         parameters: {
             query?: never;
@@ -164,19 +185,24 @@ export interface paths {
         };
         /**
          * The server-to-client stream of streamable HTTP: not offered (`405`); every message
-         *     loopgate sends answers a POST.
+         *     loopgate sends answers a POST. A session named that is not live is `404`.
          */
         get: operations["getAgentMcp"];
         put?: never;
         /**
-         * Send one JSON-RPC message to the agent's MCP server.
+         * Send one JSON-RPC message (or, in a 2025-03-26 session, a batch) to the agent's MCP
+         *     server.
          * @description `initialize` opens a session (one thread) and returns its `Mcp-Session-Id`; later
-         *     requests carry it. `tools/list` is the thread's `steps` answer; `tools/call` answers
-         *     as an SSE stream (progress and `tools/list_changed` notifications, then the result)
-         *     when the client accepts one, else as JSON. Notifications and responses get `202`.
+         *     requests carry it, and one that names a session never issued, ended or expired is
+         *     `404`. `tools/list` is the thread's `steps` answer; `tools/call` answers as an SSE
+         *     stream (progress and `tools/list_changed` notifications, then the result) when the
+         *     client accepts one, else as JSON. Notifications and responses get `202`.
          */
         post: operations["postAgentMcp"];
-        /** End an MCP session. Its thread (stored results, loaded tools) stays until it expires. */
+        /**
+         * End an MCP session: every later request naming it is `404`. Its thread (stored
+         *     results, loaded tools) stays until it expires.
+         */
         delete: operations["deleteAgentMcp"];
         options?: never;
         head?: never;
@@ -2218,6 +2244,29 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getAgentMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 9728 protected-resource metadata */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            404: components["responses"]["NotFound"];
+        };
+    };
     connectCallback: {
         parameters: {
             query?: {
@@ -2667,7 +2716,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not an agent of the caller's org */
+            /** @description Not an agent of the caller's org, or an unknown, ended or expired session */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2699,14 +2748,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description A JSON-RPC 2.0 message (MCP, streamable HTTP) */
+        /** @description A JSON-RPC 2.0 message, or a batch of them in a 2025-03-26 session (MCP, streamable HTTP) */
         requestBody: {
             content: {
                 "application/json": Record<string, never>;
             };
         };
         responses: {
-            /** @description A JSON-RPC response, as JSON or an SSE stream */
+            /** @description A JSON-RPC response (or a batch's responses), as JSON or an SSE stream */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2749,7 +2798,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            /** @description Not an agent of the caller's org, or an unknown, ended or expired session */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2811,7 +2860,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
+            /** @description Not an agent of the caller's org, or an unknown, ended or expired session */
             404: {
                 headers: {
                     [name: string]: unknown;

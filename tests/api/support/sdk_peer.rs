@@ -97,3 +97,31 @@ impl SdkPeer {
             .expect("its log is JSON")
     }
 }
+
+/// Runs `script` (a client of the SDK in tests/mcp-peers) with `args` to its end and
+/// answers the JSON line it prints; `None` only when the SDK is missing and that is
+/// allowed.
+pub async fn run_client(script: &str, args: &[&str]) -> Option<Value> {
+    if !sdk_installed() {
+        return None;
+    }
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        Command::new("node")
+            .current_dir(peers_dir())
+            .arg(script)
+            .args(args)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("the SDK client ends within 60 s")
+    .expect("node runs (scripts/setup-mcp-peers needs it too)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{script} failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{stdout:?}: {e}")))
+}
