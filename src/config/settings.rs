@@ -182,6 +182,11 @@ pub struct Settings {
     /// How long an upstream MCP session is kept unused before it is ended (`DELETE`).
     pub mcp_session_idle_seconds: u64,
 
+    // --- connected apps' OAuth (D4), see `crate::upstream::oauth_metadata` ---
+    /// How long an authorization server's discovered metadata (RFC 8414 / OpenID
+    /// discovery) is kept before it is fetched again (0: every use fetches it).
+    pub oauth_metadata_ttl_seconds: u64,
+
     // --- tool search (D5), see `crate::embedding` ---
     /// The sentence-embedding model's directory (`scripts/setup-model` fills it): search
     /// ranks by meaning as well as by words. Missing or empty: lexical search only, said
@@ -197,6 +202,9 @@ const RESULT_TTL_SECONDS: std::ops::RangeInclusive<u64> = 60..=86_400;
 
 /// `mcp_session_idle_seconds`: a second to a day.
 const MCP_SESSION_IDLE_SECONDS: std::ops::RangeInclusive<u64> = 1..=86_400;
+
+/// `oauth_metadata_ttl_seconds`: at most a day.
+const OAUTH_METADATA_MAX_SECONDS: u64 = 86_400;
 
 /// `agent_memory_seconds`: at most this (memory is a cache, not a source of truth).
 const AGENT_MEMORY_MAX_SECONDS: u64 = 300;
@@ -257,6 +265,7 @@ struct Defaults {
     cache_max_entry_bytes: usize,
     agent_memory_seconds: u64,
     mcp_session_idle_seconds: u64,
+    oauth_metadata_ttl_seconds: u64,
     embedding_model_dir: &'static str,
 }
 
@@ -301,6 +310,7 @@ const DEFAULTS: Defaults = Defaults {
     cache_max_entry_bytes: 8 * 1024 * 1024,
     agent_memory_seconds: 5,
     mcp_session_idle_seconds: 600,
+    oauth_metadata_ttl_seconds: 3600,
     embedding_model_dir: ".data/models/all-minilm-l6-v2",
 };
 
@@ -566,6 +576,12 @@ impl Settings {
                 MCP_SESSION_IDLE_SECONDS.start(),
                 MCP_SESSION_IDLE_SECONDS.end(),
                 self.mcp_session_idle_seconds
+            );
+        }
+        if self.oauth_metadata_ttl_seconds > OAUTH_METADATA_MAX_SECONDS {
+            bail!(
+                "LOOPGATE_OAUTH_METADATA_TTL_SECONDS must be between 0 and {OAUTH_METADATA_MAX_SECONDS} (it is {})",
+                self.oauth_metadata_ttl_seconds
             );
         }
         Ok(())
