@@ -6,6 +6,7 @@ pub mod admin;
 pub mod agents;
 pub mod audit;
 pub mod connections;
+pub mod connections_d4;
 pub mod console;
 pub mod errors;
 pub mod first_run;
