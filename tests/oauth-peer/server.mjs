@@ -18,7 +18,8 @@
 //
 // The resource API: GET /api/me/messages with `Authorization: Bearer <access token>`
 // answers 200 with the token's subject, or 401 for a token the provider does not hold
-// as active; GET /api/last-token says whether the last token the API saw is still active.
+// as active; GET /api/last-token says whether the last token the API saw is still active
+// and how many distinct tokens it has seen.
 import http from 'node:http';
 import Provider from 'oidc-provider';
 
@@ -54,6 +55,7 @@ server.listen(0, '127.0.0.1', () => {
   });
   provider.proxy = false;
   let lastToken = null;
+  const seenTokens = new Set();
   const active = async (value) => {
     const token = value && await provider.AccessToken.find(value);
     return Boolean(token && !token.isExpired);
@@ -68,6 +70,7 @@ server.listen(0, '127.0.0.1', () => {
       const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
       const value = m && m[1];
       lastToken = value;
+      if (value) seenTokens.add(value);
       if (!(await active(value))) {
         res.setHeader('www-authenticate', 'Bearer error="invalid_token"');
         return json(res, 401, { error: 'invalid_token' });
@@ -76,7 +79,9 @@ server.listen(0, '127.0.0.1', () => {
       return json(res, 200, { data: [{ id: 1, subject: 'hello', to: token.accountId }] });
     }
     if (req.url === '/api/last-token') {
-      return json(res, 200, { seen: lastToken !== null, active: await active(lastToken) });
+      return json(res, 200, {
+        seen: lastToken !== null, active: await active(lastToken), distinct: seenTokens.size,
+      });
     }
     return oidc(req, res);
   });

@@ -11,6 +11,7 @@ pub mod console;
 pub mod errors;
 pub mod first_run;
 pub mod import_limits;
+pub mod oauth_peer;
 pub mod openapi_doc;
 pub mod openapi_import;
 pub mod providers;
