@@ -155,6 +155,8 @@ pub struct CallbackParams {
     pub state: Option<String>,
     pub code: Option<String>,
     pub error: Option<String>,
+    /// The issuer of the answer (RFC 9207): checked against the provider's.
+    pub iss: Option<String>,
 }
 
 /// Where the authorization server sends the user back (OAuth 2.0 redirect URI).
@@ -176,7 +178,7 @@ pub async fn callback(
     };
     match state
         .runtime
-        .connect_callback(s, q.code.as_deref(), q.error.as_deref())
+        .connect_callback(s, q.code.as_deref(), q.error.as_deref(), q.iss.as_deref())
         .await
     {
         Ok(toolkit) => Ok(connected(&toolkit)),

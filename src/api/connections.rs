@@ -6,7 +6,7 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::audit::{self, Acting};
-use super::error::{or_not_found, ApiError, Problem};
+use super::error::{ApiError, Problem};
 use super::extract::Mint;
 use super::list::{ListParams, ListResponse};
 use crate::api::state::AppState;
@@ -37,16 +37,24 @@ pub async fn list(
 }
 
 /// Remove a connection: the user's calls of that toolkit answer `connect_required` again.
+///
+/// An OAuth connection's token is first revoked at the authorization server (RFC 7009)
+/// when it has a revocation endpoint; the connection is removed even when that fails.
+/// `Loopgate-Token-Revocation` says what happened: `revoked`, `unsupported` (no
+/// endpoint) or `failed` (absent for an API-key connection).
 #[utoipa::path(delete, operation_id = "deleteConnection", path = "/v1/connections/{connection_id}", tag = "runtime",
-    responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["mint"])))]
+    responses((status = 204, headers(("Loopgate-Token-Revocation" = String, description = "`revoked`, `unsupported` or `failed` (OAuth connections)"))),
+              (status = 404, body = Problem)), security(("orgKey" = ["mint"])))]
 pub async fn delete(
     key: Mint,
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    connections::delete(&state.pool, &key.org, &path)
-        .await
-        .map_err(or_not_found("connection"))?;
+    let revocation = state.runtime.delete_connection(&key.org, &path).await?;
     audit::deleted::<()>(&state, &key.org, key.actor(), ("connection", &path), None).await?;
-    Ok(HttpResponse::NoContent().finish())
+    let mut res = HttpResponse::NoContent();
+    if let Some(r) = revocation {
+        res.insert_header(("Loopgate-Token-Revocation", r.as_str()));
+    }
+    Ok(res.finish())
 }

@@ -176,6 +176,15 @@ impl ResponseError for ApiError {
             } => {
                 res.insert_header((header::RETRY_AFTER, retry_after_secs.max(&1).to_string()));
             }
+            ApiError::Tool {
+                code: ErrorCode::ConnectionUnavailable,
+                ..
+            } => {
+                res.insert_header((
+                    header::RETRY_AFTER,
+                    crate::call::app_connections::CONNECTION_RETRY_AFTER_SECS.to_string(),
+                ));
+            }
             ApiError::Unauthorized(_) => {
                 res.insert_header((header::WWW_AUTHENTICATE, "Bearer"));
             }

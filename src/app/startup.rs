@@ -160,7 +160,10 @@ impl Application {
                 .clone()
                 .map(|u| u.trim_end_matches('/').to_string())
                 .unwrap_or_else(|| format!("http://127.0.0.1:{port}")),
-            oauth: crate::upstream::oauth::OAuthHttp::new(settings.allow_private_upstreams),
+            oauth: crate::upstream::oauth::OAuthHttp::new(settings.allow_private_upstreams)
+                .with_metadata_ttl(std::time::Duration::from_secs(
+                    settings.oauth_metadata_ttl_seconds,
+                )),
             events,
             compiled: Default::default(),
             refresh_gates: Default::default(),

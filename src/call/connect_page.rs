@@ -3,10 +3,10 @@
 //! submitting it either stores an API key or starts OAuth (PKCE verifier sealed on the
 //! link, `state` hashed), and the callback finishes that flow once.
 
-use chrono::{Duration, Utc};
+use chrono::Utc;
 use secrecy::{ExposeSecret, SecretString};
 
-use crate::call::app_connections::{oauth_app, secret_aad};
+use crate::call::app_connections::{secret_aad, token_expiry};
 use crate::call::Runtime;
 use crate::crypto::{new_id, sha256};
 use crate::store::connections::{self, Link, NewConnection};
@@ -27,6 +27,12 @@ pub enum ConnectError {
     Store(#[from] StoreError),
     #[error("internal error")]
     Internal(#[source] anyhow::Error),
+}
+
+/// What an OAuth connection keeps beside its sealed tokens.
+struct OAuthSaved {
+    lifetime: Option<i32>,
+    refreshable: bool,
 }
 
 /// What the page shows.
@@ -59,18 +65,25 @@ fn verifier_aad(hash: &[u8]) -> Vec<u8> {
 }
 
 impl Runtime {
-    /// The provider's OAuth application, with its client secret.
+    /// The provider's OAuth application, with its client secret (its endpoints possibly
+    /// discovered).
     async fn oauth_of(
         &self,
         org: &OrgId,
         provider: &Provider,
     ) -> Result<oauth::OAuthApp, ConnectError> {
+        if !matches!(provider.connection, Some(Connection::Oauth2 { .. })) {
+            return Err(ConnectError::Invalid(
+                "This app has no sign-in configured.".into(),
+            ));
+        }
         let secret = self
             .client_secret(org, &provider.id)
             .await
             .map_err(|e| ConnectError::Internal(anyhow::anyhow!("{e}")))?;
-        oauth_app(provider, secret, self.redirect_url())
-            .ok_or_else(|| ConnectError::Invalid("This app has no sign-in configured.".into()))
+        self.oauth_app(provider, secret)
+            .await
+            .map_err(|e| ConnectError::Refused(e.to_string()))
     }
 
     async fn link(&self, token: &str) -> Result<(Link, Provider), ConnectError> {
@@ -121,7 +134,7 @@ impl Runtime {
             }
             let aad = secret_aad(&org, &link.user_id, &link.toolkit);
             let sealed = self.cipher.encrypt(key.as_bytes(), &aad);
-            self.save_connection(&org, &link, "api_key", sealed, None)
+            self.save_connection(&org, &link, "api_key", sealed, None, None)
                 .await?;
             return Ok(Submitted::Connected(link.toolkit));
         }
@@ -139,13 +152,14 @@ impl Runtime {
         Ok(Submitted::Redirect(started.url))
     }
 
-    /// `GET /connect/callback?code&state`: exchanges the code (with the PKCE verifier)
-    /// and stores the tokens for the link's user and toolkit.
+    /// `GET /connect/callback?code&state&iss`: checks `iss` (RFC 9207), exchanges the
+    /// code (with the PKCE verifier) and stores the tokens for the link's user and toolkit.
     pub async fn connect_callback(
         &self,
         state: &str,
         code: Option<&str>,
         error: Option<&str>,
+        iss: Option<&str>,
     ) -> Result<String, ConnectError> {
         let link = connections::take_state(&self.pool, &sha256(state.as_bytes()))
             .await?
@@ -163,19 +177,33 @@ impl Runtime {
             .and_then(|v| self.cipher.decrypt(v, &verifier_aad(&link.token_hash)).ok())
             .ok_or(ConnectError::LinkInvalid)?;
         let app = self.oauth_of(&org, &provider).await?;
+        // the answer must come from the issuer the flow was started with (mix-up attacks)
+        app.check_iss(iss)
+            .map_err(|e| ConnectError::Refused(e.to_string()))?;
         let tokens = self
             .oauth
             .exchange(&app, code, &String::from_utf8_lossy(&verifier))
             .await
             .map_err(|e| ConnectError::Refused(e.to_string()))?;
-        let expires_at = tokens
-            .expires_in
-            .and_then(|d| Duration::from_std(d).ok())
-            .map(|d| Utc::now() + d);
+        let (expires_at, lifetime) = token_expiry(&tokens);
+        let refreshable = tokens.refresh_token.is_some();
+        if !refreshable {
+            tracing::warn!(
+                toolkit = %link.toolkit,
+                provider = %link.provider_id,
+                "the authorization server granted no refresh token: the connection stops working when its \
+                 access token expires (ask for offline access in connection.authorization_params, \
+                 e.g. prompt=consent or access_type=offline)"
+            );
+        }
         let aad = secret_aad(&org, &link.user_id, &link.toolkit);
         let plain = serde_json::to_vec(&tokens).map_err(|e| ConnectError::Internal(e.into()))?;
         let sealed = self.cipher.encrypt(&plain, &aad);
-        self.save_connection(&org, &link, "oauth2", sealed, expires_at)
+        let oauth = OAuthSaved {
+            lifetime,
+            refreshable,
+        };
+        self.save_connection(&org, &link, "oauth2", sealed, expires_at, Some(oauth))
             .await?;
         Ok(link.toolkit)
     }
@@ -187,6 +215,7 @@ impl Runtime {
         kind: &str,
         sealed: Vec<u8>,
         expires_at: Option<chrono::DateTime<Utc>>,
+        oauth: Option<OAuthSaved>,
     ) -> Result<(), ConnectError> {
         connections::upsert(
             &self.pool,
@@ -199,6 +228,8 @@ impl Runtime {
                 kind,
                 secret_ciphertext: sealed,
                 expires_at,
+                token_lifetime_seconds: oauth.as_ref().and_then(|o| o.lifetime),
+                refresh_token_held: oauth.map(|o| o.refreshable),
             },
         )
         .await?;

@@ -9,6 +9,8 @@ pub mod app_connections;
 pub mod call_records;
 pub mod compiled_tools;
 pub mod connect_page;
+pub mod connection_retry;
+pub mod connection_revoke;
 pub mod continuations;
 pub mod credential_choice;
 pub mod event_feed;

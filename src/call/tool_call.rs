@@ -355,10 +355,8 @@ impl Runtime {
             confirm_later: cont.is_none(),
         };
         loop {
-            let credential = self.credential(caller, bound).await?;
             let fetched = self
-                .walker
-                .fetch(caller, bound, &plan, credential, cache, progress)
+                .fetch_credentialed(caller, bound, &plan, cache, progress)
                 .await?;
             // C4: a hit is presented like a walk (another `_fields`/`_filter` still applies) and labelled
             let label = match (fetched.hit, fetched.too_large) {

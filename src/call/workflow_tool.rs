@@ -67,10 +67,8 @@ impl Runtime {
             // a step stores no result whose writes could carry the version's confirmation
             confirm_later: false,
         };
-        let credential = self.credential(caller, bound).await?;
         let fetched = self
-            .walker
-            .fetch(caller, bound, &plan, credential, cache, progress)
+            .fetch_credentialed(caller, bound, &plan, cache, progress)
             .await?;
         Ok(BoundRun {
             outcome: fetched.outcome,

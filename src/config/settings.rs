@@ -185,6 +185,10 @@ pub struct Settings {
     // --- agents as MCP servers (M2), see `crate::mcp::server` ---
     /// How long a session of an agent's MCP server lives unused; then it is 404.
     pub mcp_server_session_idle_seconds: u64,
+    // --- connected apps' OAuth (D4), see `crate::upstream::oauth_metadata` ---
+    /// How long an authorization server's discovered metadata (RFC 8414 / OpenID
+    /// discovery) is kept before it is fetched again (0: every use fetches it).
+    pub oauth_metadata_ttl_seconds: u64,
 
     // --- tool search (D5), see `crate::embedding` ---
     /// The sentence-embedding model's directory (`scripts/setup-model` fills it): search
@@ -204,6 +208,8 @@ const MCP_SESSION_IDLE_SECONDS: std::ops::RangeInclusive<u64> = 1..=86_400;
 
 /// `mcp_server_session_idle_seconds`: a minute to 30 days.
 const MCP_SERVER_SESSION_IDLE_SECONDS: std::ops::RangeInclusive<u64> = 60..=2_592_000;
+/// `oauth_metadata_ttl_seconds`: at most a day.
+const OAUTH_METADATA_MAX_SECONDS: u64 = 86_400;
 
 /// `agent_memory_seconds`: at most this (memory is a cache, not a source of truth).
 const AGENT_MEMORY_MAX_SECONDS: u64 = 300;
@@ -265,6 +271,7 @@ struct Defaults {
     agent_memory_seconds: u64,
     mcp_session_idle_seconds: u64,
     mcp_server_session_idle_seconds: u64,
+    oauth_metadata_ttl_seconds: u64,
     embedding_model_dir: &'static str,
 }
 
@@ -310,6 +317,7 @@ const DEFAULTS: Defaults = Defaults {
     agent_memory_seconds: 5,
     mcp_session_idle_seconds: 600,
     mcp_server_session_idle_seconds: 86_400,
+    oauth_metadata_ttl_seconds: 3600,
     embedding_model_dir: ".data/models/all-minilm-l6-v2",
 };
 
@@ -583,6 +591,12 @@ impl Settings {
                 MCP_SERVER_SESSION_IDLE_SECONDS.start(),
                 MCP_SERVER_SESSION_IDLE_SECONDS.end(),
                 self.mcp_server_session_idle_seconds
+            );
+        }
+        if self.oauth_metadata_ttl_seconds > OAUTH_METADATA_MAX_SECONDS {
+            bail!(
+                "LOOPGATE_OAUTH_METADATA_TTL_SECONDS must be between 0 and {OAUTH_METADATA_MAX_SECONDS} (it is {})",
+                self.oauth_metadata_ttl_seconds
             );
         }
         Ok(())

@@ -98,6 +98,7 @@ struct Row {
     conn_secret: Option<Vec<u8>>,
     conn_expires_at: Option<DateTime<Utc>>,
     conn_broken: Option<bool>,
+    conn_lifetime: Option<i32>,
 }
 
 /// The agent `id` of `org` with its versioned bindings, the `thread` looked up (a missing
@@ -128,7 +129,8 @@ pub async fn load(
              CASE WHEN t.kind = 'app' THEN COALESCE(t.toolkit, p.toolkit, p.name) END
                AS "app_toolkit?",
              c.id AS "conn_id?", c.kind AS "conn_kind?", c.secret_ciphertext AS "conn_secret?",
-             c.expires_at AS "conn_expires_at?", c.broken AS "conn_broken?"
+             c.expires_at AS "conn_expires_at?", c.broken AS "conn_broken?",
+             c.token_lifetime_seconds AS "conn_lifetime?"
            FROM agents a
            JOIN deployments d ON d.org_id = a.org_id AND d.id = a.deployment_id
            LEFT JOIN threads th ON th.org_id = a.org_id AND th.agent_id = a.id
@@ -195,6 +197,7 @@ pub async fn load(
                             secret_ciphertext: Sealed(secret_ciphertext),
                             expires_at: r.conn_expires_at,
                             broken: r.conn_broken.unwrap_or(false),
+                            token_lifetime_seconds: r.conn_lifetime,
                         }),
                         _ => None,
                     },

@@ -27,6 +27,13 @@ pub struct Connection {
     pub expires_at: Option<DateTime<Utc>>,
     /// A refresh failed: the user must connect again.
     pub broken: bool,
+    /// OAuth: `available` when the authorization server granted a refresh token, `none`
+    /// when it did not (the connection stops working when its access token expires: ask
+    /// for offline access, e.g. `authorization_params` `prompt=consent` or
+    /// `access_type=offline`). Absent for an API key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>, example = "available")]
+    pub refresh: Option<String>,
 }
 
 impl Keyed for Connection {
@@ -44,9 +51,12 @@ pub struct Secret {
     pub secret_ciphertext: Sealed,
     pub expires_at: Option<DateTime<Utc>>,
     pub broken: bool,
+    /// How long the current access token was issued for (OAuth).
+    pub token_lifetime_seconds: Option<i32>,
 }
 
-const COLUMNS: &str = "id, user_id, toolkit, created_at, expires_at, broken";
+const COLUMNS: &str = "id, user_id, toolkit, created_at, expires_at, broken, \
+     CASE WHEN kind = 'oauth2' THEN CASE WHEN refresh_token_held IS FALSE THEN 'none' ELSE 'available' END END AS refresh";
 
 /// What a new connection holds.
 pub struct NewConnection<'a> {
@@ -57,16 +67,21 @@ pub struct NewConnection<'a> {
     pub kind: &'a str,
     pub secret_ciphertext: Vec<u8>,
     pub expires_at: Option<DateTime<Utc>>,
+    /// OAuth: the access token's lifetime, and whether a refresh token came with it.
+    pub token_lifetime_seconds: Option<i32>,
+    pub refresh_token_held: Option<bool>,
 }
 
 /// Stores the user's connection of the toolkit, replacing an earlier one.
 pub async fn upsert(pool: &PgPool, org: &OrgId, c: NewConnection<'_>) -> Result<(), StoreError> {
     sqlx::query!(
-        "INSERT INTO connections (id, org_id, user_id, toolkit, provider_id, kind, secret_ciphertext, expires_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
+        "INSERT INTO connections (id, org_id, user_id, toolkit, provider_id, kind, secret_ciphertext, expires_at, \
+         token_lifetime_seconds, refresh_token_held) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
          ON CONFLICT (org_id, user_id, toolkit) DO UPDATE SET provider_id = EXCLUDED.provider_id, \
          kind = EXCLUDED.kind, secret_ciphertext = EXCLUDED.secret_ciphertext, \
-         expires_at = EXCLUDED.expires_at, broken = FALSE, created_at = now(), updated_at = now()",
+         expires_at = EXCLUDED.expires_at, token_lifetime_seconds = EXCLUDED.token_lifetime_seconds, \
+         refresh_token_held = EXCLUDED.refresh_token_held, broken = FALSE, created_at = now(), updated_at = now()",
         c.id,
         org.as_str(),
         c.user_id,
@@ -75,6 +90,8 @@ pub async fn upsert(pool: &PgPool, org: &OrgId, c: NewConnection<'_>) -> Result<
         c.kind,
         c.secret_ciphertext,
         c.expires_at,
+        c.token_lifetime_seconds,
+        c.refresh_token_held,
     )
     .execute(pool)
     .await?;
@@ -93,7 +110,7 @@ pub async fn secret(
     // user's token (it would be sent to that provider's base_url)
     Ok(sqlx::query_as!(
         Secret,
-        "SELECT id, kind, secret_ciphertext, expires_at, broken FROM connections \
+        "SELECT id, kind, secret_ciphertext, expires_at, broken, token_lifetime_seconds FROM connections \
          WHERE org_id = $1 AND user_id = $2 AND toolkit = $3 AND provider_id = $4",
         org.as_str(),
         user_id,
@@ -138,7 +155,7 @@ pub async fn lock_for_refresh(
     let mut tx = pool.begin().await?;
     let row = sqlx::query_as!(
         Secret,
-        "SELECT id, kind, secret_ciphertext, expires_at, broken FROM connections \
+        "SELECT id, kind, secret_ciphertext, expires_at, broken, token_lifetime_seconds FROM connections \
          WHERE org_id = $1 AND id = $2 FOR UPDATE",
         org.as_str(),
         id,
@@ -166,14 +183,16 @@ impl RefreshLock {
         mut self,
         secret_ciphertext: Vec<u8>,
         expires_at: Option<DateTime<Utc>>,
+        token_lifetime_seconds: Option<i32>,
     ) -> Result<(), StoreError> {
         sqlx::query!(
-            "UPDATE connections SET secret_ciphertext = $3, expires_at = $4, broken = FALSE, updated_at = now() \
-             WHERE org_id = $1 AND id = $2",
+            "UPDATE connections SET secret_ciphertext = $3, expires_at = $4, token_lifetime_seconds = $5, \
+             broken = FALSE, updated_at = now() WHERE org_id = $1 AND id = $2",
             self.org.as_str(),
             &self.id,
             secret_ciphertext,
             expires_at,
+            token_lifetime_seconds,
         )
         .execute(&mut *self.tx)
         .await?;
@@ -224,6 +243,29 @@ pub async fn list(
         filters,
     };
     page::list::<Connection>(pool, q, req).await
+}
+
+/// A connection about to be deleted: what revoking its token needs.
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct Doomed {
+    pub user_id: String,
+    pub toolkit: String,
+    pub provider_id: String,
+    pub kind: String,
+    #[sqlx(try_from = "Vec<u8>")]
+    pub secret_ciphertext: Sealed,
+}
+
+pub async fn doomed(pool: &PgPool, org: &OrgId, id: &str) -> Result<Option<Doomed>, StoreError> {
+    Ok(sqlx::query_as!(
+        Doomed,
+        "SELECT user_id, toolkit, provider_id, kind, secret_ciphertext FROM connections \
+         WHERE org_id = $1 AND id = $2",
+        org.as_str(),
+        id,
+    )
+    .fetch_optional(pool)
+    .await?)
 }
 
 pub async fn delete(pool: &PgPool, org: &OrgId, id: &str) -> Result<(), StoreError> {
@@ -331,6 +373,7 @@ mod tests {
             secret_ciphertext: Sealed(b"tokens-tokens".to_vec()),
             expires_at: None,
             broken: false,
+            token_lifetime_seconds: None,
         };
         let shown = format!("{secret:?}");
         assert!(

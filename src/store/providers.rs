@@ -1,7 +1,7 @@
 //! Providers: upstream APIs with their base URL, how the credential is placed, the
 //! org-level credential (AEAD ciphertext, never selected except for a call) and rate limit.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -121,13 +121,32 @@ impl Provider {
 #[derive(Debug, Clone, Serialize, Deserialize, ToSchema, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Connection {
-    /// OAuth 2.0 authorization code with PKCE.
+    /// OAuth 2.0 authorization code with PKCE. With `issuer`, the endpoints not given are
+    /// discovered from the server's metadata (RFC 8414 / OpenID discovery).
     Oauth2 {
-        authorize_url: String,
-        token_url: String,
+        /// The authorization server's issuer identifier: its metadata is discovered, and
+        /// an `iss` on the callback (RFC 9207) must equal it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        issuer: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        authorize_url: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token_url: Option<String>,
+        /// Where a connection's token is revoked when it is deleted (RFC 7009).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        revocation_url: Option<String>,
         client_id: String,
         #[serde(default)]
         scopes: Vec<String>,
+        /// How the client authenticates at the token endpoint; absent: chosen from the
+        /// server's metadata (`client_secret_basic` when listed, else `client_secret_post`),
+        /// `none` when no client secret is stored.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        token_endpoint_auth_method: Option<TokenAuthMethod>,
+        /// Extra parameters of the authorization request (`prompt`, `access_type`,
+        /// `audience`, `resource`, …).
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        authorization_params: BTreeMap<String, String>,
         /// Whether a client secret is stored (it is never returned).
         #[serde(default)]
         has_client_secret: bool,
@@ -137,6 +156,31 @@ pub enum Connection {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         instructions: Option<String>,
     },
+}
+
+/// How an OAuth client authenticates at the token endpoint (RFC 8414
+/// `token_endpoint_auth_methods_supported`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum TokenAuthMethod {
+    /// HTTP Basic with the client id and secret.
+    ClientSecretBasic,
+    /// `client_id` and `client_secret` in the form body.
+    ClientSecretPost,
+    /// A public client: `client_id` in the body, no secret (PKCE is always sent).
+    None,
+}
+
+impl Connection {
+    /// The origin OAuth tokens are sent to: the token endpoint's, else the issuer's.
+    pub fn token_origin(&self) -> Option<String> {
+        match self {
+            Connection::Oauth2 {
+                token_url, issuer, ..
+            } => token_url.as_deref().or(issuer.as_deref()).and_then(origin),
+            Connection::ApiKey { .. } => None,
+        }
+    }
 }
 
 #[derive(sqlx::FromRow)]

@@ -216,13 +216,14 @@ async fn oauth_token_requests_go_through_the_guarded_resolver() {
     })
     .await;
     let port = server.addr.port();
-    let app = |host: &str| OAuthApp {
-        authorize_url: format!("http://{host}:{port}/authorize"),
-        token_url: format!("http://{host}:{port}/token"),
-        client_id: "client-1".into(),
-        client_secret: Some("client-secret-xyz".to_string().into()),
-        scopes: vec![],
-        redirect_url: "https://loopgate.example/connect/callback".into(),
+    let app = |host: &str| {
+        OAuthApp::explicit(
+            format!("http://{host}:{port}/authorize"),
+            format!("http://{host}:{port}/token"),
+            "client-1".into(),
+            Some("client-secret-xyz".to_string().into()),
+            "https://loopgate.example/connect/callback".into(),
+        )
     };
     // This machine's own name, when it resolves to loopback (as in /etc/hosts here):
     // a plain name that only the resolver can judge.

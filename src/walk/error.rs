@@ -29,6 +29,9 @@ pub enum RuntimeError {
     /// D3: a connected-app tool of a toolkit the user has not connected.
     #[error("{0}")]
     ConnectRequired(String),
+    /// D4: the connection is kept but its token could not be refreshed just now.
+    #[error("{0}")]
+    ConnectionUnavailable(String),
     #[error("{0}")]
     Result(#[from] ResultError),
     #[error("{detail}")]
@@ -61,6 +64,7 @@ impl RuntimeError {
             RuntimeError::CredentialRequired(_) => ErrorCode::CredentialRequired,
             RuntimeError::ToolNotLoaded(_) => ErrorCode::ToolNotLoaded,
             RuntimeError::ConnectRequired(_) => ErrorCode::ConnectRequired,
+            RuntimeError::ConnectionUnavailable(_) => ErrorCode::ConnectionUnavailable,
             RuntimeError::Result(ResultError::Expired(..)) => ErrorCode::ResultExpired,
             RuntimeError::Result(ResultError::NotFound(_)) => ErrorCode::ResultNotFound,
             RuntimeError::Result(ResultError::Lost(_)) => ErrorCode::ResultLost,

@@ -68,6 +68,9 @@ error_codes! {
     RetrievalRequired => ("retrieval_required", 409, "Retrieval required"),
     ToolNotLoaded => ("tool_not_loaded", 409, "Tool not loaded"),
     ConnectRequired => ("connect_required", 409, "Connection required"),
+    /// D4: the user's connection is kept, but its token could not be refreshed just now
+    /// (the authorization server failed transiently): retry after `Retry-After`.
+    ConnectionUnavailable => ("connection_unavailable", 503, "Connection unavailable"),
     // nothing lost under faults (K1, K5)
     /// A call's record whose replica stopped before the call ended (K1).
     CallInterrupted => ("call_interrupted", 503, "Call interrupted"),

@@ -230,7 +230,7 @@ async fn d4_oauth_flow_pkce_refresh_and_a_revoked_refresh_token() {
         404
     );
 
-    // D4: connected; the token (30 s to live) is refreshed before use
+    // D4: connected; the token (issued for 0 s) is refreshed before use
     assert_eq!(
         s.connected(&app, &u1).await,
         json!([{"toolkit": "mail", "connected": true}])

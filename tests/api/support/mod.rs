@@ -8,6 +8,7 @@ pub mod cursor_servers;
 pub mod fault_server;
 pub mod helpers;
 pub mod mcp_upstream;
+pub mod oauth_peer;
 pub mod oauth_server;
 pub mod redis_count;
 pub mod rig;

@@ -1,6 +1,9 @@
 //! An OAuth 2.0 authorization server and the API it guards, started in the test: the
 //! authorization code flow checks the PKCE verifier (S256) and the client's secret,
-//! refresh tokens rotate and can be revoked, and the API echoes the bearer it saw.
+//! refresh tokens rotate and can be revoked, and the API echoes the bearer it saw. It
+//! serves RFC 8414 metadata (`issuer` = its base unless told otherwise), can answer
+//! refreshes with a chosen OAuth error, add `iss` to its answers, refuse chosen bearers
+//! with 401, and records RFC 7009 revocations.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -26,6 +29,21 @@ pub struct AuthState {
     pub api_auth: Vec<String>,
     /// Put after `at-` / `rt-` in every token issued (default none: `at-1`, `rt-1`).
     pub token_prefix: String,
+    /// `expires_in` of every token issued (default 0: due for a refresh at once).
+    pub expires_in: u32,
+    /// Refresh grants answer this status and OAuth `error` code instead.
+    pub refresh_error: Option<(u16, &'static str)>,
+    /// Added as `iss` to the authorization answer.
+    pub iss: Option<String>,
+    /// The metadata's `issuer` (default: the server's base).
+    pub metadata_issuer: Option<String>,
+    /// Bearer values the API answers 401.
+    pub api_refuse: Vec<String>,
+    /// Tokens revoked at `/revoke` (`token_type_hint:token`).
+    pub revoked_tokens: Vec<String>,
+    /// Metadata fetches.
+    pub metadata_reads: u32,
+    pub base: String,
 }
 
 pub struct AuthServer {
@@ -67,6 +85,9 @@ async fn authorize(s: S, q: web::Query<HashMap<String, String>>) -> HttpResponse
     to.query_pairs_mut()
         .append_pair("code", &code)
         .append_pair("state", &get("state"));
+    if let Some(iss) = &st.iss {
+        to.query_pairs_mut().append_pair("iss", iss);
+    }
     HttpResponse::Found()
         .insert_header(("location", to.to_string()))
         .finish()
@@ -78,7 +99,7 @@ fn issue(st: &mut AuthState) -> HttpResponse {
     st.valid_refresh = vec![refresh.clone()];
     HttpResponse::Ok().json(
         json!({"access_token": format!("at-{}{}", st.token_prefix, st.issued), "token_type": "bearer",
-        "expires_in": 30, "refresh_token": refresh}),
+        "expires_in": st.expires_in, "refresh_token": refresh}),
     )
 }
 
@@ -124,6 +145,10 @@ async fn token(
             issue(&mut st)
         }
         "refresh_token" => {
+            if let Some((status, code)) = st.refresh_error {
+                return HttpResponse::build(actix_web::http::StatusCode::from_u16(status).unwrap())
+                    .json(json!({"error": code}));
+            }
             if st.revoked || !st.valid_refresh.contains(&get("refresh_token")) {
                 return grant_error();
             }
@@ -141,8 +166,38 @@ async fn messages(s: S, req: HttpRequest) -> HttpResponse {
         .and_then(|v| v.to_str().ok())
         .unwrap_or("")
         .to_string();
-    s.lock().unwrap().api_auth.push(auth.clone());
+    let mut st = s.lock().unwrap();
+    st.api_auth.push(auth.clone());
+    if st.api_refuse.contains(&auth) {
+        return HttpResponse::Unauthorized()
+            .insert_header(("www-authenticate", "Bearer error=\"invalid_token\""))
+            .json(json!({"error": "invalid_token"}));
+    }
     HttpResponse::Ok().json(json!({"data": [{"id": 1, "subject": "hello"}], "seenAuth": auth}))
+}
+
+async fn metadata(s: S) -> HttpResponse {
+    let mut st = s.lock().unwrap();
+    st.metadata_reads += 1;
+    let b = st.base.clone();
+    HttpResponse::Ok().json(json!({
+        "issuer": st.metadata_issuer.clone().unwrap_or(b.clone()),
+        "authorization_endpoint": format!("{b}/authorize"),
+        "token_endpoint": format!("{b}/token"),
+        "revocation_endpoint": format!("{b}/revoke"),
+        "token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"],
+        "authorization_response_iss_parameter_supported": st.iss.is_some(),
+        "response_types_supported": ["code"],
+    }))
+}
+
+async fn revoke(s: S, form: web::Form<HashMap<String, String>>) -> HttpResponse {
+    let get = |k: &str| form.get(k).cloned().unwrap_or_default();
+    let mut st = s.lock().unwrap();
+    st.revoked_tokens
+        .push(format!("{}:{}", get("token_type_hint"), get("token")));
+    st.valid_refresh.retain(|r| *r != get("token"));
+    HttpResponse::Ok().finish()
 }
 
 pub async fn start() -> AuthServer {
@@ -159,12 +214,18 @@ pub async fn start() -> AuthServer {
             .route("/authorize", web::get().to(authorize))
             .route("/token", web::post().to(token))
             .route("/me/messages", web::get().to(messages))
+            .route(
+                "/.well-known/oauth-authorization-server",
+                web::get().to(metadata),
+            )
+            .route("/revoke", web::post().to(revoke))
     })
     .workers(1)
     .listen(listener)
     .unwrap()
     .run();
     tokio::spawn(server);
+    state.lock().unwrap().base = format!("http://127.0.0.1:{port}");
     AuthServer {
         base: format!("http://127.0.0.1:{port}"),
         state,
