@@ -278,7 +278,8 @@ pub async fn delete(
 /// The protected-resource metadata (RFC 9728) of an agent's MCP endpoint: the resource
 /// and how a token is presented (the `Authorization` header). loopgate issues its tokens
 /// itself (runtime tokens, org keys), so no authorization server is named.
-#[utoipa::path(get, path = "/.well-known/oauth-protected-resource/v1/agents/{agent_id}/mcp", tag = "runtime",
+#[utoipa::path(get, path = "/.well-known/oauth-protected-resource/v1/agents/{agent_id}/mcp",
+    operation_id = "getAgentMcpResourceMetadata", tag = "runtime",
     responses((status = 200, description = "RFC 9728 protected-resource metadata", body = Object)))]
 pub async fn resource_metadata(
     state: web::Data<AppState>,

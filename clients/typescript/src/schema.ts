@@ -16,7 +16,7 @@ export interface paths {
          *     and how a token is presented (the `Authorization` header). loopgate issues its tokens
          *     itself (runtime tokens, org keys), so no authorization server is named.
          */
-        get: operations["getAgentMcp"];
+        get: operations["getAgentMcpResourceMetadata"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2244,7 +2244,7 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
-    getAgentMcp: {
+    getAgentMcpResourceMetadata: {
         parameters: {
             query?: never;
             header?: never;
