@@ -14,6 +14,7 @@ mod django_ninja;
 mod django_rest_framework;
 mod fastapi_pagination;
 mod flask_smorest;
+mod json_server;
 mod litestar;
 pub mod oracle;
 pub mod server;
