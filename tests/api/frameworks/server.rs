@@ -2,8 +2,9 @@
 //! `tests/frameworks/<dir>/`, on a free port, over a database file it seeds with [`SETS`]:
 //! `app.py` run by the pinned venv `scripts/setup-frameworks` builds
 //! (`.data/frameworks-venv`), or `app.mjs` run by node over the folder's own pinned
-//! `node_modules` (`npm ci`, the same script). The process keeps its standard input open to us and exits when it closes
-//! (`tests/frameworks/common.py`), so it ends with the test binary however that ends.
+//! `node_modules` (`npm ci`, the same script). The process keeps its standard input open
+//! to us and exits when it closes (`tests/frameworks/common.py`), so it ends with the test
+//! binary however that ends.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
