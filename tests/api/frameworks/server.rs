@@ -1,8 +1,10 @@
 //! One server process per framework for the whole test binary: the app under
-//! `tests/frameworks/<dir>/app.py`, run by the pinned venv `scripts/setup-frameworks`
-//! builds (`.data/frameworks-venv`), on a free port, over a SQLite file it seeds with
-//! [`SETS`]. The process keeps its standard input open to us and exits when it closes
-//! (`tests/frameworks/common.py`), so it ends with the test binary however that ends.
+//! `tests/frameworks/<dir>/`, on a free port, over a database file it seeds with [`SETS`]:
+//! `app.py` run by the pinned venv `scripts/setup-frameworks` builds
+//! (`.data/frameworks-venv`), or `app.mjs` run by node over the folder's own pinned
+//! `node_modules` (`npm ci`, the same script). The process keeps its standard input open
+//! to us and exits when it closes (`tests/frameworks/common.py`), so it ends with the test
+//! binary however that ends.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -31,20 +33,40 @@ pub const SETS: [(&str, usize); 6] = [
 /// How long a framework may take to answer its document after starting.
 const START: Duration = Duration::from_secs(60);
 
+/// What runs a framework's app.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Runtime {
+    /// `app.py` with the frameworks venv's Python.
+    Python,
+    /// `app.mjs` with node, over the folder's `node_modules`.
+    Node,
+}
+
 /// A framework app: where it lives and where it serves its own OpenAPI document.
 pub struct Framework {
     /// Folder under `tests/frameworks/`.
     pub dir: &'static str,
     /// Path of the document the framework generates.
     pub doc_path: &'static str,
+    runtime: Runtime,
     cell: OnceCell<Option<Server>>,
 }
 
 impl Framework {
     pub const fn new(dir: &'static str, doc_path: &'static str) -> Framework {
+        Framework::with(Runtime::Python, dir, doc_path)
+    }
+
+    /// A Node app (`app.mjs`).
+    pub const fn node(dir: &'static str, doc_path: &'static str) -> Framework {
+        Framework::with(Runtime::Node, dir, doc_path)
+    }
+
+    const fn with(runtime: Runtime, dir: &'static str, doc_path: &'static str) -> Framework {
         Framework {
             dir,
             doc_path,
+            runtime,
             cell: OnceCell::const_new(),
         }
     }
@@ -71,6 +93,22 @@ fn venv_python() -> Option<PathBuf> {
     (python.exists() && venv.join(".requirements-sha256").exists()).then_some(python)
 }
 
+/// The program and script that start `fw`'s app, once its setup has finished; else what
+/// is missing.
+fn program(fw: &Framework) -> Result<(PathBuf, PathBuf), String> {
+    let dir = root().join("tests/frameworks").join(fw.dir);
+    match fw.runtime {
+        Runtime::Python => venv_python()
+            .map(|p| (p, dir.join("app.py")))
+            .ok_or_else(|| "the frameworks venv .data/frameworks-venv is missing".to_string()),
+        Runtime::Node => dir
+            .join("node_modules/.lock-sha256")
+            .exists()
+            .then(|| (PathBuf::from("node"), dir.join("app.mjs")))
+            .ok_or_else(|| format!("tests/frameworks/{}/node_modules is missing", fw.dir)),
+    }
+}
+
 pub struct Server {
     pub base: String,
     pub doc_path: &'static str,
@@ -82,13 +120,17 @@ pub struct Server {
 
 impl Server {
     async fn start(fw: &'static Framework) -> Option<Server> {
-        let Some(python) = venv_python() else {
-            services::missing(
-                "the frameworks venv .data/frameworks-venv is missing (scripts/setup-frameworks \
-                 installs it; scripts/test runs that)",
-                "skipped",
-            );
-            return None;
+        let (program, script) = match program(fw) {
+            Ok(p) => p,
+            Err(what) => {
+                services::missing(
+                    &format!(
+                        "{what} (scripts/setup-frameworks installs it; scripts/test runs that)"
+                    ),
+                    "skipped",
+                );
+                return None;
+            }
         };
         let port = unused_port();
         let work = std::env::temp_dir().join(format!(
@@ -103,12 +145,15 @@ impl Server {
             .iter()
             .map(|(name, n)| (name.to_string(), Value::from(*n)))
             .collect();
-        let child = Command::new(&python)
-            .arg(root().join("tests/frameworks").join(fw.dir).join("app.py"))
+        let child = Command::new(&program)
+            .arg(&script)
             .arg("--port")
             .arg(port.to_string())
             .arg("--db")
-            .arg(work.join("items.sqlite3"))
+            .arg(work.join(match fw.runtime {
+                Runtime::Python => "items.sqlite3",
+                Runtime::Node => "items.json",
+            }))
             .arg("--sets")
             .arg(Value::Object(sets).to_string())
             .env("PYTHONDONTWRITEBYTECODE", "1")
@@ -116,7 +161,7 @@ impl Server {
             .stdout(out.try_clone().unwrap())
             .stderr(out)
             .spawn()
-            .unwrap_or_else(|e| panic!("start {}: {e}", python.display()));
+            .unwrap_or_else(|e| panic!("start {}: {e}", program.display()));
         let server = Server {
             base: format!("http://127.0.0.1:{port}"),
             doc_path: fw.doc_path,
