@@ -140,7 +140,8 @@ fn wants_stream(req: &HttpRequest) -> bool {
         (status = 404, description = "No such agent, or a `_resultId` that is not this thread's (`not_found`, `result_not_found`)", body = Problem),
         (status = 409, description = "The thread must first read its cut results (`retrieval_required`), load the tool (`tool_not_loaded`), or the user must connect or bring a credential (`connect_required`, `credential_required`)", body = Problem),
         (status = 410, description = "The stored result expired (`result_expired`), or the result store lost it before it expired (`result_lost`)", body = Problem),
-        (status = 502, description = "The upstream API failed (`upstream_failed`), with what was learned from it and nothing of the credential", body = Problem)),
+        (status = 502, description = "The upstream API failed (`upstream_failed`), with what was learned from it and nothing of the credential", body = Problem),
+        (status = 503, description = "The user's connection is kept but its token could not be renewed just now (`connection_unavailable`): retry after `Retry-After`", body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn tool_call(
     RuntimeAccess(caller): RuntimeAccess,

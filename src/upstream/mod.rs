@@ -83,6 +83,7 @@ pub mod mcp;
 mod mcp_progress;
 mod mcp_session;
 pub mod oauth;
+pub mod oauth_cache;
 pub mod oauth_metadata;
 mod rate;
 mod response;

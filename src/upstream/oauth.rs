@@ -21,7 +21,7 @@ use oauth2::{
 use secrecy::{ExposeSecret, SecretString};
 use serde::{Deserialize, Serialize};
 
-use super::oauth_metadata::MetadataCache;
+use super::oauth_cache::MetadataCache;
 use super::ssrf;
 pub use crate::store::providers::TokenAuthMethod;
 

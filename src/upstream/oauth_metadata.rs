@@ -6,69 +6,13 @@
 //! provider's `connection` into the [`OAuthApp`] a flow uses: explicit endpoints win,
 //! the others come from the metadata.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use secrecy::SecretString;
-use serde::Deserialize;
 
 use super::oauth::{OAuthApp, OAuthError, OAuthHttp, TokenAuthMethod};
+pub use super::oauth_cache::Metadata;
 use crate::store::providers::Connection;
-
-/// What loopgate reads of a server's metadata.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Metadata {
-    pub issuer: String,
-    pub authorization_endpoint: Option<String>,
-    pub token_endpoint: Option<String>,
-    pub revocation_endpoint: Option<String>,
-    pub token_endpoint_auth_methods_supported: Option<Vec<String>>,
-    #[serde(default)]
-    pub authorization_response_iss_parameter_supported: bool,
-}
-
-/// Discovered metadata per issuer, each kept for the TTL.
-pub struct MetadataCache {
-    ttl: Duration,
-    entries: Mutex<HashMap<String, (Instant, Arc<Metadata>)>>,
-}
-
-impl Default for MetadataCache {
-    fn default() -> Self {
-        Self::new(Duration::from_secs(3600))
-    }
-}
-
-impl MetadataCache {
-    pub fn new(ttl: Duration) -> Self {
-        Self {
-            ttl,
-            entries: Mutex::new(HashMap::new()),
-        }
-    }
-
-    fn get(&self, issuer: &str) -> Option<Arc<Metadata>> {
-        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries
-            .get(issuer)
-            .filter(|(at, _)| at.elapsed() < self.ttl)
-            .map(|(_, m)| m.clone())
-    }
-
-    fn put(&self, issuer: &str, m: Arc<Metadata>) {
-        if self.ttl.is_zero() {
-            return;
-        }
-        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        // a bounded map: expired entries go first, then (past 1024) all
-        entries.retain(|_, (at, _)| at.elapsed() < self.ttl);
-        if entries.len() >= 1024 {
-            entries.clear();
-        }
-        entries.insert(issuer.to_string(), (Instant::now(), m));
-    }
-}
 
 const MAX_METADATA: usize = 256 * 1024;
 

@@ -361,7 +361,13 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove a connection: the user's calls of that toolkit answer `connect_required` again. */
+        /**
+         * Remove a connection: the user's calls of that toolkit answer `connect_required` again.
+         * @description An OAuth connection's token is first revoked at the authorization server (RFC 7009)
+         *     when it has a revocation endpoint; the connection is removed even when that fails.
+         *     `Loopgate-Token-Revocation` says what happened: `revoked`, `unsupported` (no
+         *     endpoint) or `failed` (absent for an API-key connection).
+         */
         delete: operations["deleteConnection"];
         options?: never;
         head?: never;
@@ -1134,17 +1140,32 @@ export interface components {
             expires_at?: string | null;
             /** @description `con_…` */
             id: string;
+            /**
+             * @description OAuth: `available` when the authorization server granted a refresh token, `none`
+             *     when it did not (the connection stops working when its access token expires: ask
+             *     for offline access, e.g. `authorization_params` `prompt=consent` or
+             *     `access_type=offline`). Absent for an API key.
+             * @example available
+             */
+            refresh?: string | null;
             toolkit: string;
             user_id: string;
         };
         /** @description How end users connect a toolkit, as written by the Studio. */
         ConnectionInput: {
-            authorize_url: string;
+            /** @description Extra authorization request parameters; the flow's own are refused. */
+            authorization_params?: {
+                [key: string]: string;
+            };
+            authorize_url?: string | null;
             client_id: string;
             /** @description Encrypted at rest, never returned. */
             client_secret?: string | null;
+            issuer?: string | null;
+            revocation_url?: string | null;
             scopes?: string[];
-            token_url: string;
+            token_endpoint_auth_method?: components["schemas"]["TokenAuthMethod"] | null;
+            token_url?: string | null;
             /** @enum {string} */
             type: "oauth2";
         } | {
@@ -1349,6 +1370,14 @@ export interface components {
                 expires_at?: string | null;
                 /** @description `con_…` */
                 id: string;
+                /**
+                 * @description OAuth: `available` when the authorization server granted a refresh token, `none`
+                 *     when it did not (the connection stops working when its access token expires: ask
+                 *     for offline access, e.g. `authorization_params` `prompt=consent` or
+                 *     `access_type=offline`). Absent for an API key.
+                 * @example available
+                 */
+                refresh?: string | null;
                 toolkit: string;
                 user_id: string;
             }[];
@@ -1927,6 +1956,12 @@ export interface components {
             data: components["schemas"]["Tool"][];
             skipped: components["schemas"]["Skipped"][];
         };
+        /**
+         * @description How an OAuth client authenticates at the token endpoint (RFC 8414
+         *     `token_endpoint_auth_methods_supported`).
+         * @enum {string}
+         */
+        TokenAuthMethod: "client_secret_basic" | "client_secret_post" | "none";
         Tool: {
             /** Format: date-time */
             created_at: string;
@@ -2273,6 +2308,8 @@ export interface operations {
                 state?: string;
                 code?: string;
                 error?: string;
+                /** @description The issuer of the answer (RFC 9207): checked against the provider's. */
+                iss?: string;
             };
             header?: never;
             path?: never;
@@ -3024,7 +3061,17 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            503: components["responses"]["Unavailable"];
+            /** @description The user's connection is kept but its token could not be renewed just now (`connection_unavailable`): retry after `Retry-After` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     addAgentTool: {
@@ -3304,6 +3351,8 @@ export interface operations {
             /** @description Done; no content */
             204: {
                 headers: {
+                    /** @description `revoked`, `unsupported` or `failed` (OAuth connections) */
+                    "Loopgate-Token-Revocation"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
