@@ -52,8 +52,13 @@
 //! Without Redis the epoch is this process's own: memory is then on only for a single
 //! replica (`replicas` = 1), since nothing would tell another process of a change.
 //!
-//! Agents with connected-app bindings (D4) are never kept: their statement reads the
-//! caller's own connection rows, so they always take the statement path.
+//! An agent with connected-app bindings (D4) is kept per connection user: its statement
+//! read that user's own connection rows (sealed), which are no one else's. Every write of
+//! a connection bumps the epoch (above), so a kept connection is as exact as the rest; a
+//! warm `steps` or call of such an agent then reads no per-binding row at all. Loaded
+//! without connections ([`crate::call::Runtime::agent`]), such an agent is not kept.
+//! Memory is bounded by bindings as well ([`MAX_BINDINGS`]): each user's copy of a large
+//! agent holds a few hundred bytes per binding (the tools themselves are shared).
 //!
 //! # Threads
 //! The touch rule of [`crate::call::threads`] holds as documented: memory never claims a thread
@@ -76,6 +81,9 @@ use crate::store::OrgId;
 
 /// Agents kept per replica before the expired ones (else all) are dropped.
 pub const MAX_AGENTS: usize = 10_000;
+/// Bindings held by the agents kept, likewise (a bound on memory: an agent with 3,000
+/// app bindings kept for many users).
+pub const MAX_BINDINGS: usize = 1_000_000;
 /// Threads kept per replica, likewise.
 pub const MAX_THREADS: usize = 100_000;
 /// Taken off a thread's freshness: the statement's answer reaches us a little after
@@ -141,7 +149,8 @@ pub fn max_age(settings: &crate::config::settings::Settings) -> Duration {
     }
 }
 
-type AgentRef = (String, String);
+/// (org, agent, connection user): the user is empty for agents without app bindings.
+type AgentRef = (String, String, String);
 
 #[derive(Hash, PartialEq, Eq)]
 struct ThreadRef {
@@ -177,6 +186,8 @@ struct Thread {
 #[derive(Default)]
 struct Entries {
     agents: HashMap<AgentRef, Agent>,
+    /// Bindings of the agents kept.
+    bindings: usize,
     threads: HashMap<ThreadRef, Thread>,
 }
 
@@ -203,13 +214,24 @@ impl AgentMemory {
         self.entries.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The agent as loaded at `epoch`, if it is kept and younger than the max age.
-    pub fn agent(&self, org: &OrgId, agent: &str, epoch: &Epoch) -> Option<Arc<AgentView>> {
+    /// The agent as loaded at `epoch`, if it is kept and younger than the max age: the
+    /// one of every caller, else (an agent with app bindings) the one kept for connection
+    /// user `user`.
+    pub fn agent(
+        &self,
+        org: &OrgId,
+        agent: &str,
+        user: Option<&str>,
+        epoch: &Epoch,
+    ) -> Option<Arc<AgentView>> {
         let entries = self.entries();
-        let a = entries
-            .agents
-            .get(&(org.as_str().to_owned(), agent.to_owned()))?;
-        (a.epoch == *epoch && a.loaded.elapsed() < self.max_age).then(|| a.view.clone())
+        let key = |u: &str| (org.as_str().to_owned(), agent.to_owned(), u.to_owned());
+        let young = |a: &Agent| a.epoch == *epoch && a.loaded.elapsed() < self.max_age;
+        if let Some(a) = entries.agents.get(&key("")).filter(|a| young(a)) {
+            return Some(a.view.clone());
+        }
+        let a = entries.agents.get(&key(user.filter(|u| !u.is_empty())?))?;
+        young(a).then(|| a.view.clone())
     }
 
     /// The id of the thread, while it is kept and fresh (whatever the epoch: the caller
@@ -241,30 +263,50 @@ impl AgentMemory {
 
     /// Keeps `view`, loaded by a statement that ran after `epoch` was read and after
     /// `read_at` (its age counts from then, not from when the call got round to keeping
-    /// it), unless it has connected-app bindings (their connections are the caller's own).
-    pub fn keep_agent(&self, org: &OrgId, epoch: Epoch, view: &Arc<AgentView>, read_at: Instant) {
-        if !self.on() || view.tools.iter().any(|t| t.tool.kind == ToolKind::App) {
+    /// it). An agent with connected-app bindings is kept only with the connections of
+    /// `user` read in that statement, and for that user alone.
+    pub fn keep_agent(
+        &self,
+        org: &OrgId,
+        epoch: Epoch,
+        view: &Arc<AgentView>,
+        read_at: Instant,
+        user: Option<&str>,
+    ) {
+        if !self.on() {
             return;
         }
+        let user = match view.tools.iter().any(|t| t.tool.kind == ToolKind::App) {
+            false => "",
+            true => match user {
+                Some(u) if !u.is_empty() => u,
+                _ => return,
+            },
+        };
         let now = Instant::now();
         let mut entries = self.entries();
-        if entries.agents.len() >= MAX_AGENTS {
+        let size = view.tools.len();
+        if entries.agents.len() >= MAX_AGENTS || entries.bindings + size > MAX_BINDINGS {
             let max_age = self.max_age;
             entries
                 .agents
                 .retain(|_, a| now.duration_since(a.loaded) < max_age);
-            if entries.agents.len() >= MAX_AGENTS {
+            entries.bindings = entries.agents.values().map(|a| a.view.tools.len()).sum();
+            if entries.agents.len() >= MAX_AGENTS || entries.bindings + size > MAX_BINDINGS {
                 entries.agents.clear();
+                entries.bindings = 0;
             }
         }
-        entries.agents.insert(
-            (org.as_str().to_owned(), view.id.clone()),
-            Agent {
-                epoch,
-                loaded: read_at,
-                view: view.clone(),
-            },
-        );
+        let key = (org.as_str().to_owned(), view.id.clone(), user.to_owned());
+        let agent = Agent {
+            epoch,
+            loaded: read_at,
+            view: view.clone(),
+        };
+        entries.bindings += size;
+        if let Some(old) = entries.agents.insert(key, agent) {
+            entries.bindings -= old.view.tools.len();
+        }
     }
 
     /// Keeps thread `id`, read (or touched) by a statement that ran after `epoch` was read
@@ -328,20 +370,20 @@ mod tests {
         let org = OrgId::trusted("org_a");
         let memory = AgentMemory::new(Duration::from_secs(60));
         let at = |e: &str| e.to_string();
-        memory.keep_agent(&org, at("3"), &view("agt_1"), Instant::now());
-        assert!(memory.agent(&org, "agt_1", &at("3")).is_some());
-        assert!(memory.agent(&org, "agt_1", &at("4")).is_none());
-        assert!(memory.agent(&org, "agt_1", &String::new()).is_none());
+        memory.keep_agent(&org, at("3"), &view("agt_1"), Instant::now(), None);
+        assert!(memory.agent(&org, "agt_1", None, &at("3")).is_some());
+        assert!(memory.agent(&org, "agt_1", None, &at("4")).is_none());
+        assert!(memory.agent(&org, "agt_1", None, &String::new()).is_none());
         assert!(memory
-            .agent(&OrgId::trusted("org_b"), "agt_1", &at("3"))
+            .agent(&OrgId::trusted("org_b"), "agt_1", None, &at("3"))
             .is_none());
         let old = AgentMemory::new(Duration::from_nanos(1));
-        old.keep_agent(&org, at("3"), &view("agt_1"), Instant::now());
+        old.keep_agent(&org, at("3"), &view("agt_1"), Instant::now(), None);
         std::thread::sleep(Duration::from_millis(2));
-        assert!(old.agent(&org, "agt_1", &at("3")).is_none());
+        assert!(old.agent(&org, "agt_1", None, &at("3")).is_none());
         let off = AgentMemory::new(Duration::ZERO);
-        off.keep_agent(&org, at("3"), &view("agt_1"), Instant::now());
-        assert!(off.agent(&org, "agt_1", &at("3")).is_none());
+        off.keep_agent(&org, at("3"), &view("agt_1"), Instant::now(), None);
+        assert!(off.agent(&org, "agt_1", None, &at("3")).is_none());
     }
 
     /// Keeps thread `thr_1` of (org_a, agt, u1, th) at `epoch`.
@@ -398,8 +440,8 @@ mod tests {
         keep_thread_1(&memory, &e, MARGIN + Duration::from_millis(2500), read_at);
         assert_eq!(memory.thread(&org, "agt", "u1", "th"), None);
         // loaded 3 s ago, older than the 2 s max age
-        memory.keep_agent(&org, e.clone(), &view("agt_1"), read_at);
-        assert!(memory.agent(&org, "agt_1", &e).is_none());
+        memory.keep_agent(&org, e.clone(), &view("agt_1"), read_at, None);
+        assert!(memory.agent(&org, "agt_1", None, &e).is_none());
     }
 
     #[test]
@@ -420,11 +462,17 @@ mod tests {
         let org = OrgId::trusted("org_a");
         let memory = AgentMemory::new(Duration::from_secs(60));
         for i in 0..MAX_AGENTS + 5 {
-            memory.keep_agent(&org, "1".into(), &view(&format!("agt_{i}")), Instant::now());
+            memory.keep_agent(
+                &org,
+                "1".into(),
+                &view(&format!("agt_{i}")),
+                Instant::now(),
+                None,
+            );
         }
         assert!(memory.entries().agents.len() <= MAX_AGENTS);
         assert!(memory
-            .agent(&org, &format!("agt_{}", MAX_AGENTS + 4), &"1".into())
+            .agent(&org, &format!("agt_{}", MAX_AGENTS + 4), None, &"1".into())
             .is_some());
     }
 }

@@ -18,6 +18,7 @@ pub mod event_log;
 pub mod event_replay;
 pub mod offered_tools;
 pub mod present_result;
+pub mod query_vectors;
 pub mod refresh_gates;
 pub mod retrieval_tools;
 #[cfg(test)]
@@ -196,7 +197,7 @@ impl Runtime {
         };
         if let Some(view) = epoch
             .as_ref()
-            .and_then(|e| self.agent_memory.agent(org, agent_id, e))
+            .and_then(|e| self.agent_memory.agent(org, agent_id, None, e))
         {
             Metrics::inc(&self.metrics().agent_memory_hits);
             return Ok(view);
@@ -204,7 +205,9 @@ impl Runtime {
         let read_at = std::time::Instant::now();
         let view = Arc::new(self.load_agent(caller, agent_id, None, None).await?.0);
         if let Some(epoch) = epoch {
-            self.agent_memory.keep_agent(org, epoch, &view, read_at);
+            // loaded without connections: an agent with app bindings is not kept
+            self.agent_memory
+                .keep_agent(org, epoch, &view, read_at, None);
         }
         Ok(view)
     }

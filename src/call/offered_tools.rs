@@ -1,7 +1,9 @@
 //! D1–D2 in the runtime: which of the agent's tools this thread is offered (placement
 //! under the agent's budget, plus what `load_tool` loaded in this thread, kept in
 //! Postgres), and the `search_tools` / `load_tool` meta-tools. The search index of an
-//! agent's pool is built once and rebuilt when the pooled tools change.
+//! agent's pool is built once and rebuilt when the pooled tools change; every thread of
+//! the agent shares it (what a thread loaded is left out of its answers, not of the
+//! index). A query's vector is kept per org ([`crate::call::query_vectors`]).
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{HashMap, HashSet};
@@ -10,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
+use crate::call::query_vectors::{query_key, QueryVectors};
 use crate::call::tool_vectors::{Semantic, VectorKey};
 use crate::call::{AgentView, BoundTool, Runtime, RuntimeError, ThreadKey};
 use crate::discovery::hybrid::tool_text;
@@ -66,6 +69,7 @@ impl Offer {
 pub struct IndexCache {
     indexes: Mutex<HashMap<String, (u64, Arc<HybridIndex>)>>,
     semantic: Arc<Semantic>,
+    queries: QueryVectors,
 }
 
 impl IndexCache {
@@ -73,6 +77,7 @@ impl IndexCache {
         Self {
             indexes: Mutex::default(),
             semantic: Arc::new(semantic),
+            queries: QueryVectors::default(),
         }
     }
 
@@ -182,18 +187,30 @@ impl Runtime {
         self.search_indexes.semantic.unavailable()
     }
 
-    /// The query's vector, computed on the blocking pool; `None` without the model (or
-    /// when embedding failed, logged: the search is then lexical, never a failed call).
-    async fn query_vector(&self, org: &OrgId, query: &str) -> Option<Vec<f32>> {
+    /// The query's vector: kept for the org when asked lately, else computed on the
+    /// blocking pool (its first [`crate::embedding::QUERY_TOKENS`] tokens); `None` without
+    /// the model (or when embedding failed, logged: the search is then lexical, never a
+    /// failed call).
+    async fn query_vector(&self, org: &OrgId, query: &str) -> Option<Arc<[f32]>> {
         let embedder = self.search_indexes.semantic.embedder()?.clone();
-        let q = query.to_owned();
+        let key = query_key(query);
+        let queries = &self.search_indexes.queries;
+        if let Some(v) = queries.get(org.as_str(), &key) {
+            Metrics::inc(&self.metrics().search_query_vectors_kept);
+            return Some(v);
+        }
+        let q = key.clone();
         let out = self
             .walker
             .cpu()
-            .run(org, usize::MAX, move || embedder.embed_one(&q))
+            .run(org, usize::MAX, move || embedder.embed_query(&q))
             .await;
         match out {
-            Ok(v) => Some(v),
+            Ok(v) => {
+                let v: Arc<[f32]> = v.into();
+                queries.put(org.as_str(), key, v.clone());
+                Some(v)
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "query not embedded: this search is lexical only");
                 None
@@ -236,11 +253,14 @@ impl Runtime {
                     ))
                 })? as usize,
         };
-        let pooled: Vec<&BoundTool> = offer
-            .pooled(agent)
-            .filter(|b| !offer.loaded.contains(&b.tool.name))
-            .collect();
-        if pooled.is_empty() {
+        // the index is the agent's whole pool (shared by its threads); what this thread
+        // loaded already is left out of the answer
+        let pooled: Vec<&BoundTool> = offer.pooled(agent).collect();
+        let loaded = pooled
+            .iter()
+            .filter(|b| offer.loaded.contains(&b.tool.name))
+            .count();
+        if pooled.len() == loaded {
             return Ok(json!({ "tools": [] }));
         }
         let index = self.pool_index(agent, &thread.org, &pooled).await;
@@ -251,8 +271,10 @@ impl Runtime {
         let mode = if qv.is_some() { "hybrid" } else { "lexical" };
         self.metrics().search_queries.inc(&[("mode", mode)]);
         let tools: Vec<Value> = index
-            .search(query, qv.as_deref(), limit)
+            .search(query, qv.as_deref(), limit + loaded)
             .into_iter()
+            .filter(|&i| !offer.loaded.contains(&pooled[i].tool.name))
+            .take(limit)
             .map(|i| {
                 let b = pooled[i];
                 json!({

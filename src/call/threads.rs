@@ -60,6 +60,8 @@ impl Runtime {
         crate::call::may_use(caller, agent_id)?;
         let org = caller.org();
         let owner = caller.thread_owner();
+        // a tool call's connections (D4) come with the agent: no query of their own
+        let user = caller.connection_user();
         let memory = &self.agent_memory;
         // the org's config epoch, read before any statement; `None`: unknown (not kept)
         let mut epoch = None;
@@ -84,7 +86,9 @@ impl Runtime {
                             &thread.thread_id,
                             e,
                         );
-                        memory.agent(org, agent_id, e).filter(|_| same)
+                        memory
+                            .agent(org, agent_id, Some(user.as_str()), e)
+                            .filter(|_| same)
                     });
                     if let Some(agent) = fresh {
                         crate::telemetry::metrics::Metrics::inc(&self.metrics().agent_memory_hits);
@@ -112,8 +116,6 @@ impl Runtime {
             key: thread_key,
             fresh_within: self.thread_touch,
         };
-        // a tool call's connections (D4) come with it: no query of their own
-        let user = caller.connection_user();
         // what the statement says is counted from here (agent_memory: never past it)
         let read_at = std::time::Instant::now();
         let (agent, seen) = self
@@ -138,7 +140,7 @@ impl Runtime {
         };
         let agent = Arc::new(agent);
         if let Some(epoch) = epoch {
-            memory.keep_agent(org, epoch.clone(), &agent, read_at);
+            memory.keep_agent(org, epoch.clone(), &agent, read_at, Some(user.as_str()));
             let id = thread_id.clone();
             let (key, fresh) = (thread_key, fresh_for);
             memory.keep_thread(org, agent_id, &owner, key, id, epoch, fresh, read_at);

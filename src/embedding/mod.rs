@@ -31,6 +31,9 @@ pub const TOKENIZER_SHA256: &str =
 pub const DIM: usize = 384;
 /// Tokens kept of a text (the model was trained on 128-token inputs); the rest is cut.
 pub const MAX_TOKENS: usize = 128;
+/// Tokens kept of a query (`[CLS]` and `[SEP]` included): a request worded the way
+/// people ask fits; a longer one costs no more than this.
+pub const QUERY_TOKENS: usize = 32;
 /// Texts run through the model together.
 const BATCH: usize = 32;
 
@@ -133,6 +136,16 @@ impl Embedder {
             .ok_or_else(|| EmbedError::Run("no vector returned".into()))
     }
 
+    /// A query's vector: [`Embedder::embed_one`] of its first [`QUERY_TOKENS`] tokens (the
+    /// closing `[SEP]` kept), so a query's cost is bounded whatever its length.
+    pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut ids = self.ids(text)?;
+        cut_tokens(&mut ids, QUERY_TOKENS);
+        let mut out = self.bert.embed(&[ids]).map_err(run_err)?;
+        out.pop()
+            .ok_or_else(|| EmbedError::Run("no vector returned".into()))
+    }
+
     /// Vectors of many texts, in order; texts of similar length run together.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let ids: Vec<Vec<u32>> = texts
@@ -153,6 +166,15 @@ impl Embedder {
     }
 }
 
+/// Cuts `ids` (an encoding ending in `[SEP]`) to `max` tokens, keeping its last one.
+fn cut_tokens(ids: &mut Vec<u32>, max: usize) {
+    if ids.len() > max && max >= 2 {
+        let last = ids[ids.len() - 1];
+        ids.truncate(max - 1);
+        ids.push(last);
+    }
+}
+
 /// The model of `dir`, loaded once per process and directory and shared (every
 /// `Runtime` of a process, the tests' many apps included, uses one copy of the weights);
 /// a failure is kept too, so a missing model is looked for once.
@@ -169,4 +191,20 @@ pub fn shared(dir: &Path) -> Result<std::sync::Arc<Embedder>, String> {
         .entry(dir.to_path_buf())
         .or_insert_with(|| Embedder::load(dir).map(Arc::new).map_err(|e| e.to_string()))
         .clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_query_is_cut_keeping_its_closing_token() {
+        let mut ids: Vec<u32> = (0..40).collect();
+        cut_tokens(&mut ids, QUERY_TOKENS);
+        assert_eq!(ids.len(), QUERY_TOKENS);
+        assert_eq!((ids[0], ids[30], ids[31]), (0, 30, 39));
+        let mut short = vec![101, 7, 102];
+        cut_tokens(&mut short, QUERY_TOKENS);
+        assert_eq!(short, [101, 7, 102]);
+    }
 }

@@ -179,6 +179,8 @@ pub struct Metrics {
     pub search_queries: Family,
     /// Tool vectors computed by the embedding model (once per tool version, D5).
     pub tool_vectors_computed: Counter,
+    /// `search_tools` queries whose vector this replica kept for the org (D5).
+    pub search_query_vectors_kept: Counter,
     /// The dataset cache's memory in this replica (`results::cache_memory`).
     pub cache_memory: CacheMemoryCounters,
     /// `outcome` = due | started | skipped | missed | interrupted: schedules' due times
@@ -295,6 +297,11 @@ impl Metrics {
             &mut r,
             "loopgate_tool_vectors_computed",
             "Tool vectors computed by the embedding model for search (D5; once per tool version and replica).",
+        );
+        let search_query_vectors_kept = c(
+            &mut r,
+            "loopgate_search_query_vectors_kept",
+            "search_tools queries asked again lately in their org: their vector was kept, no embedding ran (D5).",
         );
         let search_queries = family(
             &mut r,
@@ -426,6 +433,7 @@ impl Metrics {
             cpu_jobs,
             search_queries,
             tool_vectors_computed,
+            search_query_vectors_kept,
             cache_memory,
             schedule_runs,
             schedule_lateness,

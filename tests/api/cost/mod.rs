@@ -3,6 +3,7 @@
 //! async workers.
 
 pub mod agent_load_cost;
+pub mod app_bindings_cost;
 pub mod cpu_jobs;
 pub mod record_write_cost;
 pub mod redis_per_call;
