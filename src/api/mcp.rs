@@ -151,6 +151,11 @@ pub async fn post(
         }
         _ => None,
     };
+    if session.is_none() {
+        // a resumed session proves its org and agent; anything else is answered only
+        // for an agent of the caller's org (another org's agent is 404, like a missing one)
+        own_agent(&state, &caller, &agent).await?;
+    }
     let (id, method, params) = match body {
         Body::Batch(items) => return batch(state, caller, agent, session, items).await,
         Body::One(Incoming::Request { id, method, params }) => (id, method, params),

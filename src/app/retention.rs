@@ -25,6 +25,10 @@ const REVOCATION_MARGIN: Duration = Duration::from_secs(10 * 60);
 
 const DAY: u64 = 24 * 3600;
 
+/// An MCP server session unused this long is dead under any configuration: longer than
+/// the longest idle lifetime `mcp_server_session_idle_seconds` allows (30 days).
+const MCP_SESSION_AGE: Duration = Duration::from_secs(31 * DAY);
+
 /// Ages and pacing of the passes.
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -61,6 +65,7 @@ impl Policy {
             // an expired copy is never read again
             Table::ResultCopies => Duration::ZERO,
             Table::AuditEvents => self.audit_events,
+            Table::McpSessions => MCP_SESSION_AGE,
         }
     }
 }

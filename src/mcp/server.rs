@@ -166,6 +166,10 @@ pub struct CallRequest {
     pub progress_token: Option<Value>,
 }
 
+/// The most messages one batch may hold: its calls run one after the other in one
+/// request, so its cost is bounded before any of it is read.
+pub const MAX_BATCH: usize = 32;
+
 pub fn classify(body: &[u8]) -> Result<Body, McpError> {
     let msg: Value = serde_json::from_slice(body)
         .map_err(|e| McpError::BadRequest(format!("the body is not JSON: {e}")))?;
@@ -173,6 +177,10 @@ pub fn classify(body: &[u8]) -> Result<Body, McpError> {
         Value::Array(items) if items.is_empty() => {
             Err(McpError::BadRequest("an empty JSON-RPC batch".into()))
         }
+        Value::Array(items) if items.len() > MAX_BATCH => Err(McpError::BadRequest(format!(
+            "a JSON-RPC batch holds at most {MAX_BATCH} messages (this one {}): send the rest in another",
+            items.len()
+        ))),
         Value::Array(items) => Ok(Body::Batch(
             items
                 .into_iter()
@@ -383,7 +391,10 @@ pub async fn answer_batch(
         }
         let message = match answer(ctx, session, id.clone(), &method, params).await {
             Ok(Answer::Json { message, .. }) => message,
-            Ok(Answer::Call(call)) => {
+            Ok(Answer::Call(mut call)) => {
+                // notifications are not sent from a batch: none is made (a walk's
+                // reports would fill the channel read only after the call)
+                call.progress_token = None;
                 let (tx, mut rx) = mpsc::channel::<Value>(256);
                 let s = session.map(|s| s.id.as_str()).unwrap_or_default();
                 run_call(ctx.rt, ctx.caller, ctx.agent_id, s, call, tx).await;
@@ -616,6 +627,22 @@ mod tests {
         assert!(matches!(items[1], Incoming::Other));
         assert!(matches!(items[2], Incoming::Invalid(_)));
         assert!(classify(b"[]").is_err());
+    }
+
+    #[test]
+    fn m2_a_batch_is_bounded_before_it_is_read() {
+        let batch = |n: usize| {
+            let one = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+            format!("[{}]", vec![one; n].join(","))
+        };
+        assert!(matches!(
+            classify(batch(MAX_BATCH).as_bytes()),
+            Ok(Body::Batch(items)) if items.len() == MAX_BATCH
+        ));
+        let Err(McpError::BadRequest(why)) = classify(batch(MAX_BATCH + 1).as_bytes()) else {
+            panic!("one more than the bound is refused")
+        };
+        assert!(why.contains(&MAX_BATCH.to_string()), "{why}");
     }
 
     #[test]

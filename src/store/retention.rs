@@ -47,11 +47,14 @@ pub enum Table {
     ResultCopies,
     /// Audit events, by `created_at` (the write).
     AuditEvents,
+    /// Sessions of the agents' MCP servers (M2), by `last_seen_at`, once unused for
+    /// longer than any session can live (ended or expired: answered 404 either way).
+    McpSessions,
 }
 
 impl Table {
     /// In pruning order: calls before the threads that hold them, bodies after both.
-    pub const ALL: [Table; 9] = [
+    pub const ALL: [Table; 10] = [
         Table::ToolCalls,
         Table::WorkflowRuns,
         Table::WebhookDeliveries,
@@ -61,6 +64,7 @@ impl Table {
         Table::TokenRevocations,
         Table::ResultCopies,
         Table::AuditEvents,
+        Table::McpSessions,
     ];
 
     /// The metric label and log name.
@@ -75,6 +79,7 @@ impl Table {
             Table::TokenRevocations => "runtime_token_revocations",
             Table::ResultCopies => "result_copies",
             Table::AuditEvents => "audit_events",
+            Table::McpSessions => "mcp_sessions",
         }
     }
 }
@@ -153,6 +158,13 @@ pub async fn delete_batch(
             "DELETE FROM audit_events WHERE id IN (SELECT id FROM audit_events \
              WHERE created_at < now() - $1 * interval '1 second' LIMIT $2) \
              AND created_at < now() - $1 * interval '1 second'",
+            age_seconds,
+            limit,
+        ),
+        Table::McpSessions => sqlx::query!(
+            "DELETE FROM mcp_sessions WHERE id IN (SELECT id FROM mcp_sessions \
+             WHERE last_seen_at < now() - $1 * interval '1 second' LIMIT $2) \
+             AND last_seen_at < now() - $1 * interval '1 second'",
             age_seconds,
             limit,
         ),

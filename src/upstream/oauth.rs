@@ -318,7 +318,8 @@ impl OAuthHttp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Revocation {
     Revoked,
-    /// The server has no revocation endpoint (none configured or discovered).
+    /// The server has no revocation endpoint (none configured or discovered), or it is
+    /// on another origin than the token endpoint.
     Unsupported,
     Failed,
 }
@@ -345,6 +346,17 @@ impl OAuthHttp {
         let Some(url) = &app.revocation_url else {
             return Ok(Revocation::Unsupported);
         };
+        // the client secret and the user's tokens go only to the origin that issues
+        // tokens (the rule `studio::toolkits::token_origin_moves` keeps for the token
+        // endpoint): a revocation endpoint elsewhere, configured or discovered, is not
+        // called, and the token is left to expire
+        let origin = crate::store::providers::origin;
+        if origin(url).is_none() || origin(url) != origin(&app.token_url) {
+            tracing::warn!(
+                "the revocation endpoint is not on the token endpoint's origin: not called"
+            );
+            return Ok(Revocation::Unsupported);
+        }
         let mut form = url::form_urlencoded::Serializer::new(String::new());
         form.append_pair("token", token)
             .append_pair("token_type_hint", hint);
@@ -391,6 +403,39 @@ impl OAuthHttp {
                 "the revocation endpoint answered {}",
                 res.status().as_u16()
             )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod revoke_tests {
+    use super::*;
+
+    fn app(revocation: &str) -> OAuthApp {
+        let mut a = OAuthApp::explicit(
+            "https://idp.example.com/authorize".into(),
+            "https://idp.example.com/token".into(),
+            "client".into(),
+            Some(SecretString::from("s3cret")),
+            "https://loopgate.example.com/connect/callback".into(),
+        );
+        a.revocation_url = Some(revocation.into());
+        a
+    }
+
+    /// D4: a revocation endpoint on another origin never receives the client secret or a
+    /// token (the answer comes before any request: nothing listens on these hosts).
+    #[tokio::test]
+    async fn d4_a_revocation_endpoint_on_another_origin_is_not_called() {
+        let http = OAuthHttp::new(false);
+        for url in [
+            "https://attacker.example.net/revoke",
+            "http://idp.example.com/revoke",
+            "https://idp.example.com:8443/revoke",
+            "not a url",
+        ] {
+            let r = http.revoke(&app(url), "rt", "refresh_token").await;
+            assert_eq!(r.ok(), Some(Revocation::Unsupported), "{url}");
         }
     }
 }

@@ -10,7 +10,8 @@ const badge = (s) => (s === 'succeeded' ? 'complete' : s === 'failed' ? 'failed'
 
 /** The schedules of one workflow, on its page. */
 export function SchedulesPanel({ workflow }) {
-  const list = useLoad(() => listAll(`/v1/workflows/${enc(workflow.id)}/schedules`, 200), [workflow.id]);
+  const SHOWN = 200;
+  const list = useLoad(() => listAll(`/v1/workflows/${enc(workflow.id)}/schedules`, SHOWN + 1), [workflow.id]);
   const [cron, setCron] = useState('0 6 * * *');
   const [zone, setZone] = useState('UTC');
   const [input, setInput] = useState('');
@@ -38,7 +39,8 @@ export function SchedulesPanel({ workflow }) {
       <button type="submit">Create schedule</button>
     </form>
     <${ErrorBox} error=${error || list.error} /><${Notice}>${msg}<//>
-    ${(list.data || []).map((s) => html`<article class="card" aria-label=${`Schedule ${s.id}`}>
+    ${(list.data || []).length > SHOWN ? html`<p class="muted">The first ${SHOWN} schedules are shown; more exist.</p>` : null}
+    ${(list.data || []).slice(0, SHOWN).map((s) => html`<article class="card" aria-label=${`Schedule ${s.id}`}>
       <h3><code>${s.cron}</code> · ${s.timezone} · <span class=${`badge ${s.paused ? 'neutral' : 'complete'}`}>${s.paused ? 'paused' : 'active'}</span></h3>
       <p class="muted">overlap ${s.overlap} · catch-up ${s.catch_up}${s.last_run ? ` · last run ${s.last_run.id}: ${s.last_run.status} (due ${s.last_run.scheduled_for})` : ' · no run yet'}</p>
       ${s.paused ? html`<p>Paused: no run is due.</p>` : html`<p>Next runs:</p>
@@ -69,13 +71,16 @@ function Deliveries({ endpoint }) {
 
 /** Webhook endpoints: create, rotate the secret, delete, read the deliveries. */
 export function WebhooksPage({ arg }) {
+  // an org holds at most 50 endpoints (the API's bound): one read lists them all
   const list = useLoad(() => listAll('/v1/webhook-endpoints', 100), []);
   const [url, setUrl] = useState('');
   const [events, setEvents] = useState(EVENTS);
   const [error, setError] = useState(null);
   const [secret, setSecret] = useState(null);
   const [msg, setMsg] = useState(null);
-  const current = (list.data || []).find((w) => w.id === arg) || null;
+  // the endpoint named in the address, read by its id (it may be past the first page)
+  const picked = useLoad(() => (arg ? api('GET', `/v1/webhook-endpoints/${enc(arg)}`) : Promise.resolve(null)), [arg]);
+  const current = picked.data;
   async function act(fn, done) {
     setError(null); setMsg(null); setSecret(null);
     try {
@@ -99,7 +104,7 @@ export function WebhooksPage({ arg }) {
         <input type="checkbox" checked=${events.includes(ev)} onChange=${() => toggle(ev)} /> ${ev}</label>`)}</fieldset>
       <button type="submit">Create endpoint</button>
     </form>
-    <${ErrorBox} error=${error || list.error} /><${Notice}>${msg}<//>
+    <${ErrorBox} error=${error || list.error || picked.error} /><${Notice}>${msg}<//>
     ${secret ? html`<div class="notice" role="status" aria-label="Signing secret">Signing secret, shown once — keep it now:
       <code id="whe-secret">${secret}</code></div>` : null}
     <ul aria-label="Endpoints">${(list.data || []).map((w) => html`<li>

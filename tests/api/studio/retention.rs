@@ -235,7 +235,8 @@ async fn retention_pass_does_nothing_while_another_replica_holds_the_lock() {
 }
 
 /// Webhook deliveries go at the workflow runs' age, with their attempts; audit events at
-/// theirs (a year here); younger ones of both stay (W7, audit trail).
+/// theirs (a year here); MCP server sessions once unused past any lifetime; younger ones
+/// stay (W7, M2, audit trail).
 #[tokio::test]
 async fn retention_prunes_old_deliveries_with_their_attempts_and_old_audit_events_w7() {
     let app = spawn_app().await;
@@ -276,6 +277,14 @@ async fn retention_prunes_old_deliveries_with_their_attempts_and_old_audit_event
         &[org],
     )
     .await;
+    exec(
+        &pool,
+        "INSERT INTO mcp_sessions (id, org_id, agent_id, owner, protocol_version, last_seen_at) VALUES \
+         ('mcs_old_' || $1, $1, $2, 'key:k', '2025-06-18', now() - interval '40 days'), \
+         ('mcs_new_' || $1, $1, $2, 'key:k', '2025-06-18', now() - interval '20 days')",
+        &[org, &a.agent],
+    )
+    .await;
     let audited = count(
         &pool,
         "SELECT count(*) FROM audit_events WHERE org_id = $1",
@@ -290,6 +299,8 @@ async fn retention_prunes_old_deliveries_with_their_attempts_and_old_audit_event
         .expect("the lock was free");
     assert_eq!(pruned["webhook_deliveries"], 1, "{pruned:?}");
     assert_eq!(pruned["audit_events"], 1, "{pruned:?}");
+    // an MCP session unused past any lifetime goes; one unused for 20 days may still live
+    assert_eq!(pruned["mcp_sessions"], 1, "{pruned:?}");
     let ids = |sql: &'static str| {
         let pool = pool.clone();
         async move {
@@ -315,6 +326,10 @@ async fn retention_prunes_old_deliveries_with_their_attempts_and_old_audit_event
     )
     .await;
     assert_eq!(orphans, 0, "an old delivery's attempts go with it");
+    assert_eq!(
+        ids("SELECT id FROM mcp_sessions WHERE org_id = $1").await,
+        [format!("mcs_new_{org}")]
+    );
     let kept = ids(
         "SELECT id FROM audit_events WHERE org_id = $1 AND id IN ('aud_old_' || $1, 'aud_new_' || $1)",
     ).await;
