@@ -200,8 +200,12 @@ fn apply(method: &str, path: &str, op: &mut Operation) {
 fn complete(status: &str, r: &mut Response) {
     let code: u16 = status.parse().unwrap_or(0);
     if code >= 400 {
-        if let Some(content) = r.content.shift_remove("application/json") {
-            r.content.insert(PROBLEM_JSON.into(), content);
+        // an error declared as JSON is a problem; one declared as both (a protocol's own
+        // error besides the problem: the MCP endpoint's JSON-RPC errors) keeps both
+        if !r.content.contains_key(PROBLEM_JSON) {
+            if let Some(content) = r.content.shift_remove("application/json") {
+                r.content.insert(PROBLEM_JSON.into(), content);
+            }
         }
         if r.content.is_empty() {
             r.content

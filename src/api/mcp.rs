@@ -129,7 +129,9 @@ fn wants_sse(req: &HttpRequest) -> bool {
     request_body(content = Object, description = "A JSON-RPC 2.0 message, or a batch of them in a 2025-03-26 session (MCP, streamable HTTP)"),
     responses((status = 200, description = "A JSON-RPC response (or a batch's responses), as JSON or an SSE stream"),
               (status = 202, description = "A notification or response was accepted"),
-              (status = 400, body = Problem), (status = 401, body = Problem), (status = 403, body = Problem),
+              (status = 400, description = "A malformed request or a batch of more than 32 messages (problem+json), or a batch in a session whose MCP version has no batches (a JSON-RPC error, -32600, as streamable HTTP allows)",
+                  content((Problem = "application/problem+json"), (serde_json::Value = "application/json"))),
+              (status = 401, body = Problem), (status = 403, body = Problem),
               (status = 404, description = "Not an agent of the caller's org, or an unknown, ended or expired session", body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn post(

@@ -2806,13 +2806,14 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
+            /** @description A malformed request or a batch of more than 32 messages (problem+json), or a batch in a session whose MCP version has no batches (a JSON-RPC error, -32600, as streamable HTTP allows) */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                    "application/json": unknown;
                 };
             };
             /** @description No bearer token, or one that is unknown, revoked or expired (`unauthorized`). */
