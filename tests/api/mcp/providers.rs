@@ -26,28 +26,15 @@ pub async fn mcp_rig() -> McpRig {
     let up = McpUpstream::default();
     let url = up.start().await;
     let t = app.tenant("mcp").await;
-    let provider = app
-        .post(
-            "/v1/providers",
-            &t.key,
-            json!({"kind": "mcp", "name": "docs", "url": url, "auth": {"type": "bearer"}, "credential": "mcp-org-secret"}),
-        )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let sync = app
-        .post(&format!("/v1/providers/{provider}/sync"), &t.key, json!({}))
-        .await
-        .ok(200)
-        .clone();
-    let bindings: Vec<Value> = sync["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| json!({"tool_id": t["id"], "provider_id": provider, "loop_responses": true}))
-        .collect();
+    let (provider, bindings, sync) = super::synced_mcp_provider(
+        &app,
+        &t,
+        "docs",
+        &url,
+        "mcp-org-secret",
+        json!({"loop_responses": true}),
+    )
+    .await;
     let (agent, token) = app.agent_and_token(&t, bindings, "u1").await;
     McpRig {
         app,

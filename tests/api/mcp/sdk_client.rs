@@ -29,28 +29,8 @@ async fn m2_the_sdk_client_sees_rich_tools_and_blocks_and_its_ended_session_is_4
     };
     let app = spawn_app().await;
     let t = app.tenant("sdk-client").await;
-    let provider = app
-        .post(
-            "/v1/providers",
-            &t.key,
-            json!({"kind": "mcp", "name": "rich", "url": peer.url(), "auth": {"type": "bearer"}, "credential": "rich-secret"}),
-        )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let sync = app
-        .post(&format!("/v1/providers/{provider}/sync"), &t.key, json!({}))
-        .await
-        .ok(200)
-        .clone();
-    let bindings: Vec<Value> = sync["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| json!({"tool_id": tool["id"], "provider_id": provider}))
-        .collect();
+    let (_, bindings, sync) =
+        super::synced_mcp_provider(&app, &t, "rich", &peer.url(), "rich-secret", json!({})).await;
     assert_eq!(bindings.len(), 2, "{sync}");
     let (agent, token) = app.agent_and_token(&t, bindings, "u1").await;
     let url = format!("{}/v1/agents/{agent}/mcp", app.address);

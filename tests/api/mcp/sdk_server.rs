@@ -26,28 +26,8 @@ struct SdkRig {
 /// The SDK server registered as a provider and synced, and an agent holding its tools.
 async fn rig(app: TestApp, peer: &SdkPeer) -> SdkRig {
     let t = app.tenant("sdk").await;
-    let provider = app
-        .post(
-            "/v1/providers",
-            &t.key,
-            json!({"kind": "mcp", "name": "sdk", "url": peer.url(), "auth": {"type": "bearer"}, "credential": CREDENTIAL}),
-        )
-        .await
-        .ok(201)["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let sync = app
-        .post(&format!("/v1/providers/{provider}/sync"), &t.key, json!({}))
-        .await
-        .ok(200)
-        .clone();
-    let bindings: Vec<Value> = sync["data"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tool| json!({"tool_id": tool["id"], "provider_id": provider}))
-        .collect();
+    let (provider, bindings, sync) =
+        super::synced_mcp_provider(&app, &t, "sdk", &peer.url(), CREDENTIAL, json!({})).await;
     let (agent, token) = app.agent_and_token(&t, bindings, "u1").await;
     SdkRig {
         key: t.key.clone(),
