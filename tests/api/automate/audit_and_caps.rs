@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use super::{fast_app, slow_rig, slow_upstream, workflow};
 use crate::support::helpers::TestApp;
+use crate::support::rig::Rig;
 
 async fn trail(app: &TestApp, key: &str, resource_id: &str) -> Vec<Value> {
     let r = app
@@ -80,8 +81,9 @@ async fn endpoint_writes_are_audited_and_the_secret_never_is_w7() {
     );
 }
 
-#[tokio::test]
-async fn schedule_writes_are_audited_w6() {
+/// An app without automation workers, its upstream (kept alive by the caller), a rig and
+/// a one-step workflow to schedule.
+async fn one_step_workflow() -> (TestApp, impl Sized, Rig, String) {
     let app = fast_app(|s| s.automate_workers = false).await;
     let up = slow_upstream(0).await;
     let rig = slow_rig(&app, &up.base).await;
@@ -91,6 +93,12 @@ async fn schedule_writes_are_audited_w6() {
         json!([{"id": "a", "type": "tool", "tool": "slow", "input": {}}]),
     )
     .await;
+    (app, up, rig, wf)
+}
+
+#[tokio::test]
+async fn schedule_writes_are_audited_w6() {
+    let (app, _up, rig, wf) = one_step_workflow().await;
     let key = &rig.t.key;
     let made = app
         .post(
@@ -161,15 +169,7 @@ async fn an_orgs_endpoints_are_bounded_w7() {
 
 #[tokio::test]
 async fn an_orgs_schedules_are_bounded_w6() {
-    let app = fast_app(|s| s.automate_workers = false).await;
-    let up = slow_upstream(0).await;
-    let rig = slow_rig(&app, &up.base).await;
-    let wf = workflow(
-        &app,
-        &rig,
-        json!([{"id": "a", "type": "tool", "tool": "slow", "input": {}}]),
-    )
-    .await;
+    let (app, _up, rig, wf) = one_step_workflow().await;
     let key = &rig.t.key;
     let max = loopgate::api::schedules::MAX_SCHEDULES_PER_ORG;
     let path = format!("/v1/workflows/{wf}/schedules");
