@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 
 use crate::call::query_vectors::{query_key, QueryVectors};
-use crate::call::tool_vectors::{Semantic, VectorKey};
+use crate::call::tool_vectors::{self, Computed, Semantic, VectorKey};
 use crate::call::{AgentView, BoundTool, Runtime, RuntimeError, ThreadKey};
 use crate::discovery::hybrid::tool_text;
 use crate::discovery::meta::{
@@ -165,10 +165,19 @@ impl Runtime {
             .iter()
             .map(|b| (b.tool.clone(), toolkit_of(b).unwrap_or("").to_owned()))
             .collect();
-        let org_s = org.to_string();
+        let keyed = semantic
+            .embedder()
+            .is_some()
+            .then(|| vector_keys(&tools, org.as_str()));
+        if let Some(keys) = &keyed {
+            let keys: Vec<VectorKey> = keys.iter().map(|(k, _)| k.clone()).collect();
+            tool_vectors::read_stored(&self.pool, org, &semantic, &keys).await;
+        }
         let metrics = self.metrics().clone();
-        let job = move || build_index(&tools, &org_s, &semantic, &metrics);
-        let idx = Arc::new(self.walker.cpu().run(org, usize::MAX, job).await);
+        let job = move || build_index(&tools, keyed.as_deref(), &semantic, &metrics);
+        let (idx, computed) = self.walker.cpu().run(org, usize::MAX, job).await;
+        tool_vectors::store_computed(&self.pool, org, computed).await;
+        let idx = Arc::new(idx);
         let mut cache = self
             .search_indexes
             .indexes
@@ -333,15 +342,8 @@ impl Runtime {
     }
 }
 
-/// BM25F over the pooled tools and, with the model, their vectors (kept per tool
-/// version, computed for the new ones): CPU work, run on the blocking pool.
-fn build_index(
-    tools: &[(Arc<Tool>, String)],
-    org: &str,
-    semantic: &Semantic,
-    metrics: &Metrics,
-) -> HybridIndex {
-    let texts: Vec<ToolText<'_>> = tools
+fn tool_texts(tools: &[(Arc<Tool>, String)]) -> Vec<ToolText<'_>> {
+    tools
         .iter()
         .map(|(t, kit)| ToolText {
             name: &t.name,
@@ -349,20 +351,35 @@ fn build_index(
             toolkit: kit,
             input_schema: &t.input_schema.0,
         })
-        .collect();
-    let lexical = SearchIndex::build(&texts);
-    let dense = semantic.embedder().and_then(|_| {
-        let keyed: Vec<(VectorKey, String)> = tools
-            .iter()
-            .zip(&texts)
-            .map(|((t, _), text)| {
-                let doc = tool_text(text);
-                (VectorKey::new(org, &t.id, t.updated_at, &doc), doc)
-            })
-            .collect();
-        let mut computed = 0;
-        let out = semantic.vectors(&keyed, &mut computed);
-        Metrics::add(&metrics.tool_vectors_computed, computed);
+        .collect()
+}
+
+/// Each pooled tool's vector key and the text its vector embeds.
+fn vector_keys(tools: &[(Arc<Tool>, String)], org: &str) -> Vec<(VectorKey, String)> {
+    tools
+        .iter()
+        .zip(tool_texts(tools))
+        .map(|((t, _), text)| {
+            let doc = tool_text(&text);
+            (VectorKey::new(org, &t.id, &doc), doc)
+        })
+        .collect()
+}
+
+/// BM25F over the pooled tools and, with the model and `keyed` (from [`vector_keys`]),
+/// their vectors (kept, or computed now for the new ones: returned to be stored). CPU
+/// work, run on the blocking pool.
+fn build_index(
+    tools: &[(Arc<Tool>, String)],
+    keyed: Option<&[(VectorKey, String)]>,
+    semantic: &Semantic,
+    metrics: &Metrics,
+) -> (HybridIndex, Computed) {
+    let lexical = SearchIndex::build(&tool_texts(tools));
+    let mut computed = Computed::default();
+    let dense = keyed.filter(|_| semantic.embedder().is_some()).and_then(|keyed| {
+        let out = semantic.vectors(keyed, &mut computed);
+        Metrics::add(&metrics.tool_vectors_computed, computed.vectors.len() as u64);
         match out {
             Ok(vs) => {
                 let rows: Vec<&[f32]> = vs.iter().map(|v| &v[..]).collect();
@@ -374,7 +391,7 @@ fn build_index(
             }
         }
     });
-    HybridIndex { lexical, dense }
+    (HybridIndex { lexical, dense }, computed)
 }
 
 /// An unknown tool name, with the agent's closest tool names (D1).

@@ -103,8 +103,16 @@ fn eval() -> Option<&'static Eval> {
         let set: Requests =
             serde_json::from_str(include_str!("../../tests/fixtures/discovery/requests.json"))
                 .expect("requests fixture");
-        let qs: Vec<&str> = set.requests.iter().map(|r| r.request.as_str()).collect();
-        let qvecs = embedder.embed(&qs).expect("request vectors");
+        // as the runtime embeds a request (`call::offered_tools`)
+        let qvecs: Vec<Vec<f32>> = set
+            .requests
+            .iter()
+            .map(|r| {
+                embedder
+                    .embed_query(&r.request)
+                    .expect("a request's vector")
+            })
+            .collect();
         let requests = set
             .requests
             .into_iter()

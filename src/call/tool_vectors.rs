@@ -1,47 +1,66 @@
 //! D5 in the runtime: the embedding model this replica searches with, and the tools'
-//! vectors, computed once per tool version and kept, by (org, tool id, version, the
-//! embedded text's hash) under the one [`MODEL_ID`] the process runs. Vectors are
-//! computed only when an agent's pool index is built ([`crate::call::offered_tools`]),
-//! for the tools not seen at that version yet, on the blocking pool, never on the async
-//! workers; a query then costs one embedding.
+//! vectors. A tool's vector is computed once per embedded text and model, on the
+//! blocking pool (never on the async workers), and kept with the tool in Postgres
+//! (`store::tool_vectors`), so another replica or a restart reads it instead of
+//! computing it again; this replica also keeps the ones it used, by (org, tool id, the
+//! embedded text's SHA-256), under the one [`MODEL_ID`] the process runs. Vectors are
+//! needed only when an agent's pool index is built ([`crate::call::offered_tools`]); a
+//! query then costs one embedding.
 //!
 //! Without the model (setting `embedding_model_dir` empty, or the directory missing or
 //! wrong) search is lexical only: said once in the log at startup, in `/readyz`'s detail
 //! and by the `loopgate_search_semantic` gauge; calls never fail for it.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use chrono::{DateTime, Utc};
+use sha2::{Digest, Sha256};
+use sqlx::PgPool;
 
-use crate::embedding::{self, EmbedError, Embedder, MODEL_ID};
+use crate::embedding::{self, EmbedError, Embedder, DIM, MODEL_ID};
+use crate::store::tool_vectors::StoredVector;
+use crate::store::{self, OrgId};
 
 /// Vectors kept before the map starts over (a bound: 50,000 × 1.5 KiB ≈ 75 MiB).
 const MAX_VECTORS: usize = 50_000;
 
-/// A tool's vector is valid for this tool, at this version, for this text.
+/// A tool's vector is valid for this tool and this text (under the process's model).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct VectorKey {
     pub org: String,
     pub tool_id: String,
-    pub version: DateTime<Utc>,
-    pub text_hash: u64,
+    pub text_sha256: [u8; 32],
 }
 
 impl VectorKey {
-    pub fn new(org: &str, tool_id: &str, version: DateTime<Utc>, text: &str) -> Self {
-        let mut h = DefaultHasher::new();
-        text.hash(&mut h);
+    pub fn new(org: &str, tool_id: &str, text: &str) -> Self {
         Self {
             org: org.to_owned(),
             tool_id: tool_id.to_owned(),
-            version,
-            text_hash: h.finish(),
+            text_sha256: Sha256::digest(text.as_bytes()).into(),
         }
     }
+}
+
+/// A vector as stored: little-endian `f32`s.
+pub fn to_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A stored vector's floats; `None` unless it is [`DIM`] wide.
+pub fn from_bytes(b: &[u8]) -> Option<Arc<[f32]>> {
+    (b.len() == DIM * 4).then(|| {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    })
+}
+
+/// What [`Semantic::vectors`] computed: to be kept with the tools.
+#[derive(Debug, Default)]
+pub struct Computed {
+    pub vectors: Vec<StoredVector>,
 }
 
 pub struct Semantic {
@@ -98,12 +117,46 @@ impl Semantic {
         self.embedder.as_ref().ok()
     }
 
+    /// Which of `keys` this replica does not keep (indexes into `keys`).
+    pub fn missing(&self, keys: &[VectorKey]) -> Vec<usize> {
+        let kept = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+        (0..keys.len())
+            .filter(|&i| !kept.contains_key(&keys[i]))
+            .collect()
+    }
+
+    /// Keeps the stored vectors that match their key's text (read back from Postgres).
+    pub fn keep_stored(&self, org: &str, stored: &[StoredVector]) -> usize {
+        let mut kept = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+        if kept.len() + stored.len() > MAX_VECTORS {
+            kept.clear();
+        }
+        let mut n = 0;
+        for s in stored {
+            let (Ok(hash), Some(v)) = (
+                <[u8; 32]>::try_from(s.text_sha256.as_slice()),
+                from_bytes(&s.vector),
+            ) else {
+                continue;
+            };
+            let key = VectorKey {
+                org: org.to_owned(),
+                tool_id: s.tool_id.clone(),
+                text_sha256: hash,
+            };
+            kept.insert(key, v);
+            n += 1;
+        }
+        n
+    }
+
     /// The vectors of `tools` (key, text), from memory or computed now for the ones not
-    /// kept; `computed` counts the latter. CPU work: run it off the async workers.
+    /// kept; `computed` gets the latter, to be kept with their tools. CPU work: run it off
+    /// the async workers.
     pub fn vectors(
         &self,
         tools: &[(VectorKey, String)],
-        computed: &mut u64,
+        computed: &mut Computed,
     ) -> Result<Vec<Arc<[f32]>>, EmbedError> {
         let Ok(embedder) = &self.embedder else {
             return Err(EmbedError::Missing("no model".into()));
@@ -116,17 +169,92 @@ impl Semantic {
         if !missing.is_empty() {
             let texts: Vec<&str> = missing.iter().map(|&i| tools[i].1.as_str()).collect();
             let made = embedder.embed(&texts)?;
-            *computed += made.len() as u64;
             let mut kept = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
             if kept.len() + made.len() > MAX_VECTORS {
                 kept.clear();
             }
             for (&i, v) in missing.iter().zip(made) {
+                computed.vectors.push(StoredVector {
+                    tool_id: tools[i].0.tool_id.clone(),
+                    text_sha256: tools[i].0.text_sha256.to_vec(),
+                    vector: to_bytes(&v),
+                });
                 let v: Arc<[f32]> = v.into();
                 kept.insert(tools[i].0.clone(), v.clone());
                 out[i] = Some(v);
             }
         }
         Ok(out.into_iter().map(Option::unwrap_or_default).collect())
+    }
+}
+
+/// Reads back from Postgres the vectors of `keys` this replica does not keep (one
+/// statement per thousand tools); a failed read is logged, and those vectors are then
+/// computed again: slower, never a failed search.
+pub async fn read_stored(pool: &PgPool, org: &OrgId, semantic: &Semantic, keys: &[VectorKey]) {
+    let missing = semantic.missing(keys);
+    if missing.is_empty() {
+        return;
+    }
+    let ids: Vec<String> = missing.iter().map(|&i| keys[i].tool_id.clone()).collect();
+    match store::tool_vectors::read(pool, org, MODEL_ID, &ids).await {
+        Ok(stored) => {
+            semantic.keep_stored(org.as_str(), &stored);
+        }
+        Err(e) => tracing::warn!(error = %e, "stored tool vectors not read: computing them"),
+    }
+}
+
+/// Keeps what [`Semantic::vectors`] computed with the tools (logged if Postgres refuses:
+/// they are then computed again by the next replica that needs them).
+pub async fn store_computed(pool: &PgPool, org: &OrgId, mut computed: Computed) {
+    if computed.vectors.is_empty() {
+        return;
+    }
+    computed.vectors.sort_by(|a, b| a.tool_id.cmp(&b.tool_id));
+    computed.vectors.dedup_by(|a, b| a.tool_id == b.tool_id);
+    if let Err(e) = store::tool_vectors::write(pool, org, MODEL_ID, &computed.vectors).await {
+        tracing::warn!(error = %e, "tool vectors not stored: another replica will compute them again");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_vector_survives_its_bytes_and_a_wrong_width_is_refused() {
+        let v: Vec<f32> = (0..DIM).map(|i| i as f32 / 7.0 - 3.0).collect();
+        let back = from_bytes(&to_bytes(&v)).expect("DIM wide");
+        assert_eq!(&back[..], &v[..]);
+        assert!(from_bytes(&to_bytes(&v[..DIM - 1])).is_none());
+        assert!(from_bytes(&[]).is_none());
+    }
+
+    #[test]
+    fn stored_vectors_are_kept_under_their_text_and_org() {
+        let s = Semantic::default();
+        let key = VectorKey::new("org_a", "tool_1", "send a message");
+        let other_text = VectorKey::new("org_a", "tool_1", "send a letter");
+        let other_org = VectorKey::new("org_b", "tool_1", "send a message");
+        let stored = [
+            StoredVector {
+                tool_id: "tool_1".into(),
+                text_sha256: key.text_sha256.to_vec(),
+                vector: to_bytes(&[0.5; DIM]),
+            },
+            StoredVector {
+                tool_id: "tool_2".into(),
+                text_sha256: vec![1, 2, 3],
+                vector: to_bytes(&[0.5; DIM]),
+            },
+        ];
+        assert_eq!(
+            s.keep_stored("org_a", &stored),
+            1,
+            "a malformed hash is skipped"
+        );
+        let keys = [key, other_text, other_org];
+        assert_eq!(s.missing(&keys), [1, 2]);
     }
 }

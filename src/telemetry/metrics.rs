@@ -177,7 +177,7 @@ pub struct Metrics {
     pub cpu_jobs: Family,
     /// `mode` = hybrid | lexical: `search_tools` queries by how they were ranked (D5).
     pub search_queries: Family,
-    /// Tool vectors computed by the embedding model (once per tool version, D5).
+    /// Tool vectors computed by the embedding model (once per tool text and model, D5).
     pub tool_vectors_computed: Counter,
     /// `search_tools` queries whose vector this replica kept for the org (D5).
     pub search_query_vectors_kept: Counter,
@@ -296,7 +296,7 @@ impl Metrics {
         let tool_vectors_computed = c(
             &mut r,
             "loopgate_tool_vectors_computed",
-            "Tool vectors computed by the embedding model for search (D5; once per tool version and replica).",
+            "Tool vectors computed by the embedding model for search (D5; once per tool text and model, then kept in Postgres).",
         );
         let search_query_vectors_kept = c(
             &mut r,

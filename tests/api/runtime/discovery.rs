@@ -435,3 +435,90 @@ async fn d5_without_the_model_search_is_lexical_and_says_so() {
         m.text
     );
 }
+
+/// The value of an unlabelled counter in a `/metrics` text (0 when absent).
+fn counter(metrics: &str, name: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// D5: a tool's vector is kept with the tool. The first replica to search computes the
+/// pool's vectors and stores them; a second replica on the same database (nothing in its
+/// memory) reads them back and computes none; deleting a tool deletes its vector.
+#[tokio::test]
+async fn d5_tool_vectors_are_computed_once_and_kept_with_the_tool() {
+    let first = spawn().await;
+    let ready = first
+        .call(reqwest::Method::GET, "/readyz", None, None)
+        .await;
+    if ready.ok(200)["detail"]
+        .to_string()
+        .contains("search: lexical only")
+    {
+        crate::support::services::missing("the embedding model (scripts/setup-model)", "skipped");
+        return;
+    }
+    let kits = Kits::new(&first, "https://mail.example.com").await;
+    let key = kits.t.key.clone();
+    let search = json!({"query": "move an email to the bin", "limit": 3});
+    let found = |r: crate::support::helpers::Res| -> Vec<String> {
+        r.ok(200)["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let on_first = found(
+        kits.call(&first, &key, "a", "search_tools", search.clone())
+            .await,
+    );
+    let m = first
+        .call(reqwest::Method::GET, "/metrics", None, None)
+        .await;
+    let computed = counter(&m.text, "loopgate_tool_vectors_computed_total");
+    assert!(
+        computed >= 60,
+        "the pooled mail toolkit at least: {computed}"
+    );
+
+    let db = sqlx::PgPool::connect(&first.database_url).await.unwrap();
+    let rows = |db: sqlx::PgPool| async move {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM tool_vectors")
+            .fetch_one(&db)
+            .await
+            .unwrap()
+    };
+    assert_eq!(
+        rows(db.clone()).await as u64,
+        computed,
+        "one row per vector computed"
+    );
+
+    let mut s = crate::support::helpers::test_settings(first.database_url.clone());
+    s.org_requests_per_second = 10_000;
+    let second = crate::support::helpers::spawn_with(s).await;
+    let on_second = found(kits.call(&second, &key, "b", "search_tools", search).await);
+    assert_eq!(on_first, on_second, "the same vectors rank the same");
+    let m = second
+        .call(reqwest::Method::GET, "/metrics", None, None)
+        .await;
+    assert_eq!(
+        counter(&m.text, "loopgate_tool_vectors_computed_total"),
+        0,
+        "the second replica read every vector back"
+    );
+
+    let (trash, _) = kits.ids["users_messages_trash"].clone();
+    first
+        .delete(&format!("/v1/tools/{trash}"), &key)
+        .await
+        .ok(204);
+    assert_eq!(
+        rows(db.clone()).await as u64,
+        computed - 1,
+        "gone with its tool"
+    );
+}
