@@ -22,6 +22,7 @@ use crate::discovery::meta::{
 use crate::discovery::{self, Candidate, DenseIndex, HybridIndex, Place, SearchIndex, ToolText};
 use crate::embedding::DIM;
 use crate::store::loaded_tools;
+use crate::store::tool_vectors::StoredVector;
 use crate::store::tools::Tool;
 use crate::store::OrgId;
 use crate::telemetry::metrics::Metrics;
@@ -165,19 +166,41 @@ impl Runtime {
             .iter()
             .map(|b| (b.tool.clone(), toolkit_of(b).unwrap_or("").to_owned()))
             .collect();
-        let keyed = semantic
-            .embedder()
-            .is_some()
-            .then(|| vector_keys(&tools, org.as_str()));
-        if let Some(keys) = &keyed {
-            let keys: Vec<VectorKey> = keys.iter().map(|(k, _)| k.clone()).collect();
-            tool_vectors::read_stored(&self.pool, org, &semantic, &keys).await;
-        }
-        let metrics = self.metrics().clone();
-        let job = move || build_index(&tools, keyed.as_deref(), &semantic, &metrics);
-        let (idx, computed) = self.walker.cpu().run(org, usize::MAX, job).await;
-        tool_vectors::store_computed(&self.pool, org, computed).await;
-        let idx = Arc::new(idx);
+        let cpu = self.walker.cpu().clone();
+        let tools = Arc::new(tools);
+        // on the blocking pool: each tool's embedded text and key, and the ones this
+        // replica does not keep
+        let (keyed, missing) = if semantic.embedder().is_some() {
+            let (t, sem, o) = (tools.clone(), semantic.clone(), org.to_string());
+            let (keyed, missing) = cpu
+                .run(org, usize::MAX, move || {
+                    let keyed = vector_keys(&t, &o);
+                    let missing = sem.missing_tools(keyed.iter().map(|(k, _)| k));
+                    (keyed, missing)
+                })
+                .await;
+            (Some(keyed), missing)
+        } else {
+            (None, Vec::new())
+        };
+        let stored = tool_vectors::read_stored(&self.pool, org, &missing).await;
+        // the build and the storing of what it computed go on even if this call is
+        // dropped: vectors kept in this replica's memory are also kept with the tools
+        let (pool, org_c, metrics) = (self.pool.clone(), org.clone(), self.metrics().clone());
+        let task = tokio::spawn(async move {
+            let job = move || build_index(&tools, keyed.as_deref(), &stored, &semantic, &metrics);
+            let (idx, computed) = cpu.run(&org_c, usize::MAX, job).await;
+            tokio::spawn(
+                async move { tool_vectors::store_computed(&pool, &org_c, computed).await },
+            );
+            idx
+        });
+        let idx = match task.await {
+            Ok(idx) => Arc::new(idx),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            // the runtime is shutting down
+            Err(_) => Arc::new(HybridIndex::default()),
+        };
         let mut cache = self
             .search_indexes
             .indexes
@@ -367,17 +390,19 @@ fn vector_keys(tools: &[(Arc<Tool>, String)], org: &str) -> Vec<(VectorKey, Stri
 }
 
 /// BM25F over the pooled tools and, with the model and `keyed` (from [`vector_keys`]),
-/// their vectors (kept, or computed now for the new ones: returned to be stored). CPU
-/// work, run on the blocking pool.
+/// their vectors (kept, read back from Postgres as `stored`, or computed now for the new
+/// ones: returned to be stored). CPU work, run on the blocking pool.
 fn build_index(
     tools: &[(Arc<Tool>, String)],
     keyed: Option<&[(VectorKey, String)]>,
+    stored: &[StoredVector],
     semantic: &Semantic,
     metrics: &Metrics,
 ) -> (HybridIndex, Computed) {
     let lexical = SearchIndex::build(&tool_texts(tools));
     let mut computed = Computed::default();
     let dense = keyed.filter(|_| semantic.embedder().is_some()).and_then(|keyed| {
+        semantic.keep_stored(keyed.iter().map(|(k, _)| k), stored);
         let out = semantic.vectors(keyed, &mut computed);
         Metrics::add(&metrics.tool_vectors_computed, computed.vectors.len() as u64);
         match out {

@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use sqlx::PgPool;
@@ -117,37 +118,40 @@ impl Semantic {
         self.embedder.as_ref().ok()
     }
 
-    /// Which of `keys` this replica does not keep (indexes into `keys`).
-    pub fn missing(&self, keys: &[VectorKey]) -> Vec<usize> {
+    /// The tools of `keys` whose vector for that text this replica does not keep.
+    pub fn missing_tools<'a>(&self, keys: impl Iterator<Item = &'a VectorKey>) -> Vec<String> {
         let kept = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
-        (0..keys.len())
-            .filter(|&i| !kept.contains_key(&keys[i]))
+        keys.filter(|k| !kept.contains_key(*k))
+            .map(|k| k.tool_id.clone())
             .collect()
     }
 
-    /// Keeps the stored vectors that match their key's text (read back from Postgres).
-    pub fn keep_stored(&self, org: &str, stored: &[StoredVector]) -> usize {
+    /// Keeps the stored vectors (read back from Postgres) that are some key's: its tool,
+    /// its text's hash, [`DIM`] wide. CPU work (decoding): off the async workers.
+    pub fn keep_stored<'a>(
+        &self,
+        keys: impl Iterator<Item = &'a VectorKey>,
+        stored: &[StoredVector],
+    ) {
+        if stored.is_empty() {
+            return;
+        }
+        let by_tool: HashMap<&str, &VectorKey> = keys.map(|k| (k.tool_id.as_str(), k)).collect();
         let mut kept = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
         if kept.len() + stored.len() > MAX_VECTORS {
             kept.clear();
         }
-        let mut n = 0;
         for s in stored {
-            let (Ok(hash), Some(v)) = (
-                <[u8; 32]>::try_from(s.text_sha256.as_slice()),
-                from_bytes(&s.vector),
-            ) else {
+            let Some(key) = by_tool.get(s.tool_id.as_str()) else {
                 continue;
             };
-            let key = VectorKey {
-                org: org.to_owned(),
-                tool_id: s.tool_id.clone(),
-                text_sha256: hash,
-            };
-            kept.insert(key, v);
-            n += 1;
+            if key.text_sha256[..] != s.text_sha256[..] {
+                continue;
+            }
+            if let Some(v) = from_bytes(&s.vector) {
+                kept.insert((*key).clone(), v);
+            }
         }
-        n
     }
 
     /// The vectors of `tools` (key, text), from memory or computed now for the ones not
@@ -188,20 +192,31 @@ impl Semantic {
     }
 }
 
-/// Reads back from Postgres the vectors of `keys` this replica does not keep (one
-/// statement per thousand tools); a failed read is logged, and those vectors are then
-/// computed again: slower, never a failed search.
-pub async fn read_stored(pool: &PgPool, org: &OrgId, semantic: &Semantic, keys: &[VectorKey]) {
-    let missing = semantic.missing(keys);
-    if missing.is_empty() {
-        return;
+/// How long a search waits for its pool's stored vectors before computing them instead.
+const READ_WAIT: Duration = Duration::from_secs(2);
+
+/// The stored vectors of `tool_ids` under the running model (one statement per thousand
+/// tools). A failed or slow read is logged and answers none: those vectors are then
+/// computed again — slower, never a failed search.
+pub async fn read_stored(pool: &PgPool, org: &OrgId, tool_ids: &[String]) -> Vec<StoredVector> {
+    if tool_ids.is_empty() {
+        return Vec::new();
     }
-    let ids: Vec<String> = missing.iter().map(|&i| keys[i].tool_id.clone()).collect();
-    match store::tool_vectors::read(pool, org, MODEL_ID, &ids).await {
-        Ok(stored) => {
-            semantic.keep_stored(org.as_str(), &stored);
+    match tokio::time::timeout(
+        READ_WAIT,
+        store::tool_vectors::read(pool, org, MODEL_ID, tool_ids),
+    )
+    .await
+    {
+        Ok(Ok(stored)) => stored,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "stored tool vectors not read: computing them");
+            Vec::new()
         }
-        Err(e) => tracing::warn!(error = %e, "stored tool vectors not read: computing them"),
+        Err(_) => {
+            tracing::warn!("stored tool vectors not read in time: computing them");
+            Vec::new()
+        }
     }
 }
 
@@ -232,29 +247,34 @@ mod tests {
     }
 
     #[test]
-    fn stored_vectors_are_kept_under_their_text_and_org() {
+    fn stored_vectors_are_kept_only_for_their_text_and_org() {
         let s = Semantic::default();
         let key = VectorKey::new("org_a", "tool_1", "send a message");
-        let other_text = VectorKey::new("org_a", "tool_1", "send a letter");
-        let other_org = VectorKey::new("org_b", "tool_1", "send a message");
+        let changed = VectorKey::new("org_a", "tool_2", "send a letter");
         let stored = [
             StoredVector {
                 tool_id: "tool_1".into(),
                 text_sha256: key.text_sha256.to_vec(),
                 vector: to_bytes(&[0.5; DIM]),
             },
+            // tool_2's vector of an older text
             StoredVector {
                 tool_id: "tool_2".into(),
-                text_sha256: vec![1, 2, 3],
+                text_sha256: VectorKey::new("org_a", "tool_2", "old")
+                    .text_sha256
+                    .to_vec(),
                 vector: to_bytes(&[0.5; DIM]),
             },
         ];
+        let keys = [key.clone(), changed];
+        assert_eq!(s.missing_tools(keys.iter()), ["tool_1", "tool_2"]);
+        s.keep_stored(keys.iter(), &stored);
         assert_eq!(
-            s.keep_stored("org_a", &stored),
-            1,
-            "a malformed hash is skipped"
+            s.missing_tools(keys.iter()),
+            ["tool_2"],
+            "a vector of another text is not used"
         );
-        let keys = [key, other_text, other_org];
-        assert_eq!(s.missing(&keys), [1, 2]);
+        let other_org = VectorKey::new("org_b", "tool_1", "send a message");
+        assert_eq!(s.missing_tools([other_org].iter()), ["tool_1"]);
     }
 }
