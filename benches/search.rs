@@ -3,7 +3,7 @@
 //! pool index as the runtime keeps it (built once per agent and pool version); and the
 //! memory that index holds per 1,000 tools. Pools larger than the evaluation set's 311
 //! tools repeat its toolkits under other names (`<tool>_<n>`, toolkit `<kit><n>`),
-//! sharing the base tool's vector: a vector is computed once per tool version, so its
+//! sharing the base tool's vector: a vector is computed once per text and model, so its
 //! content does not change what a query costs. Queries are the 231 evaluation requests:
 //! a new query is embedded (framed, its first 36 tokens, as the runtime does); a query asked again
 //! takes its vector from the org's recent query vectors (`call::query_vectors`), as the

@@ -1,6 +1,6 @@
 //! D5: `search_tools` ranking by meaning as well as by words. Each pooled tool has a
-//! sentence vector ([`tool_text`] embedded once per tool version, outside this pure
-//! module); a request's vector ranks the tools by cosine similarity ([`DenseIndex`]),
+//! sentence vector ([`tool_text`] embedded once per text and model, outside this
+//! pure module); a request's vector ranks the tools by cosine similarity ([`DenseIndex`]),
 //! and that ranking is fused with BM25F's ([`super::search`]) by weighted reciprocal
 //! rank ([`fuse`]). The fusion's constants were chosen on the dev half of the evaluation
 //! set (`tests/fixtures/discovery`) only; the test half scores them
