@@ -207,10 +207,16 @@ mod tests {
 
     #[test]
     fn a_long_query_is_cut_keeping_its_closing_token() {
-        let mut ids: Vec<u32> = (0..40).collect();
+        let mut ids: Vec<u32> = (0..QUERY_TOKENS as u32 + 8).collect();
+        let last = *ids.last().unwrap();
         cut_tokens(&mut ids, QUERY_TOKENS);
         assert_eq!(ids.len(), QUERY_TOKENS);
-        assert_eq!((ids[0], ids[30], ids[31]), (0, 30, 39));
+        let n = QUERY_TOKENS;
+        assert_eq!(
+            (ids[0], ids[n - 2], ids[n - 1]),
+            (0, n as u32 - 2, last),
+            "the first tokens, then the closing one"
+        );
         let mut short = vec![101, 7, 102];
         cut_tokens(&mut short, QUERY_TOKENS);
         assert_eq!(short, [101, 7, 102]);
