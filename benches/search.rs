@@ -5,7 +5,7 @@
 //! tools repeat its toolkits under other names (`<tool>_<n>`, toolkit `<kit><n>`),
 //! sharing the base tool's vector: a vector is computed once per text and model, so its
 //! content does not change what a query costs. Queries are the 231 evaluation requests:
-//! a new query is embedded (framed, its first 36 tokens, as the runtime does); a query asked again
+//! a new query is embedded (its first 32 tokens, as the runtime does); a query asked again
 //! takes its vector from the org's recent query vectors (`call::query_vectors`), as the
 //! runtime does, and costs the search alone. Needs the model
 //! (`scripts/setup-model`), no services:

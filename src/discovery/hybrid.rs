@@ -28,7 +28,7 @@ pub struct Fusion {
 pub const FUSION: Fusion = Fusion {
     k: 5.0,
     lexical: 1.0,
-    dense: 2.0,
+    dense: 1.5,
     depth: 50,
 };
 

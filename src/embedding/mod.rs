@@ -32,15 +32,9 @@ pub const TOKENIZER_SHA256: &str =
 pub const DIM: usize = 384;
 /// Tokens kept of a text (the model was trained on 128-token inputs); the rest is cut.
 pub const MAX_TOKENS: usize = 128;
-/// Tokens kept of a query (`[CLS]`, [`QUERY_FRAME`] and `[SEP]` included): a request
-/// worded the way people ask fits; a longer one costs no more than this.
-pub const QUERY_TOKENS: usize = 36;
-/// A request is embedded as the sentence of intent "I want to <request>": the model
-/// (trained on pairs of questions and answers, titles and texts) matches a stated intent
-/// to a tool's description better than a bare fragment ("bin the email from the
-/// recruiter"). Chosen on the dev half of the D5 evaluation set, where it helped every
-/// way of embedding tools that was tried.
-pub const QUERY_FRAME: &str = "I want to ";
+/// Tokens kept of a query (`[CLS]` and `[SEP]` included): a request worded the way
+/// people ask fits; a longer one costs no more than this.
+pub const QUERY_TOKENS: usize = 32;
 /// Texts run through the model together.
 const BATCH: usize = 32;
 
@@ -143,11 +137,10 @@ impl Embedder {
             .ok_or_else(|| EmbedError::Run("no vector returned".into()))
     }
 
-    /// A query's vector: [`Embedder::embed_one`] of the request framed by [`QUERY_FRAME`],
-    /// its first [`QUERY_TOKENS`] tokens (the closing `[SEP]` kept), so a query's cost is
-    /// bounded whatever its length.
+    /// A query's vector: [`Embedder::embed_one`] of its first [`QUERY_TOKENS`] tokens (the
+    /// closing `[SEP]` kept), so a query's cost is bounded whatever its length.
     pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let mut ids = self.ids(&format!("{QUERY_FRAME}{}", text.trim()))?;
+        let mut ids = self.ids(text.trim())?;
         cut_tokens(&mut ids, QUERY_TOKENS);
         let mut out = self.bert.embed(&[ids]).map_err(run_err)?;
         out.pop()
