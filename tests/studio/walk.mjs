@@ -327,7 +327,10 @@ try {
   await page.getByText('Schedule 30 6 * * 1-5 (Europe/Paris) created.').waitFor();
   const [sch] = (await call('GET', `/v1/workflows/${wfId}/schedules`, KEY)).body.data;
   assert.equal(sch.timezone, 'Europe/Paris');
-  const shown = await page.getByRole('list', { name: `Next runs of ${sch.id}` }).getByRole('listitem').allInnerTexts();
+  // the panel reads the schedules again after the create: wait for its list to be drawn
+  const nextRuns = page.getByRole('list', { name: `Next runs of ${sch.id}` }).getByRole('listitem');
+  await nextRuns.nth(sch.next_runs.length - 1).waitFor();
+  const shown = await nextRuns.allInnerTexts();
   assert.deepEqual(shown, sch.next_runs, 'the next three due times are the API\'s');
   await page.getByRole('button', { name: 'Pause schedule 30 6 * * 1-5' }).click();
   await page.getByText('Schedule 30 6 * * 1-5 paused.').waitFor();
