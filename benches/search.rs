@@ -1,5 +1,5 @@
 //! D5: `search_tools`' CPU per query over pools of 60, 600, 3,000 and 5,000 tools, the
-//! query's embedding included (all-minilm-l6-v2 on CPU, `src/embedding`), against the
+//! query's embedding included (all-minilm-l6-v2 on CPU, `crates/embedding`), against the
 //! pool index as the runtime keeps it (built once per agent and pool version); and the
 //! memory that index holds per 1,000 tools. Pools larger than the evaluation set's 311
 //! tools repeat its toolkits under other names (`<tool>_<n>`, toolkit `<kit><n>`),

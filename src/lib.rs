@@ -23,7 +23,7 @@ pub mod walk;
 
 pub mod call;
 pub mod discovery;
-pub mod embedding;
+pub use loopgate_embedding as embedding;
 
 pub mod mcp;
 pub mod openapi_import;

@@ -51,18 +51,18 @@ struct Request {
     split: String,
 }
 
-/// Everything the tests share, built once: the tools, the index, every request's vector.
-struct Eval {
-    names: Vec<String>,
-    index: HybridIndex,
-    requests: Vec<(Request, usize, Vec<f32>)>,
-}
-
 fn model_dir() -> PathBuf {
     match std::env::var("LOOPGATE_EMBEDDING_MODEL_DIR") {
         Ok(d) if !d.is_empty() => PathBuf::from(d),
         _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".data/models/all-minilm-l6-v2"),
     }
+}
+
+/// Everything the tests share, built once: the tools, the index, every request's vector.
+struct Eval {
+    names: Vec<String>,
+    index: HybridIndex,
+    requests: Vec<(Request, usize, Vec<f32>)>,
 }
 
 fn eval() -> Option<&'static Eval> {
