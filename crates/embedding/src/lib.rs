@@ -5,9 +5,9 @@
 //! against their pinned SHA-256 before use, so a replica never searches with other
 //! vectors than the ones its tools were embedded with ([`MODEL_ID`] names both).
 //!
-//! A query costs one [`Embedder::embed_query`], run by [`single`] (about 6 ms for a
-//! dozen tokens on this project's 2-core reference machine, where candle's batch pass
-//! took 16 ms: its matrix products pack the weights for a dozen rows); tools are
+//! A query costs one [`Embedder::embed_query`], run by [`single`] (about 3.5 ms for a
+//! dozen tokens on this project's 2-core machine, where candle's batch pass takes 16 ms:
+//! its matrix products pack the weights anew for a dozen rows); tools are
 //! embedded in batches by [`Embedder::embed`] on candle ([`bert`]), once per text and
 //! model, kept with the tool (`call::tool_vectors`). The two passes give the same
 //! vectors (cosine ≥ 0.9999, tested); each holds its own copy of the weights (~90 MiB
