@@ -1,26 +1,13 @@
-//! The forward pass of a small BERT encoder (all-minilm-l6-v2: 6 layers, 384 wide, 12
+//! For the tests: `candle`'s forward pass of the same model as [`crate::single`] (the
+//! reference it is checked against), all-minilm-l6-v2 (6 layers, 384 wide, 12
 //! heads) on `candle-core`/`candle-nn`, CPU only, in f32: embeddings, then per layer
 //! self-attention and the feed-forward block, each followed by a residual and layer norm
 //! (post-norm, as `transformers`' `BertModel`), then the sentence embedding as the model
 //! card says: the mean of the last hidden states over the real tokens, L2-normalised.
 
+use crate::BertConfig;
 use candle_core::{DType, Device, Module, Tensor, D};
 use candle_nn::{embedding, layer_norm, linear, Embedding, LayerNorm, Linear, VarBuilder};
-use serde::Deserialize;
-
-/// The fields of the model's `config.json` the forward pass needs.
-#[derive(Debug, Clone, Deserialize)]
-pub struct BertConfig {
-    pub vocab_size: usize,
-    pub hidden_size: usize,
-    pub num_hidden_layers: usize,
-    pub num_attention_heads: usize,
-    pub intermediate_size: usize,
-    pub max_position_embeddings: usize,
-    pub layer_norm_eps: f64,
-    #[serde(default)]
-    pub hidden_act: String,
-}
 
 struct Layer {
     query: Linear,
@@ -42,7 +29,6 @@ pub struct Bert {
     layers: Vec<Layer>,
     heads: usize,
     head_dim: usize,
-    pub max_positions: usize,
     device: Device,
 }
 
@@ -86,7 +72,6 @@ impl Bert {
             layers,
             heads: cfg.num_attention_heads,
             head_dim: h / cfg.num_attention_heads,
-            max_positions: cfg.max_position_embeddings,
             device: vb.device().clone(),
         })
     }

@@ -1,16 +1,20 @@
-//! The same forward pass as [`super::bert`], for one sequence at a time, in plain Rust:
-//! a query is a dozen tokens, where a general matrix product spends most of its time
-//! packing weights it then uses a dozen times. Here the weights are packed once, at load,
+//! The forward pass of a small BERT encoder (all-minilm-l6-v2: 6 layers, 384 wide, 12
+//! heads), one sequence at a time, in plain Rust on CPU, in f32: embeddings, then per layer
+//! self-attention and the feed-forward block, each followed by a residual and layer norm
+//! (post-norm, as `transformers`' `BertModel`), then the sentence embedding as the model
+//! card says: the mean of the last hidden states, L2-normalised. A query is a dozen
+//! tokens, where a general matrix product spends most of its time packing weights it
+//! then uses a dozen times. Here the weights are packed once, at load,
 //! and each block of them is read once per call and used for every token while it is in
 //! the first-level cache; the inner loops
 //! are compiled for AVX2 and FMA when the CPU has them (`pulp` dispatches, no `unsafe`
 //! here) and run portably otherwise. Wide products split their outputs over two rayon
-//! tasks. [`super::bert`] is the reference its tests compare with.
+//! tasks. Its tests compare it with `candle`'s implementation of the same model
+//! (`bert.rs`, built for the tests only).
 
-use candle_core::{DType, Tensor};
-use candle_nn::VarBuilder;
+use safetensors::{Dtype, SafeTensors};
 
-use super::bert::BertConfig;
+use super::BertConfig;
 
 /// Products with more multiply-adds than this split their outputs over two tasks.
 const SPLIT_WORK: usize = 1 << 20;
@@ -55,23 +59,37 @@ pub struct Single {
     max_positions: usize,
 }
 
-fn flat(t: Tensor) -> candle_core::Result<Vec<f32>> {
-    t.to_dtype(DType::F32)?.flatten_all()?.to_vec1()
+/// The f32 tensor `name` of the weights file, checked to have `shape`, flattened.
+fn tensor(st: &SafeTensors<'_>, name: &str, shape: &[usize]) -> Result<Vec<f32>, String> {
+    let t = st.tensor(name).map_err(|e| format!("{name}: {e}"))?;
+    if t.dtype() != Dtype::F32 || t.shape() != shape {
+        return Err(format!(
+            "{name} is {:?} {:?}, expected F32 {shape:?}",
+            t.dtype(),
+            t.shape()
+        ));
+    }
+    Ok(t.data()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
 }
 
-fn dense(vbs: &[VarBuilder<'_>], inp: usize, out: usize) -> candle_core::Result<Dense> {
-    let total = out * vbs.len();
+/// The linear layers `prefixes` (`<prefix>.weight`, `<prefix>.bias`: `out × inp` each)
+/// stacked into one of `prefixes.len() · out` outputs, packed for [`Products`].
+fn dense(st: &SafeTensors<'_>, prefixes: &[&str], inp: usize, out: usize) -> Result<Dense, String> {
+    let total = out * prefixes.len();
     if !total.is_multiple_of(2 * BLOCK) {
-        return Err(candle_core::Error::Msg(format!(
+        return Err(format!(
             "a layer of {total} outputs is not a multiple of {}",
             2 * BLOCK
-        )));
+        ));
     }
     let mut rows = Vec::with_capacity(total * inp);
     let mut b = Vec::with_capacity(total);
-    for vb in vbs {
-        rows.extend(flat(vb.get((out, inp), "weight")?)?);
-        b.extend(flat(vb.get(out, "bias")?)?);
+    for p in prefixes {
+        rows.extend(tensor(st, &format!("{p}.weight"), &[out, inp])?);
+        b.extend(tensor(st, &format!("{p}.bias"), &[out])?);
     }
     let mut w = Vec::with_capacity(rows.len());
     for first in (0..total).step_by(BLOCK) {
@@ -87,54 +105,84 @@ fn dense(vbs: &[VarBuilder<'_>], inp: usize, out: usize) -> candle_core::Result<
     })
 }
 
-fn norm(vb: VarBuilder<'_>, h: usize, eps: f64) -> candle_core::Result<Norm> {
+fn norm(st: &SafeTensors<'_>, prefix: &str, h: usize, eps: f64) -> Result<Norm, String> {
     Ok(Norm {
-        gain: flat(vb.get(h, "weight")?)?,
-        bias: flat(vb.get(h, "bias")?)?,
+        gain: tensor(st, &format!("{prefix}.weight"), &[h])?,
+        bias: tensor(st, &format!("{prefix}.bias"), &[h])?,
         eps: eps as f32,
     })
 }
 
 impl Single {
-    /// The weights of [`super::bert::Bert::load`]'s model, copied into this layout.
-    pub fn load(vb: &VarBuilder<'_>, cfg: &BertConfig) -> candle_core::Result<Self> {
-        let h = cfg.hidden_size;
-        let e = vb.pp("embeddings");
-        let words = flat(e.pp("word_embeddings").get((cfg.vocab_size, h), "weight")?)?;
-        let positions = flat(
-            e.pp("position_embeddings")
-                .get((cfg.max_position_embeddings, h), "weight")?,
+    /// The model of `config.json` (`cfg`) from the bytes of its `model.safetensors`
+    /// (tensor names as `transformers`' `BertModel` saves them, f32): a post-norm BERT
+    /// encoder with GELU (erf) and a hidden width its heads divide.
+    pub fn load(weights: &[u8], cfg: &BertConfig) -> Result<Self, String> {
+        if cfg.hidden_act != "gelu" || !cfg.hidden_size.is_multiple_of(cfg.num_attention_heads) {
+            return Err(format!(
+                "unsupported BERT config: hidden_act {:?}, hidden_size {} over {} heads",
+                cfg.hidden_act, cfg.hidden_size, cfg.num_attention_heads
+            ));
+        }
+        let st = SafeTensors::deserialize(weights).map_err(|e| e.to_string())?;
+        let (h, eps) = (cfg.hidden_size, cfg.layer_norm_eps);
+        let words = tensor(
+            &st,
+            "embeddings.word_embeddings.weight",
+            &[cfg.vocab_size, h],
         )?;
-        let segment = flat(
-            e.pp("token_type_embeddings")
-                .get((2, h), "weight")?
-                .get(0)?,
+        let positions = tensor(
+            &st,
+            "embeddings.position_embeddings.weight",
+            &[cfg.max_position_embeddings, h],
         )?;
+        let mut segment = tensor(&st, "embeddings.token_type_embeddings.weight", &[2, h])?;
+        // token type 0's row: every text here is a single segment
+        segment.truncate(h);
         let mut layers = Vec::with_capacity(cfg.num_hidden_layers);
         for i in 0..cfg.num_hidden_layers {
-            let l = vb.pp(format!("encoder.layer.{i}"));
-            let a = l.pp("attention");
-            let qkv = [a.pp("self.query"), a.pp("self.key"), a.pp("self.value")];
+            let l = format!("encoder.layer.{i}");
+            let a = format!("{l}.attention");
+            let qkv = [
+                format!("{a}.self.query"),
+                format!("{a}.self.key"),
+                format!("{a}.self.value"),
+            ];
+            let qkv: Vec<&str> = qkv.iter().map(String::as_str).collect();
             layers.push(Layer {
-                qkv: dense(&qkv, h, h)?,
-                attention_out: dense(&[a.pp("output.dense")], h, h)?,
-                attention_norm: norm(a.pp("output.LayerNorm"), h, cfg.layer_norm_eps)?,
-                intermediate: dense(&[l.pp("intermediate.dense")], h, cfg.intermediate_size)?,
-                output: dense(&[l.pp("output.dense")], cfg.intermediate_size, h)?,
-                output_norm: norm(l.pp("output.LayerNorm"), h, cfg.layer_norm_eps)?,
+                qkv: dense(&st, &qkv, h, h)?,
+                attention_out: dense(&st, &[&format!("{a}.output.dense")], h, h)?,
+                attention_norm: norm(&st, &format!("{a}.output.LayerNorm"), h, eps)?,
+                intermediate: dense(
+                    &st,
+                    &[&format!("{l}.intermediate.dense")],
+                    h,
+                    cfg.intermediate_size,
+                )?,
+                output: dense(
+                    &st,
+                    &[&format!("{l}.output.dense")],
+                    cfg.intermediate_size,
+                    h,
+                )?,
+                output_norm: norm(&st, &format!("{l}.output.LayerNorm"), h, eps)?,
             });
         }
         Ok(Self {
             words,
             positions,
             segment,
-            norm: norm(e.pp("LayerNorm"), h, cfg.layer_norm_eps)?,
+            norm: norm(&st, "embeddings.LayerNorm", h, eps)?,
             layers,
             hidden: h,
             heads: cfg.num_attention_heads,
             vocab: cfg.vocab_size,
             max_positions: cfg.max_position_embeddings,
         })
+    }
+
+    pub fn max_positions(&self) -> usize {
+        self.max_positions
     }
 
     /// The sentence embedding of one token id sequence (framed by `[CLS]` … `[SEP]`):
