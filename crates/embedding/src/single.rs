@@ -4,11 +4,12 @@
 //! (post-norm, as `transformers`' `BertModel`), then the sentence embedding as the model
 //! card says: the mean of the last hidden states, L2-normalised. A query is a dozen
 //! tokens, where a general matrix product spends most of its time packing weights it
-//! then uses a dozen times. Here the weights are packed once, at load,
-//! and each block of them is read once per call and used for every token while it is in
-//! the first-level cache; the inner loops
-//! are compiled for AVX2 and FMA when the CPU has them (`pulp` dispatches, no `unsafe`
-//! here) and run portably otherwise. Wide products split their outputs over two rayon
+//! then uses a dozen times. Here the weights are packed once, at load, and each block of
+//! them is read in order once per call and used for every token (a block of the 384-wide
+//! layers stays in the first-level cache; one of the 1,536-wide output layer, 96 KiB, in
+//! the second); the inner loops are compiled for AVX2 and FMA when the CPU has them
+//! (`pulp` dispatches, no `unsafe` here) and run on plain scalars otherwise (much slower:
+//! `f32::mul_add` without FMA is a software routine). Wide products split their outputs over two rayon
 //! tasks. Its tests compare it with `candle`'s implementation of the same model
 //! (`bert.rs`, built for the tests only).
 
@@ -20,8 +21,8 @@ use super::BertConfig;
 const SPLIT_WORK: usize = 1 << 20;
 
 /// A linear layer: `y = x·Wᵀ + b`, in f32, the model's own values (8-bit weights were
-/// tried: 15 % faster, but a query's vector then drifts to cosine 0.998 of the batch
-/// pass's, which made the tools' vectors). `W` is packed for [`Products`]: for each
+/// tried: 15 % faster, but a query's vector then drifts to cosine 0.998 of the f32 one,
+/// which the tools' vectors are). `W` is packed for [`Products`]: for each
 /// [`BLOCK`] outputs in turn, every input's weights to those outputs side by side
 /// (`[out / BLOCK][inp][BLOCK]`), so a block's weights are read in order, once per call.
 struct Dense {
@@ -47,6 +48,8 @@ struct Layer {
     output_norm: Norm,
 }
 
+/// The model's weights laid out for [`Single::embed`] (one copy, about 86 MiB for
+/// all-minilm-l6-v2), shared by every search of the process.
 pub struct Single {
     words: Vec<f32>,
     positions: Vec<f32>,
@@ -423,11 +426,13 @@ mod tests {
         w
     }
 
-    /// The products on this CPU's vectors and on plain scalars both equal the naive
+    /// The products on this CPU's vectors, on plain scalars and on portable vectors of 4
+    /// and 16 lanes (one vector per packed row: the unpaired path) all equal the naive
     /// sums, for every count of tokens around a block of [`ROWS`].
     #[test]
     fn the_packed_products_equal_the_naive_sums() {
         let (inp, out) = (24, 2 * BLOCK);
+        let out_w = out;
         let rows: Vec<f32> = (0..inp * out).map(|i| (i as f32 * 0.37).sin()).collect();
         let w = pack(&rows, inp, out);
         for n in 1..=2 * ROWS + 1 {
@@ -438,26 +443,63 @@ mod tests {
                     want[i * out + j] = (0..inp).map(|k| x[i * inp + k] * rows[j * inp + k]).sum();
                 }
             }
-            let (mut here, mut scalar) = (vec![0f32; n * out], vec![0f32; n * out]);
-            pulp::Arch::new().dispatch(Products {
+            let mut got = [(); 4].map(|_| vec![0f32; n * out_w]);
+            let [here, scalar, four, sixteen] = &mut got;
+            let products = |out| Products {
                 x: &x,
                 n,
                 inp,
                 w: &w,
-                out: &mut here,
-            });
-            pulp::Scalar::new().vectorize(Products {
-                x: &x,
-                n,
-                inp,
-                w: &w,
-                out: &mut scalar,
-            });
-            for (got, label) in [(&here, "vectors"), (&scalar, "scalars")] {
+                out,
+            };
+            pulp::Arch::new().dispatch(products(here));
+            pulp::Scalar::new().vectorize(products(scalar));
+            pulp::Scalar128b.vectorize(products(four));
+            pulp::Scalar512b.vectorize(products(sixteen));
+            let labels = ["this CPU's vectors", "scalars", "4 lanes", "16 lanes"];
+            for (got, label) in got.iter().zip(labels) {
                 for (g, e) in got.iter().zip(&want) {
                     assert!(
                         (g - e).abs() < 1e-4,
                         "{n} tokens on {label}: {g} against {e}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// A product wide enough to be split over two tasks gives the naive `act(x·Wᵀ + b)`
+    /// in row-major order: the halves are put back together, each with its own bias.
+    #[test]
+    fn a_split_linear_layer_equals_the_naive_one() {
+        let (n, inp, out) = (5, 256, 4 * BLOCK * 16);
+        assert!(n * inp * out > SPLIT_WORK, "the product is split");
+        let rows: Vec<f32> = (0..inp * out)
+            .map(|i| (i as f32 * 0.013).sin() * 0.1)
+            .collect();
+        let b: Vec<f32> = (0..out).map(|j| j as f32 * 0.01 - 1.0).collect();
+        let d = Dense {
+            w: pack(&rows, inp, out),
+            b: b.clone(),
+            inp,
+            out,
+        };
+        let x: Vec<f32> = (0..n * inp).map(|i| (i as f32 * 0.07).cos()).collect();
+        for act in [None, Some(gelu as fn(f32) -> f32)] {
+            let mut y = Vec::new();
+            linear(&x, n, &d, act, &mut y);
+            assert_eq!(y.len(), n * out);
+            for i in 0..n {
+                for j in 0..out {
+                    let s: f32 = (0..inp)
+                        .map(|k| x[i * inp + k] * rows[j * inp + k])
+                        .sum::<f32>()
+                        + b[j];
+                    let want = act.map_or(s, |f| f(s));
+                    let got = y[i * out + j];
+                    assert!(
+                        (got - want).abs() < 1e-3,
+                        "token {i}, output {j}: {got} against {want}"
                     );
                 }
             }
