@@ -190,8 +190,15 @@ impl Single {
 
     /// The sentence embedding of one token id sequence (framed by `[CLS]` … `[SEP]`):
     /// the mean of the last hidden states, unit length. `None` for an empty sequence, one
-    /// longer than the model's positions or an id outside its vocabulary.
+    /// longer than the model's positions or an id outside its vocabulary. The pass runs on
+    /// one of rayon's threads, handed over once: its two dozen splits are then pushed to
+    /// that thread's own queue, where from any other thread each would be a hand-over of
+    /// its own (and a wait on a latch).
     pub fn embed(&self, ids: &[u32]) -> Option<Vec<f32>> {
+        rayon::scope(|_| self.embed_here(ids))
+    }
+
+    fn embed_here(&self, ids: &[u32]) -> Option<Vec<f32>> {
         let (n, h) = (ids.len(), self.hidden);
         if n == 0 || n > self.max_positions || ids.iter().any(|&i| i as usize >= self.vocab) {
             return None;
