@@ -235,6 +235,20 @@ mod tests {
         }
     }
 
+    /// The evaluation set's requests (`tests/fixtures/discovery`).
+    fn requests() -> Vec<String> {
+        let reqs: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../tests/fixtures/discovery/requests.json"
+        ))
+        .unwrap_or_default();
+        reqs["requests"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| r["request"].as_str().map(str::to_string))
+            .collect()
+    }
+
     /// `candle`'s implementation of the model (`bert.rs`), loaded from the same files.
     fn reference() -> Option<bert::Bert> {
         use candle_core::{DType, Device};
@@ -254,20 +268,11 @@ mod tests {
     fn d5_the_forward_pass_agrees_with_candles() {
         let Some(embedder) = model() else { return };
         let reference = reference().expect("the model's files, read by model()");
-        let reqs: serde_json::Value = serde_json::from_str(include_str!(
-            "../../../tests/fixtures/discovery/requests.json"
-        ))
-        .unwrap_or_default();
         let kits: serde_json::Value = serde_json::from_str(include_str!(
             "../../../tests/fixtures/discovery/toolkits.json"
         ))
         .unwrap_or_default();
-        let mut texts: Vec<String> = reqs["requests"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|r| r["request"].as_str().map(str::to_string))
-            .collect();
+        let mut texts = requests();
         texts.push("hi".into());
         texts.push(["draft a reply to the last message from the landlord"; 12].join(" and "));
         for kit in kits["toolkits"].as_array().into_iter().flatten() {
@@ -310,15 +315,8 @@ mod tests {
     fn measure_a_query_against_candles_pass() {
         let Some(embedder) = model() else { return };
         let reference = reference().expect("the model's files, read by model()");
-        let reqs: serde_json::Value = serde_json::from_str(include_str!(
-            "../../../tests/fixtures/discovery/requests.json"
-        ))
-        .unwrap_or_default();
-        let ids: Vec<Vec<u32>> = reqs["requests"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|r| r["request"].as_str())
+        let ids: Vec<Vec<u32>> = requests()
+            .iter()
             .map(|q| embedder.ids(q).expect("tokens"))
             .collect();
         let p50 = |f: &dyn Fn(&Vec<u32>)| {

@@ -67,7 +67,7 @@ fn tensor(st: &SafeTensors<'_>, name: &str, shape: &[usize]) -> Result<Vec<f32>,
     let t = st.tensor(name).map_err(|e| format!("{name}: {e}"))?;
     if t.dtype() != Dtype::F32 || t.shape() != shape {
         return Err(format!(
-            "{name} is {:?} {:?}, expected F32 {shape:?}",
+            "{name} is {:?} {:?}, expected 32-bit floats {shape:?}",
             t.dtype(),
             t.shape()
         ));
