@@ -61,9 +61,10 @@ struct Made {
 #[derive(Default)]
 struct Log {
     /// Per phase: answers by status (`conn` when the connection failed, `cut` for a
-    /// stream that ended without its outcome).
+    /// stream that ended without its outcome, `error:<code>` for one whose outcome was an
+    /// error).
     answers: Vec<BTreeMap<String, usize>>,
-    /// Call ids answered 200 (or whose stream carried the outcome).
+    /// Call ids answered 200 (or whose stream carried the outcome, an output or an error).
     calls: Vec<String>,
     results: Vec<Made>,
     /// Streamed calls cut before their outcome (their replica died).
@@ -151,8 +152,10 @@ async fn json_call(
     }
 }
 
-/// A streamed call read to its end: the call id (from its first chunks) and the outcome
-/// chunk's output, `None` when the stream ended without it.
+/// A streamed call read to its end: the call id (from its first chunks), the outcome
+/// chunk's output (`None` when the stream ended without it) and a status: `200` for an
+/// output, `error:<code>` for an error outcome (the call ended, failed: its record is
+/// read back like any other), `cut` for a stream that ended with no outcome at all.
 async fn stream_call(
     client: &reqwest::Client,
     base: &str,
@@ -178,7 +181,7 @@ async fn stream_call(
         Err(_) => return (None, None, "conn".into()),
     };
     let mut body = res.bytes_stream().map_err(std::io::Error::other);
-    let (mut buf, mut id, mut out) = (String::new(), None, None);
+    let (mut buf, mut id, mut out, mut failed) = (String::new(), None, None, None);
     let mut progressed = progressed;
     while let Some(Ok(chunk)) = body.next().await {
         buf.push_str(&String::from_utf8_lossy(&chunk));
@@ -193,6 +196,11 @@ async fn stream_call(
             match v["type"].as_str() {
                 Some("tool-input-available") => id = v["toolCallId"].as_str().map(str::to_owned),
                 Some("tool-output-available") => out = Some(v["output"].clone()),
+                // "<code>: <detail>" (call::ui_stream::error_text)
+                Some("tool-output-error") => {
+                    let text = v["errorText"].as_str().unwrap_or("");
+                    failed = Some(text.split(':').next().unwrap_or("").to_owned());
+                }
                 Some("data-tool-loop-progress") => {
                     if let Some(tx) = progressed.take() {
                         let _ = tx.send(());
@@ -202,8 +210,12 @@ async fn stream_call(
             }
         }
     }
-    let status = if out.is_some() { "200" } else { "cut" };
-    (id, out, status.into())
+    let status = match (&out, failed) {
+        (Some(_), _) => "200".to_owned(),
+        (None, Some(code)) => format!("error:{code}"),
+        (None, None) => "cut".to_owned(),
+    };
+    (id, out, status)
 }
 
 /// What one worker does until the load stops: a mix of calls on the live replicas in turn.
@@ -239,9 +251,13 @@ async fn worker(w: usize, load: Arc<Load>) {
                     None,
                 )
                 .await;
-                if s == "cut" {
-                    if let Some(id) = &id {
-                        load.log.lock().unwrap().cut.push(id.clone());
+                if let Some(id) = &id {
+                    let mut log = load.log.lock().unwrap();
+                    if s == "cut" {
+                        log.cut.push(id.clone());
+                    } else if s.starts_with("error:") {
+                        // answered with a call id: its record must be readable (K1)
+                        log.calls.push(id.clone());
                     }
                 }
                 (s, out.unwrap_or(Value::Null), id)
