@@ -152,9 +152,14 @@ impl Embedder {
     /// One text's vector (unit length, [`DIM`] wide): the mean of the last hidden states of
     /// its first [`MAX_TOKENS`] tokens.
     pub fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let ids = self.ids(text)?;
+        self.vector(&self.ids(text)?)
+    }
+
+    /// The vector of an encoding; `Run` for one the pass refuses (empty, too long, an id
+    /// outside the vocabulary), which the tokenizer does not produce.
+    fn vector(&self, ids: &[u32]) -> Result<Vec<f32>, EmbedError> {
         self.single
-            .embed(&ids)
+            .embed(ids)
             .ok_or_else(|| EmbedError::Run("no vector returned".into()))
     }
 
@@ -163,9 +168,7 @@ impl Embedder {
     pub fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
         let mut ids = self.ids(text.trim())?;
         cut_tokens(&mut ids, QUERY_TOKENS);
-        self.single
-            .embed(&ids)
-            .ok_or_else(|| EmbedError::Run("no vector returned".into()))
+        self.vector(&ids)
     }
 
     /// Vectors of many texts, in order, [`Embedder::embed_one`] each, one text after
