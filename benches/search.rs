@@ -107,12 +107,15 @@ fn main() {
     let texts: Vec<String> = base
         .iter()
         .map(|t| {
-            tool_text(&ToolText {
-                name: &t.name,
-                description: &t.description,
-                toolkit: &t.toolkit,
-                input_schema: &t.schema,
-            })
+            tool_text(
+                &ToolText {
+                    name: &t.name,
+                    description: &t.description,
+                    toolkit: &t.toolkit,
+                    input_schema: &t.schema,
+                }
+                .doc(),
+            )
         })
         .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -167,6 +170,7 @@ fn main() {
         let index = HybridIndex {
             lexical: SearchIndex::build(&tt),
             dense: Some(DenseIndex::new(DIM, &rows)),
+            labels: tools.iter().map(|t| t.toolkit.to_lowercase()).collect(),
         };
         drop(rows);
         drop(tt);
@@ -180,17 +184,17 @@ fn main() {
             for q in &queries {
                 let t = Instant::now();
                 let qv = embedder.embed_query(q).expect("a vector");
-                std::hint::black_box(index.search(q, Some(&qv), 10));
+                std::hint::black_box(index.search(q, Some(&qv), None, 10));
                 ms.push(t.elapsed().as_secs_f64() * 1e3);
                 if round == 0 {
                     kept.put("org_bench", query_key(q), qv.into());
                 }
                 let t = Instant::now();
                 let qv = kept.get("org_bench", &query_key(q)).expect("kept");
-                std::hint::black_box(index.search(q, Some(&qv), 10));
+                std::hint::black_box(index.search(q, Some(&qv), None, 10));
                 again_ms.push(t.elapsed().as_secs_f64() * 1e3);
                 let t = Instant::now();
-                std::hint::black_box(index.search(q, None, 10));
+                std::hint::black_box(index.search(q, None, None, 10));
                 lex_ms.push(t.elapsed().as_secs_f64() * 1e3);
             }
         }

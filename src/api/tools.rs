@@ -58,6 +58,10 @@ pub struct ToolFilter {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ImportedTools {
     pub data: Vec<Tool>,
+    /// D6: how many of these tools' search vectors are being computed in the background
+    /// (0 when search runs without the embedding model). Until a tool's vector is ready
+    /// `search_tools` ranks it by its words and says so.
+    pub vectors_pending: usize,
 }
 
 const METHODS: [&str; 8] = [
@@ -162,6 +166,9 @@ pub async fn create(
         toolkit: b.toolkit.or(provider.toolkit),
     })?;
     let tool = tools::create(&state.pool, &key.org, &fields).await?;
+    state
+        .runtime
+        .embed_tools_later(&key.org, std::slice::from_ref(&tool.id));
     audit::created(
         &state,
         &key.org,
@@ -287,6 +294,9 @@ pub async fn update(
     let t = tools::update(&state.pool, &key.org, &before.id, &fields)
         .await
         .map_err(or_not_found("tool"))?;
+    state
+        .runtime
+        .embed_tools_later(&key.org, std::slice::from_ref(&t.id));
     audit::updated(
         &state,
         &key.org,
@@ -408,7 +418,17 @@ pub async fn import_openapi(
     })?;
     let created: Vec<(&str, &Tool)> = data.iter().map(|t| (t.id.as_str(), t)).collect();
     audit::created_many(&state, &key.org, key.actor(), "tool", &created).await?;
-    Ok(HttpResponse::Created().json(ImportedTools { data }))
+    let ids: Vec<String> = data.iter().map(|t| t.id.clone()).collect();
+    state.runtime.embed_tools_later(&key.org, &ids);
+    let vectors_pending = if state.runtime.semantic_unavailable().is_none() {
+        ids.len()
+    } else {
+        0
+    };
+    Ok(HttpResponse::Created().json(ImportedTools {
+        data,
+        vectors_pending,
+    }))
 }
 
 /// How long an import waits for its turn before it is told to come back (503).

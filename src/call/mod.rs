@@ -22,12 +22,16 @@ pub mod query_vectors;
 pub mod refresh_gates;
 pub mod retrieval_tools;
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic
+mod search_eval;
+#[cfg(test)]
 mod search_quality_tests;
 pub mod steps;
 pub mod threads;
 pub mod tool_call;
 pub mod tool_vectors;
 pub mod ui_stream;
+pub mod vector_jobs;
 pub mod workflow_tool;
 
 use std::collections::HashMap;

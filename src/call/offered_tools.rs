@@ -13,17 +13,16 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 
 use crate::call::query_vectors::{query_key, QueryVectors};
-use crate::call::tool_vectors::{self, Computed, Semantic, VectorKey};
+use crate::call::tool_vectors::{self, Semantic, VectorKey};
+use crate::call::vector_jobs::{self, VectorJobs};
 use crate::call::{AgentView, BoundTool, Runtime, RuntimeError, ThreadKey};
-use crate::discovery::hybrid::tool_text;
 use crate::discovery::meta::{
     LOAD_MAX, LOAD_TOOL, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_TOOLS,
 };
-use crate::discovery::{self, Candidate, DenseIndex, HybridIndex, Place, SearchIndex, ToolText};
+use crate::discovery::{self, Candidate, DenseIndex, HybridIndex, Place, SearchIndex, ToolDoc};
 use crate::embedding::DIM;
 use crate::store::loaded_tools;
 use crate::store::tool_vectors::StoredVector;
-use crate::store::tools::Tool;
 use crate::store::OrgId;
 use crate::telemetry::metrics::Metrics;
 use loopgate_engine::EngineError;
@@ -36,6 +35,12 @@ pub fn toolkit_of(b: &BoundTool) -> Option<&str> {
         b.provider.toolkit.as_deref(),
         &b.provider.name,
     )
+}
+
+/// The label a bound tool is searched and filtered under (D6 `toolkit`): its connected-app
+/// toolkit, else its provider's name.
+pub fn search_label(b: &BoundTool) -> &str {
+    toolkit_of(b).unwrap_or(&b.provider.name)
 }
 
 /// What one thread of an agent is offered.
@@ -68,9 +73,10 @@ impl Offer {
 /// and the model that embeds tools and queries (D5).
 #[derive(Default)]
 pub struct IndexCache {
-    indexes: Mutex<HashMap<String, (u64, Arc<HybridIndex>)>>,
+    indexes: Mutex<HashMap<String, (u64, Arc<PoolIndex>)>>,
     semantic: Arc<Semantic>,
     queries: QueryVectors,
+    jobs: Arc<VectorJobs>,
 }
 
 impl IndexCache {
@@ -79,12 +85,26 @@ impl IndexCache {
             indexes: Mutex::default(),
             semantic: Arc::new(semantic),
             queries: QueryVectors::default(),
+            jobs: Arc::new(VectorJobs::new()),
         }
     }
 
     pub fn semantic(&self) -> &Semantic {
         &self.semantic
     }
+
+    pub fn jobs(&self) -> &Arc<VectorJobs> {
+        &self.jobs
+    }
+}
+
+/// A pool's index, and how many of its tools had no vector when it was built (ranked by
+/// words only; the index is built again once the background job has made more).
+pub struct PoolIndex {
+    pub index: HybridIndex,
+    pub without_vectors: usize,
+    /// [`VectorJobs::epoch`] when it was built.
+    epoch: u64,
 }
 
 const INDEX_CACHE_MAX: usize = 1000;
@@ -136,20 +156,30 @@ impl Runtime {
     }
 
     /// The pool's index: built once per agent and pool version (and model) on the
-    /// blocking pool, then shared by every call until the pooled tools change.
+    /// blocking pool, then shared by every call until the pooled tools change. It reads
+    /// the vectors kept with the tools and computes none (D6): tools without one are
+    /// asked for in the background and ranked by words until the index is built again.
     async fn pool_index(
         &self,
         agent: &AgentView,
         org: &OrgId,
         pooled: &[&BoundTool],
-    ) -> Arc<HybridIndex> {
+    ) -> Arc<PoolIndex> {
         let semantic = self.search_indexes.semantic.clone();
+        let jobs = self.search_indexes.jobs.clone();
         let mut h = DefaultHasher::new();
         for b in pooled {
-            (&b.tool.id, &b.tool.updated_at, toolkit_of(b)).hash(&mut h);
+            (
+                &b.tool.id,
+                &b.tool.updated_at,
+                toolkit_of(b),
+                &b.provider.name,
+            )
+                .hash(&mut h);
         }
         semantic.embedder().is_some().hash(&mut h);
         let fp = h.finish();
+        let epoch = jobs.epoch();
         {
             let cache = self
                 .search_indexes
@@ -157,24 +187,34 @@ impl Runtime {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner());
             if let Some((f, idx)) = cache.get(&agent.id) {
-                if *f == fp {
+                if *f == fp && (idx.without_vectors == 0 || idx.epoch == epoch) {
                     return idx.clone();
                 }
             }
         }
-        let tools: Vec<(Arc<Tool>, String)> = pooled
+        let docs: Vec<(String, String, ToolDoc)> = pooled
             .iter()
-            .map(|b| (b.tool.clone(), toolkit_of(b).unwrap_or("").to_owned()))
+            .map(|b| {
+                let doc = ToolDoc::build(&vector_jobs::tool_source(
+                    &b.tool,
+                    toolkit_of(b),
+                    &b.provider.name,
+                ));
+                (b.tool.id.clone(), search_label(b).to_lowercase(), doc)
+            })
             .collect();
         let cpu = self.walker.cpu().clone();
-        let tools = Arc::new(tools);
+        let docs = Arc::new(docs);
         // on the blocking pool: each tool's embedded text and key, and the ones this
         // replica does not keep
         let (keyed, missing) = if semantic.embedder().is_some() {
-            let (t, sem, o) = (tools.clone(), semantic.clone(), org.to_string());
+            let (d, sem, o) = (docs.clone(), semantic.clone(), org.to_string());
             let (keyed, missing) = cpu
                 .run(org, usize::MAX, move || {
-                    let keyed = vector_keys(&t, &o);
+                    let keyed: Vec<(VectorKey, String)> = d
+                        .iter()
+                        .map(|(id, _, doc)| vector_jobs::keyed(&o, id, doc))
+                        .collect();
                     let missing = sem.missing_tools(keyed.iter().map(|(k, _)| k));
                     (keyed, missing)
                 })
@@ -184,23 +224,15 @@ impl Runtime {
             (None, Vec::new())
         };
         let stored = tool_vectors::read_stored(&self.pool, org, &missing).await;
-        // the build and the storing of what it computed go on even if this call is
-        // dropped: vectors kept in this replica's memory are also kept with the tools
-        let (pool, org_c, metrics) = (self.pool.clone(), org.clone(), self.metrics().clone());
-        let task = tokio::spawn(async move {
-            let job = move || build_index(&tools, keyed.as_deref(), &stored, &semantic, &metrics);
-            let (idx, computed) = cpu.run(&org_c, usize::MAX, job).await;
-            tokio::spawn(
-                async move { tool_vectors::store_computed(&pool, &org_c, computed).await },
-            );
-            idx
+        let (sem, d) = (semantic.clone(), docs.clone());
+        let job = move || build_index(&d, keyed.as_deref(), &stored, &sem);
+        let (index, absent) = cpu.run(org, usize::MAX, job).await;
+        vector_jobs::request(&jobs, &semantic, &self.pool, &cpu, org, &absent);
+        let idx = Arc::new(PoolIndex {
+            index,
+            without_vectors: absent.len(),
+            epoch,
         });
-        let idx = match task.await {
-            Ok(idx) => Arc::new(idx),
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            // the runtime is shutting down
-            Err(_) => Arc::new(HybridIndex::default()),
-        };
         let mut cache = self
             .search_indexes
             .indexes
@@ -211,6 +243,19 @@ impl Runtime {
         }
         cache.insert(agent.id.clone(), (fp, idx.clone()));
         idx
+    }
+
+    /// Asks for the vectors of tools just imported, synced, created or changed (D6):
+    /// computed in the background, never on a search.
+    pub fn embed_tools_later(&self, org: &OrgId, tool_ids: &[String]) {
+        vector_jobs::request(
+            &self.search_indexes.jobs,
+            &self.search_indexes.semantic,
+            &self.pool,
+            self.walker.cpu(),
+            org,
+            tool_ids,
+        );
     }
 
     /// Why tool search is lexical only (`/readyz`, the `loopgate_search_semantic` gauge);
@@ -250,8 +295,9 @@ impl Runtime {
         }
     }
 
-    /// `search_tools {query, limit?}` → `{tools: [{name, description, toolkit}]}` over the
-    /// pooled tools not loaded yet, best first.
+    /// `search_tools {query, toolkit?, limit?}` → `{tools: [{name, description, toolkit}]}`
+    /// over the pooled tools not loaded yet (of that toolkit), best first; `note` says
+    /// when some tools were ranked by words only.
     pub(crate) async fn search_tools(
         &self,
         agent: &AgentView,
@@ -287,7 +333,30 @@ impl Runtime {
         };
         // the index is the agent's whole pool (shared by its threads); what this thread
         // loaded already is left out of the answer
+        let toolkit = match args.get("toolkit") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(k)) if !k.trim().is_empty() => Some(k.trim()),
+            Some(_) => {
+                return Err(invalid(format!(
+                    "{SEARCH_TOOLS}: `toolkit` must be one of the toolkit names listed in its description"
+                )))
+            }
+        };
         let pooled: Vec<&BoundTool> = offer.pooled(agent).collect();
+        if let Some(k) = toolkit {
+            if !pooled
+                .iter()
+                .any(|b| search_label(b).eq_ignore_ascii_case(k))
+            {
+                let mut kits: Vec<&str> = pooled.iter().map(|b| search_label(b)).collect();
+                kits.sort_unstable();
+                kits.dedup();
+                return Err(invalid(format!(
+                    "{SEARCH_TOOLS}: no toolkit named '{k}' is searchable here; toolkits: {}",
+                    kits.join(", ")
+                )));
+            }
+        }
         let loaded = pooled
             .iter()
             .filter(|b| offer.loaded.contains(&b.tool.name))
@@ -295,7 +364,8 @@ impl Runtime {
         if pooled.len() == loaded {
             return Ok(json!({ "tools": [] }));
         }
-        let index = self.pool_index(agent, &thread.org, &pooled).await;
+        let pool = self.pool_index(agent, &thread.org, &pooled).await;
+        let index = &pool.index;
         let qv = match index.dense.is_some() {
             true => self.query_vector(&thread.org, query).await,
             false => None,
@@ -303,7 +373,7 @@ impl Runtime {
         let mode = if qv.is_some() { "hybrid" } else { "lexical" };
         self.metrics().search_queries.inc(&[("mode", mode)]);
         let tools: Vec<Value> = index
-            .search(query, qv.as_deref(), limit + loaded)
+            .search(query, qv.as_deref(), toolkit, limit + loaded)
             .into_iter()
             .filter(|&i| !offer.loaded.contains(&pooled[i].tool.name))
             .take(limit)
@@ -312,10 +382,16 @@ impl Runtime {
                 json!({
                     "name": b.tool.name,
                     "description": discovery::short_description(&b.tool.description, 200),
-                    "toolkit": toolkit_of(b),
+                    "toolkit": search_label(b),
                 })
             })
             .collect();
+        if qv.is_some() && pool.without_vectors > 0 {
+            return Ok(json!({ "tools": tools, "note": format!(
+                "{} of {} tools were ranked by their words only: their meaning is still being indexed",
+                pool.without_vectors, pooled.len()
+            )}));
+        }
         Ok(json!({ "tools": tools }))
     }
 
@@ -365,58 +441,47 @@ impl Runtime {
     }
 }
 
-fn tool_texts(tools: &[(Arc<Tool>, String)]) -> Vec<ToolText<'_>> {
-    tools
-        .iter()
-        .map(|(t, kit)| ToolText {
-            name: &t.name,
-            description: &t.description,
-            toolkit: kit,
-            input_schema: &t.input_schema.0,
-        })
-        .collect()
-}
-
-/// Each pooled tool's vector key and the text its vector embeds.
-fn vector_keys(tools: &[(Arc<Tool>, String)], org: &str) -> Vec<(VectorKey, String)> {
-    tools
-        .iter()
-        .zip(tool_texts(tools))
-        .map(|((t, _), text)| {
-            let doc = tool_text(&text);
-            (VectorKey::new(org, &t.id, &doc), doc)
-        })
-        .collect()
-}
-
-/// BM25F over the pooled tools and, with the model and `keyed` (from [`vector_keys`]),
-/// their vectors (kept, read back from Postgres as `stored`, or computed now for the new
-/// ones: returned to be stored). CPU work, run on the blocking pool.
+/// BM25F over the pooled tools' documents (`docs`: id, label, document) and, with the
+/// model and `keyed` (their vector keys and texts), the vectors kept in this replica's
+/// memory or read back from Postgres (`stored`). Returns the index and the tools that
+/// have no vector yet (asked for in the background). CPU work, run on the blocking pool.
 fn build_index(
-    tools: &[(Arc<Tool>, String)],
+    docs: &[(String, String, ToolDoc)],
     keyed: Option<&[(VectorKey, String)]>,
     stored: &[StoredVector],
     semantic: &Semantic,
-    metrics: &Metrics,
-) -> (HybridIndex, Computed) {
-    let lexical = SearchIndex::build(&tool_texts(tools));
-    let mut computed = Computed::default();
-    let dense = keyed.filter(|_| semantic.embedder().is_some()).and_then(|keyed| {
-        semantic.keep_stored(keyed.iter().map(|(k, _)| k), stored);
-        let out = semantic.vectors(keyed, &mut computed);
-        Metrics::add(&metrics.tool_vectors_computed, computed.vectors.len() as u64);
-        match out {
-            Ok(vs) => {
-                let rows: Vec<&[f32]> = vs.iter().map(|v| &v[..]).collect();
-                Some(DenseIndex::new(DIM, &rows))
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "tool vectors not computed: this pool is searched lexically");
-                None
-            }
-        }
-    });
-    (HybridIndex { lexical, dense }, computed)
+) -> (HybridIndex, Vec<String>) {
+    let just_docs: Vec<ToolDoc> = docs.iter().map(|(_, _, d)| d.clone()).collect();
+    let lexical = SearchIndex::from_docs(&just_docs);
+    let labels = docs.iter().map(|(_, l, _)| l.clone()).collect();
+    let mut absent = Vec::new();
+    let dense = keyed
+        .filter(|_| semantic.embedder().is_some())
+        .map(|keyed| {
+            semantic.keep_stored(keyed.iter().map(|(k, _)| k), stored);
+            let kept = semantic.kept(keyed.iter().map(|(k, _)| k));
+            let zero = [0f32; DIM];
+            let rows: Vec<&[f32]> = kept
+                .iter()
+                .zip(keyed)
+                .map(|(v, (k, _))| match v {
+                    Some(v) => &v[..],
+                    None => {
+                        absent.push(k.tool_id.clone());
+                        &zero[..]
+                    }
+                })
+                .collect();
+            DenseIndex::new(DIM, &rows)
+        });
+    (
+        HybridIndex {
+            lexical,
+            dense,
+            labels,
+        },
+        absent,
+    )
 }
 
 /// An unknown tool name, with the agent's closest tool names (D1).

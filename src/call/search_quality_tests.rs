@@ -1,272 +1,266 @@
-//! D5: search quality on the evaluation set of `tests/fixtures/discovery` (311 tools in
-//! eight toolkits searched together, 231 requests written before any tuning, split by
-//! hash into dev and test halves; the files say how they were written). Top-1, top-3
-//! and MRR for lexical (BM25F), dense (all-minilm-l6-v2) and hybrid, for both halves,
-//! printed (`cargo test -p loopgate --lib search_quality -- --nocapture`), with a line
-//! saying when hybrid is below the issue's targets on the test half (top-3 >= 90 %,
-//! top-1 >= 70 %: not met yet, see docs/performance.md); asserted: hybrid's MRR is at
-//! least lexical's and dense's on the test half.
+//! D5, D6: search quality on the evaluation sets of [`super::search_eval`] — top-1,
+//! recall@5, recall@10 and MRR for words alone (BM25F), meaning alone (all-MiniLM-L6-v2)
+//! and the fused ranking, per half, per style of request and per toolkit, printed
+//! (`cargo test -p loopgate --lib search_quality -- --nocapture --test-threads 1`).
+//! Asserted: the fused ranking beats each ranking alone on the test halves, and the
+//! fusion's constants are a best point of their neighbourhood on the dev halves (fitted
+//! there, by `fit_fusion_on_the_dev_halves`, ignored: run it with `--ignored` in release).
+//! The issue's targets are printed with a `BELOW TARGET` line where they are not met.
 //!
-//! The model is needed (`scripts/setup-model`, run by `scripts/test`): missing, the tests
-//! fail, unless `LOOPGATE_TEST_ALLOW_MISSING_SERVICES=1`.
+//! The model and the real descriptions are needed (`scripts/setup-model`,
+//! `scripts/setup-toolkits`, run by `scripts/test`): missing, the tests fail, unless
+//! `LOOPGATE_TEST_ALLOW_MISSING_SERVICES=1`.
 
-use std::path::PathBuf;
-use std::sync::OnceLock;
-
-use serde::Deserialize;
-use serde_json::Value;
-use sha2::{Digest, Sha256};
-
-use crate::discovery::hybrid::{tool_text, Fusion, FUSION};
-use crate::discovery::{DenseIndex, HybridIndex, SearchIndex, ToolText};
+use super::search_eval::{sets, split_of, EvalSet, Mode, Req, Score};
+use crate::discovery::hybrid::{Fusion, FUSION};
+use crate::discovery::search::FieldWeights;
 use crate::embedding::DIM;
 
-#[derive(Deserialize)]
-struct Toolkits {
-    toolkits: Vec<Toolkit>,
+/// The issue's targets on the test halves: (style, recall@5, top-1).
+const TARGETS: [(&str, f64, f64); 2] = [("agent", 0.95, 0.80), ("person", 0.90, 0.65)];
+
+fn is_test(r: &Req) -> bool {
+    r.split == "test"
+}
+fn is_dev(r: &Req) -> bool {
+    r.split == "dev"
 }
 
-#[derive(Deserialize)]
-struct Toolkit {
-    toolkit: String,
-    tools: Vec<FixtureTool>,
-}
-
-#[derive(Deserialize)]
-struct FixtureTool {
-    name: String,
-    description: String,
-    input_schema: Value,
-}
-
-#[derive(Deserialize)]
-struct Requests {
-    requests: Vec<Request>,
-}
-
-#[derive(Deserialize)]
-struct Request {
-    request: String,
-    expected: String,
-    split: String,
-}
-
-fn model_dir() -> PathBuf {
-    match std::env::var("LOOPGATE_EMBEDDING_MODEL_DIR") {
-        Ok(d) if !d.is_empty() => PathBuf::from(d),
-        _ => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".data/models/all-minilm-l6-v2"),
-    }
-}
-
-/// Everything the tests share, built once: the tools, the index, every request's vector.
-struct Eval {
-    names: Vec<String>,
-    index: HybridIndex,
-    requests: Vec<(Request, usize, Vec<f32>)>,
-}
-
-fn eval() -> Option<&'static Eval> {
-    static EVAL: OnceLock<Option<Eval>> = OnceLock::new();
-    EVAL.get_or_init(|| {
-        let dir = model_dir();
-        let embedder = match crate::embedding::shared(&dir) {
-            Ok(e) => e,
-            Err(e) => {
-                crate::testing::missing(&format!("the embedding model ({e})"));
-                return None;
+#[test]
+fn d5_requests_are_split_by_their_hash_and_written_in_both_styles() {
+    for (file, min) in [
+        (
+            include_str!("../../tests/fixtures/discovery/requests.json"),
+            200,
+        ),
+        (
+            include_str!("../../tests/fixtures/discovery/real/requests.json"),
+            300,
+        ),
+    ] {
+        let v: serde_json::Value = serde_json::from_str(file).expect("a requests fixture");
+        let rs = v["requests"].as_array().expect("requests");
+        assert!(rs.len() >= min, "{} requests", rs.len());
+        for r in rs {
+            let q = r["request"].as_str().expect("a request");
+            if let Some(split) = r.get("split").and_then(|s| s.as_str()) {
+                assert_eq!(split, split_of(q), "{q:?}");
             }
-        };
-        let kits: Toolkits =
-            serde_json::from_str(include_str!("../../tests/fixtures/discovery/toolkits.json"))
-                .expect("toolkits fixture");
-        let texts: Vec<ToolText<'_>> = kits
-            .toolkits
-            .iter()
-            .flat_map(|k| {
-                k.tools.iter().map(|t| ToolText {
-                    name: &t.name,
-                    description: &t.description,
-                    toolkit: &k.toolkit,
-                    input_schema: &t.input_schema,
-                })
-            })
-            .collect();
-        let docs: Vec<String> = texts.iter().map(tool_text).collect();
-        let doc_refs: Vec<&str> = docs.iter().map(String::as_str).collect();
-        let vectors = embedder.embed(&doc_refs).expect("tool vectors");
-        let rows: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();
-        let index = HybridIndex {
-            lexical: SearchIndex::build(&texts),
-            dense: Some(DenseIndex::new(DIM, &rows)),
-        };
-        let names: Vec<String> = texts.iter().map(|t| t.name.to_string()).collect();
-        let set: Requests =
-            serde_json::from_str(include_str!("../../tests/fixtures/discovery/requests.json"))
-                .expect("requests fixture");
-        // as the runtime embeds a request (`call::offered_tools`)
-        let qvecs: Vec<Vec<f32>> = set
-            .requests
-            .iter()
-            .map(|r| {
-                embedder
-                    .embed_query(&r.request)
-                    .expect("a request's vector")
-            })
-            .collect();
-        let requests = set
-            .requests
-            .into_iter()
-            .zip(qvecs)
-            .map(|(r, v)| {
-                let at = names
-                    .iter()
-                    .position(|n| *n == r.expected)
-                    .unwrap_or_else(|| panic!("unknown expected tool {}", r.expected));
-                (r, at, v)
-            })
-            .collect();
-        Some(Eval {
-            names,
-            index,
-            requests,
-        })
-    })
-    .as_ref()
-}
-
-#[derive(Debug, Default, Clone, Copy)]
-struct Score {
-    n: usize,
-    top1: usize,
-    top3: usize,
-    rr: f64,
-}
-
-impl Score {
-    fn add(&mut self, ranked: &[usize], expected: usize) {
-        self.n += 1;
-        if let Some(p) = ranked.iter().position(|&d| d == expected) {
-            self.top1 += usize::from(p == 0);
-            self.top3 += usize::from(p < 3);
-            self.rr += 1.0 / (p as f64 + 1.0);
+        }
+        if min == 300 {
+            let agents = rs.iter().filter(|r| r["style"] == "agent").count();
+            let people = rs.iter().filter(|r| r["style"] == "person").count();
+            assert_eq!(agents + people, rs.len());
+            assert!(
+                agents >= 150 && people >= 150,
+                "{agents} agent, {people} person"
+            );
         }
     }
-    fn r1(&self) -> f64 {
-        self.top1 as f64 / self.n.max(1) as f64
-    }
-    fn r3(&self) -> f64 {
-        self.top3 as f64 / self.n.max(1) as f64
-    }
-    fn mrr(&self) -> f64 {
-        self.rr / self.n.max(1) as f64
-    }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Mode {
-    Lexical,
-    Dense,
-    Hybrid(Fusion),
-}
-
-/// MRR is computed over the first 10 results.
-fn score(e: &Eval, split: &str, mode: Mode) -> Score {
-    let mut s = Score::default();
-    for (r, expected, qv) in e.requests.iter().filter(|(r, _, _)| r.split == split) {
-        let ranked = match mode {
-            Mode::Lexical => e.index.search_with(&r.request, None, &FUSION, 10),
-            Mode::Dense => e
-                .index
-                .dense
-                .as_ref()
-                .map(|d| d.rank(qv, 10).into_iter().map(|x| x.0).collect())
-                .unwrap_or_default(),
-            Mode::Hybrid(f) => e.index.search_with(&r.request, Some(qv), &f, 10),
-        };
-        s.add(&ranked, *expected);
-    }
-    s
-}
-
-#[test]
-fn d5_requests_are_split_by_their_hash() {
-    let set: Requests =
-        serde_json::from_str(include_str!("../../tests/fixtures/discovery/requests.json"))
-            .expect("requests fixture");
-    assert!(set.requests.len() >= 200);
-    for r in &set.requests {
-        let h = Sha256::digest(r.request.as_bytes())[0];
-        let want = if h % 2 == 0 { "dev" } else { "test" };
-        assert_eq!(r.split, want, "{:?}", r.request);
-    }
-}
-
-#[test]
-fn d5_hybrid_search_meets_its_targets_on_the_test_half() {
-    let Some(e) = eval() else { return };
-    assert!(e.names.len() >= 300, "{} tools", e.names.len());
+fn print_set(e: &EvalSet) {
+    eprintln!("D5 {} set: {} tools", e.label, e.names.len());
     for split in ["dev", "test"] {
         for (label, mode) in [
             ("lexical", Mode::Lexical),
+            ("words+", Mode::Words(FUSION)),
             ("dense", Mode::Dense),
             ("hybrid", Mode::Hybrid(FUSION)),
         ] {
-            let s = score(e, split, mode);
-            eprintln!(
-                "D5 {split:4} {label:7}: {} requests over {} tools: top-1 {:.1}%, top-3 {:.1}%, MRR {:.3}",
-                s.n,
-                e.names.len(),
-                s.r1() * 100.0,
-                s.r3() * 100.0,
-                s.mrr()
-            );
+            let s = e.score(mode, &|r| r.split == split);
+            eprintln!("D5 {} {split:4} {label:7}: {}", e.label, s.line());
+        }
+        for style in ["person", "agent"] {
+            let s = e.score(Mode::Hybrid(FUSION), &|r| {
+                r.split == split && r.style == style
+            });
+            if s.n > 0 {
+                eprintln!("D5 {} {split:4} hybrid {style:6}: {}", e.label, s.line());
+            }
         }
     }
-    let mut misses = 0;
-    for (r, expected, qv) in e.requests.iter().filter(|(r, _, _)| r.split == "test") {
-        let ranked = e.index.search(&r.request, Some(qv), 3);
-        if ranked.first() != Some(expected) {
-            misses += 1;
-            let got: Vec<&str> = ranked.iter().map(|&i| e.names[i].as_str()).collect();
-            eprintln!(
-                "  test miss@1 {:?}: expected {}, got {got:?}",
-                r.request, r.expected
-            );
+    let mut kits: Vec<&str> = e.toolkits.iter().map(String::as_str).collect();
+    kits.sort_unstable();
+    kits.dedup();
+    for kit in kits {
+        for split in ["dev", "test"] {
+            let s = e.score(Mode::Hybrid(FUSION), &|r| {
+                r.split == split && e.toolkits[r.expected[0]] == kit
+            });
+            if s.n > 0 {
+                eprintln!(
+                    "D5 {} {split:4} hybrid toolkit {kit:10}: {}",
+                    e.label,
+                    s.line()
+                );
+            }
         }
     }
-    let s = score(e, "test", Mode::Hybrid(FUSION));
-    assert_eq!(s.n - s.top1, misses);
-    let (lex, dense) = (
-        score(e, "test", Mode::Lexical),
-        score(e, "test", Mode::Dense),
-    );
-    // the issue's targets are not met yet (see docs/performance.md): they are reported,
-    // and what is asserted is that fusing helps on requests no tuning read
-    if s.r3() < TARGET_TOP3 || s.r1() < TARGET_TOP1 {
-        eprintln!(
-            "D5 BELOW TARGET on the test half: hybrid top-1 {:.1}% (target {:.0}%), top-3 {:.1}% (target {:.0}%)",
-            s.r1() * 100.0,
-            TARGET_TOP1 * 100.0,
-            s.r3() * 100.0,
-            TARGET_TOP3 * 100.0
-        );
-    }
-    assert!(
-        s.mrr() >= lex.mrr() && s.mrr() >= dense.mrr(),
-        "hybrid MRR {:.3} below lexical {:.3} or dense {:.3} on the test half",
-        s.mrr(),
-        lex.mrr(),
-        dense.mrr()
-    );
-    assert!(
-        s.top3 >= lex.top3,
-        "hybrid finds fewer in its top 3 than lexical"
-    );
 }
 
-/// The issue's targets on the test half (D5).
-const TARGET_TOP1: f64 = 0.7;
-const TARGET_TOP3: f64 = 0.9;
+#[test]
+fn d5_the_fused_ranking_beats_each_alone_on_the_test_halves() {
+    let Some(sets) = sets() else { return };
+    assert!(
+        sets[0].names.len() >= 300,
+        "{} synthetic tools",
+        sets[0].names.len()
+    );
+    assert!(
+        sets[1].names.len() >= 2_000,
+        "{} real tools",
+        sets[1].names.len()
+    );
+    for e in sets {
+        print_set(e);
+        let hybrid = e.score(Mode::Hybrid(FUSION), &is_test);
+        let lex = e.score(Mode::Lexical, &is_test);
+        let dense = e.score(Mode::Dense, &is_test);
+        for (style, r5, r1) in TARGETS {
+            let s = e.score(Mode::Hybrid(FUSION), &|r| is_test(r) && r.style == style);
+            if s.n > 0 && (s.r5() < r5 || s.r1() < r1) {
+                eprintln!(
+                    "D5 BELOW TARGET {} test {style}: recall@5 {:.1}% (target {:.0}%), top-1 {:.1}% (target {:.0}%)",
+                    e.label,
+                    s.r5() * 100.0,
+                    r5 * 100.0,
+                    s.r1() * 100.0,
+                    r1 * 100.0
+                );
+            }
+        }
+        for r in e.requests.iter().filter(|r| is_test(r)) {
+            let ranked = e.rank(r, Mode::Hybrid(FUSION), 5);
+            if !ranked.iter().any(|d| r.expected.contains(d)) {
+                let got: Vec<&str> = ranked.iter().map(|&i| e.names[i].as_str()).collect();
+                eprintln!(
+                    "  {} test miss@5 [{}] {:?}: expected {}, got {got:?}",
+                    e.label, r.style, r.request, e.names[r.expected[0]]
+                );
+            }
+        }
+        assert!(
+            hybrid.mrr() >= lex.mrr() && hybrid.mrr() >= dense.mrr(),
+            "{}: hybrid MRR {:.3} below lexical {:.3} or dense {:.3} on the test half",
+            e.label,
+            hybrid.mrr(),
+            lex.mrr(),
+            dense.mrr()
+        );
+        assert!(
+            hybrid.top5 >= lex.top5 && hybrid.top5 >= dense.top5,
+            "{}: hybrid finds fewer in its first five than a ranking alone",
+            e.label
+        );
+    }
+}
+
+/// The dev objective of `f` over both sets (what fitting maximises).
+fn dev_objective(sets: &[EvalSet; 2], f: Fusion) -> f64 {
+    sets.iter()
+        .map(|e| e.score(Mode::Hybrid(f), &is_dev).objective())
+        .sum()
+}
+
+/// The fusion's own constants, each moved one step down and up.
+fn neighbours(f: Fusion) -> Vec<Fusion> {
+    let mut out = Vec::new();
+    for step in [0.8, 1.25] {
+        out.push(Fusion {
+            dense: f.dense * step,
+            ..f
+        });
+        out.push(Fusion {
+            action: f.action * step + 0.0,
+            ..f
+        });
+        out.push(Fusion {
+            toolkit: f.toolkit * step,
+            ..f
+        });
+    }
+    out.push(Fusion { action: 0.0, ..f });
+    out.push(Fusion { toolkit: 0.0, ..f });
+    out
+}
+
+/// The fusion constants are a best point of their neighbourhood on the dev halves (ties
+/// to the committed point); this test reads no test-half request.
+#[test]
+fn d5_fusion_constants_are_fitted_on_the_dev_halves() {
+    let Some(sets) = sets() else { return };
+    let chosen = dev_objective(sets, FUSION);
+    for f in neighbours(FUSION) {
+        let o = dev_objective(sets, f);
+        assert!(
+            chosen + 1e-9 >= o,
+            "FUSION is not the dev halves' best: {f:?} scores {o:.2} > {chosen:.2}"
+        );
+    }
+}
+
+/// Coordinate ascent over the fusion's constants and the BM25F field weights on the dev
+/// halves; prints the best point (`cargo test --release -p loopgate --lib
+/// fit_fusion_on_the_dev_halves -- --ignored --nocapture`). Reads no test-half request.
+#[test]
+#[ignore = "fitting: run by hand in release, then commit the constants it prints"]
+fn fit_fusion_on_the_dev_halves() {
+    let Some(sets) = sets() else { return };
+    let mut best = FUSION;
+    let mut score = dev_objective(sets, best);
+    eprintln!("start {score:.2} {best:?}");
+    for round in 0..4 {
+        let mut moved = false;
+        let mut candidates: Vec<Fusion> = Vec::new();
+        for v in [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0] {
+            candidates.push(Fusion { dense: v, ..best });
+        }
+        for v in [0.0, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8] {
+            candidates.push(Fusion { action: v, ..best });
+            candidates.push(Fusion { toolkit: v, ..best });
+        }
+        for f in 0..best.fields.0.len() {
+            for m in [0.0, 0.5, 0.75, 1.33, 2.0] {
+                let mut w: FieldWeights = best.fields;
+                w.0[f].0 *= m;
+                candidates.push(Fusion { fields: w, ..best });
+            }
+            for b in [0.0, 0.3, 0.6, 0.9] {
+                let mut w: FieldWeights = best.fields;
+                w.0[f].1 = b;
+                candidates.push(Fusion { fields: w, ..best });
+            }
+        }
+        for c in candidates {
+            let o = dev_objective(sets, c);
+            if o > score + 1e-9 {
+                score = o;
+                best = c;
+                moved = true;
+                eprintln!("round {round}: {score:.2} {best:?}");
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
+    for e in sets {
+        let s: Score = e.score(Mode::Hybrid(best), &is_dev);
+        eprintln!("best on {} dev: {}", e.label, s.line());
+        for r in e.requests.iter().filter(|r| is_dev(r)) {
+            let ranked = e.rank(r, Mode::Hybrid(best), 5);
+            if ranked.first().is_none_or(|d| !r.expected.contains(d)) {
+                let got: Vec<&str> = ranked.iter().map(|&i| e.names[i].as_str()).collect();
+                eprintln!(
+                    "  {} dev miss@1 [{}] {:?}: expected {}, got {got:?}",
+                    e.label, r.style, r.request, e.names[r.expected[0]]
+                );
+            }
+        }
+    }
+    eprintln!("BEST {best:?}");
+}
 
 /// The forward pass is the model's: the similarities of the model card's example
 /// (sentence-transformers' reference: "That is a happy person" against "That is a very
@@ -274,7 +268,7 @@ const TARGET_TOP3: f64 = 0.9;
 /// out within 0.005; vectors are unit length; a batch and a single text agree.
 #[test]
 fn d5_embeddings_match_the_model_card_reference() {
-    let dir = model_dir();
+    let dir = super::search_eval::model_dir();
     let embedder = match crate::embedding::shared(&dir) {
         Ok(e) => e,
         Err(e) => return crate::testing::missing(&format!("the embedding model ({e})")),
@@ -301,33 +295,4 @@ fn d5_embeddings_match_the_model_card_reference() {
     }
     let one = embedder.embed_one("That is a happy dog").expect("a vector");
     assert!(cos(&one, &v[2]) > 0.9999, "a batch and a single text agree");
-}
-
-/// The fusion constants are the best of the grid on the dev half (by MRR, ties to the
-/// earlier grid point); this test reads no test-half request.
-#[test]
-fn d5_fusion_constants_are_the_best_on_the_dev_half() {
-    let Some(e) = eval() else { return };
-    let mut best: Option<(f64, Fusion)> = None;
-    for k in [5.0, 10.0, 20.0, 40.0, 60.0] {
-        for dense in [0.5, 1.0, 1.5, 2.0, 3.0] {
-            let f = Fusion {
-                k,
-                lexical: 1.0,
-                dense,
-                depth: FUSION.depth,
-            };
-            let m = score(e, "dev", Mode::Hybrid(f)).mrr();
-            if best.is_none_or(|(b, _)| m > b + 1e-9) {
-                best = Some((m, f));
-            }
-        }
-    }
-    let (m, f) = best.expect("a grid");
-    let chosen = score(e, "dev", Mode::Hybrid(FUSION)).mrr();
-    eprintln!("D5 dev grid best: {f:?} MRR {m:.4}; chosen {FUSION:?} MRR {chosen:.4}");
-    assert!(
-        chosen + 1e-9 >= m,
-        "FUSION is not the dev half's best: {f:?} ({m:.4} > {chosen:.4})"
-    );
 }

@@ -155,7 +155,7 @@ impl Runtime {
         if offer.any_pooled() {
             let mut kits: Vec<&str> = offer
                 .pooled(agent)
-                .filter_map(offered_tools::toolkit_of)
+                .map(offered_tools::search_label)
                 .collect();
             kits.sort_unstable();
             kits.dedup();

@@ -4,8 +4,9 @@
 //! (`store::tool_vectors`), so another replica or a restart reads it instead of
 //! computing it again; this replica also keeps the ones it used, by (org, tool id, the
 //! embedded text's SHA-256), under the one [`MODEL_ID`] the process runs. Vectors are
-//! needed only when an agent's pool index is built ([`crate::call::offered_tools`]); a
-//! query then costs one embedding.
+//! computed in the background when tools are imported or changed
+//! ([`crate::call::vector_jobs`]) and read when an agent's pool index is built
+//! ([`crate::call::offered_tools`]); a query then costs one embedding.
 //!
 //! Without the model (setting `embedding_model_dir` empty, or the directory missing or
 //! wrong) search is lexical only: said once in the log at startup, in `/readyz`'s detail
@@ -124,6 +125,12 @@ impl Semantic {
         keys.filter(|k| !kept.contains_key(*k))
             .map(|k| k.tool_id.clone())
             .collect()
+    }
+
+    /// The vectors this replica keeps for `keys` (`None` for those it does not).
+    pub fn kept<'a>(&self, keys: impl Iterator<Item = &'a VectorKey>) -> Vec<Option<Arc<[f32]>>> {
+        let kept = self.vectors.lock().unwrap_or_else(|p| p.into_inner());
+        keys.map(|k| kept.get(k).cloned()).collect()
     }
 
     /// Keeps the stored vectors (read back from Postgres) that are some key's: its tool,

@@ -1,46 +1,71 @@
 //! D5: `search_tools` ranking by meaning as well as by words. Each pooled tool has a
-//! sentence vector ([`tool_text`] embedded once per text and model, outside this
-//! pure module); a request's vector ranks the tools by cosine similarity ([`DenseIndex`]),
-//! and that ranking is fused with BM25F's ([`super::search`]) by weighted reciprocal
-//! rank ([`fuse`]). The fusion's constants were chosen on the dev half of the evaluation
-//! set (`tests/fixtures/discovery`) only; the test half scores them
-//! (`discovery::quality_tests`).
+//! sentence vector ([`tool_text`] embedded once per text and model, at import and sync,
+//! outside this pure module); a request's vector ranks the tools by cosine similarity
+//! ([`DenseIndex`]), and that ranking is fused with BM25F's ([`super::search`]), the
+//! action match and the toolkit match by weighted scores ([`Fusion`]). The constants were
+//! fitted on the dev halves of the evaluation sets only; the test halves score them
+//! (`call::search_quality_tests`).
 //!
 //! Without vectors (no model configured) the ranking is BM25F's alone.
 
 use std::collections::HashMap;
 
-use super::search::{SearchIndex, ToolText};
-use super::text::words;
+use super::search::{FieldWeights, Hit, SearchIndex, FIELD_WEIGHTS};
+use super::text::{actions, rewrite_query, terms, words};
+use super::ToolDoc;
 
-/// Weighted reciprocal-rank fusion: a tool at rank `r` (1-based) of a ranking adds
-/// `weight / (K + r)`.
+/// How the rankings are combined. A candidate (one of the `depth` best of either ranking)
+/// scores `lexical · bm25/best_bm25 + dense · (cos − worst)/(best − worst) + action ·
+/// [it does what the request asks] + toolkit · [the request names its toolkit]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fusion {
-    pub k: f64,
     pub lexical: f64,
     pub dense: f64,
+    pub action: f64,
+    pub toolkit: f64,
     /// Tools taken from each ranking before fusing (a bound on the work per query).
     pub depth: usize,
+    pub fields: FieldWeights,
 }
 
-/// Chosen on the dev split (see `docs/performance.md`, "Search quality").
+/// Fitted on the dev halves of the evaluation sets (see `docs/performance.md`, "Search
+/// quality"); the test halves score it, never choose it.
 pub const FUSION: Fusion = Fusion {
-    k: 5.0,
     lexical: 1.0,
-    dense: 1.5,
-    depth: 50,
+    dense: 1.0,
+    action: 0.2,
+    toolkit: 0.3,
+    depth: 100,
+    fields: FIELD_WEIGHTS,
 };
 
-/// What is embedded of a tool: its name as words, its toolkit and its description.
-pub fn tool_text(t: &ToolText<'_>) -> String {
-    let name = words(t.name).join(" ");
-    let desc = t.description.trim();
-    if t.toolkit.is_empty() {
-        format!("{name}: {desc}")
-    } else {
-        format!("{name} ({}): {desc}", t.toolkit)
+/// What is embedded of a tool: its toolkit, its summary (or name as words) and its
+/// description — the words a request's meaning is compared with.
+pub fn tool_text(d: &ToolDoc) -> String {
+    use super::document::Field;
+    let part = |f: Field| d.parts[f as usize].trim();
+    let name = words(part(Field::Name)).join(" ");
+    let summary = part(Field::Summary);
+    let kit = part(Field::Toolkit);
+    let mut out = String::new();
+    if !kit.is_empty() {
+        out.push_str(kit);
+        out.push_str(": ");
     }
+    if summary.is_empty() {
+        out.push_str(&name);
+    } else {
+        out.push_str(summary);
+        out.push_str(" (");
+        out.push_str(&name);
+        out.push(')');
+    }
+    let desc = part(Field::Description);
+    if !desc.is_empty() && desc != summary {
+        out.push_str(". ");
+        out.push_str(desc);
+    }
+    out
 }
 
 /// Unit vectors of a fixed list of tools, row-major; results are indexes into that list.
@@ -78,6 +103,17 @@ impl DenseIndex {
     /// Up to `limit` tools by cosine similarity to `query` (a unit vector), best first,
     /// with their similarity.
     pub fn rank(&self, query: &[f32], limit: usize) -> Vec<(usize, f32)> {
+        self.rank_where(query, limit, &|_| true)
+    }
+
+    /// [`Self::rank`] among the tools `keep` accepts; a tool without a vector (all zero)
+    /// is not ranked.
+    pub fn rank_where(
+        &self,
+        query: &[f32],
+        limit: usize,
+        keep: &dyn Fn(usize) -> bool,
+    ) -> Vec<(usize, f32)> {
         if query.len() != self.dim || self.dim == 0 {
             return Vec::new();
         }
@@ -86,6 +122,7 @@ impl DenseIndex {
             .chunks_exact(self.dim)
             .map(|row| dot(row, query))
             .enumerate()
+            .filter(|&(i, c)| c != 0.0 && keep(i))
             .collect();
         let limit = limit.min(scored.len());
         if limit == 0 {
@@ -117,62 +154,95 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     acc.iter().sum::<f32>() + tail
 }
 
-/// Fuses two rankings (best first) into one, best first, at most `limit` long; ties go
-/// to the lexical ranking's order, then to the lower index.
-pub fn fuse(lexical: &[usize], dense: &[usize], f: &Fusion, limit: usize) -> Vec<usize> {
-    let mut score: HashMap<usize, (f64, usize)> = HashMap::new();
-    for (r, &d) in lexical.iter().take(f.depth).enumerate() {
-        let e = score.entry(d).or_insert((0.0, r));
-        e.0 += f.lexical / (f.k + r as f64 + 1.0);
-    }
-    for (r, &d) in dense.iter().take(f.depth).enumerate() {
-        let e = score.entry(d).or_insert((0.0, usize::MAX));
-        e.0 += f.dense / (f.k + r as f64 + 1.0);
-    }
-    let mut ranked: Vec<(usize, f64, usize)> =
-        score.into_iter().map(|(d, (s, lr))| (d, s, lr)).collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.0.cmp(&b.0)));
-    ranked.into_iter().take(limit).map(|(d, _, _)| d).collect()
-}
-
-/// A pool's search index: BM25F over its tools, and their vectors when the model is
-/// loaded. Built once per agent and pool version and shared by every call
-/// (`call::offered_tools`).
+/// A pool's search index: BM25F over its tools' documents, their vectors when the model
+/// is loaded (a tool whose vector is not computed yet ranks by words only), and each
+/// tool's toolkit label for the `toolkit` filter. Built once per agent and pool version
+/// and shared by every call (`call::offered_tools`).
 #[derive(Debug, Default)]
 pub struct HybridIndex {
     pub lexical: SearchIndex,
     pub dense: Option<DenseIndex>,
+    /// Lower-case toolkit label of each tool (the toolkit, else the provider's name).
+    pub labels: Vec<String>,
 }
 
 impl HybridIndex {
-    /// Up to `limit` tools, best first. With a query vector and tool vectors the two
-    /// rankings are fused; otherwise BM25F ranks alone (tools sharing no word with the
-    /// query are then not returned).
-    pub fn search(&self, query: &str, query_vector: Option<&[f32]>, limit: usize) -> Vec<usize> {
-        self.search_with(query, query_vector, &FUSION, limit)
+    /// Up to `limit` tools, best first, among those whose label is `toolkit` (any, when
+    /// `None`). With a query vector and tool vectors meaning and words are fused;
+    /// otherwise words rank alone (tools sharing no word with the request are then not
+    /// returned).
+    pub fn search(
+        &self,
+        query: &str,
+        query_vector: Option<&[f32]>,
+        toolkit: Option<&str>,
+        limit: usize,
+    ) -> Vec<usize> {
+        self.search_with(query, query_vector, toolkit, &FUSION, limit)
     }
 
     pub fn search_with(
         &self,
         query: &str,
         query_vector: Option<&[f32]>,
+        toolkit: Option<&str>,
         f: &Fusion,
         limit: usize,
     ) -> Vec<usize> {
-        match (&self.dense, query_vector) {
-            (Some(dense), Some(q)) => {
-                let lex = self.lexical.search(query, f.depth);
-                let den: Vec<usize> = dense.rank(q, f.depth).into_iter().map(|x| x.0).collect();
-                fuse(&lex, &den, f, limit)
-            }
-            _ => self.lexical.search(query, limit),
+        let want = toolkit.map(str::to_lowercase);
+        let keep = |d: usize| match &want {
+            None => true,
+            Some(k) => self.labels.get(d).is_some_and(|l| l == k),
+        };
+        let rewritten = rewrite_query(query);
+        let wanted = actions(&rewritten);
+        let q_terms = terms(&rewritten);
+        let mut lex = self.lexical.scores(&rewritten, &f.fields, &keep);
+        self.lexical.sort(&mut lex);
+        lex.truncate(f.depth);
+        let den: Vec<(usize, f32)> = match (&self.dense, query_vector) {
+            (Some(dense), Some(q)) if f.dense > 0.0 => dense.rank_where(q, f.depth, &keep),
+            _ => Vec::new(),
+        };
+        let best_lex = lex.first().map_or(0.0, |h| h.score);
+        let (hi, lo) = match (den.first(), den.last()) {
+            (Some(a), Some(b)) => (f64::from(a.1), f64::from(b.1)),
+            _ => (0.0, 0.0),
+        };
+        let mut score: HashMap<usize, f64> = HashMap::new();
+        for h in &lex {
+            *score.entry(h.doc).or_default() +=
+                f.lexical * h.score / best_lex.max(f64::MIN_POSITIVE);
         }
+        for &(d, c) in &den {
+            let norm = if hi > lo {
+                (f64::from(c) - lo) / (hi - lo)
+            } else {
+                1.0
+            };
+            *score.entry(d).or_default() += f.dense * norm;
+        }
+        let mut ranked: Vec<Hit> = score
+            .into_iter()
+            .map(|(doc, mut s)| {
+                if wanted != 0 && self.lexical.actions_of(doc) & wanted != 0 {
+                    s += f.action;
+                }
+                if self.lexical.names_kit(doc, &q_terms) {
+                    s += f.toolkit;
+                }
+                Hit { doc, score: s }
+            })
+            .collect();
+        self.lexical.sort(&mut ranked);
+        ranked.into_iter().take(limit).map(|h| h.doc).collect()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::discovery::ToolText;
     use serde_json::json;
 
     #[test]
@@ -209,32 +279,108 @@ mod tests {
         }
     }
 
-    #[test]
-    fn fusion_favours_agreement_and_keeps_either_side() {
-        let f = Fusion {
-            k: 1.0,
-            lexical: 1.0,
-            dense: 1.0,
-            depth: 10,
-        };
-        // 7 is second in both: beats 1 and 9, each first in one only
-        assert_eq!(fuse(&[1, 7], &[9, 7], &f, 10)[0], 7);
-        assert_eq!(fuse(&[], &[3, 4], &f, 10), [3, 4]);
-        assert_eq!(fuse(&[5], &[], &f, 10), [5]);
-        assert_eq!(fuse(&[1, 2, 3], &[3, 2, 1], &f, 2).len(), 2);
-        let lex_only = Fusion { dense: 0.0, ..f };
-        assert_eq!(fuse(&[1, 2], &[2, 9], &lex_only, 3)[..2], [1, 2]);
+    fn index(docs: &[(&str, &str, &str)], vectors: &[[f32; 2]]) -> HybridIndex {
+        let schema = json!({});
+        let texts: Vec<ToolText<'_>> = docs
+            .iter()
+            .map(|(name, description, toolkit)| ToolText {
+                name,
+                description,
+                toolkit,
+                input_schema: &schema,
+            })
+            .collect();
+        let rows: Vec<&[f32]> = vectors.iter().map(|v| &v[..]).collect();
+        HybridIndex {
+            lexical: SearchIndex::build(&texts),
+            dense: (!vectors.is_empty()).then(|| DenseIndex::new(2, &rows)),
+            labels: docs.iter().map(|d| d.2.to_lowercase()).collect(),
+        }
     }
 
     #[test]
-    fn tool_text_reads_the_name_as_words() {
-        let s = json!({});
+    fn fusion_favours_agreement_and_keeps_either_side() {
+        let idx = index(
+            &[
+                ("charges_list", "List charges.", "payments"),
+                ("invoices_list", "List invoices.", "payments"),
+                ("issues_list", "List issues.", "code"),
+            ],
+            &[[1.0, 0.0], [0.6, 0.8], [0.0, 1.0]],
+        );
+        // words say invoices, meaning says issues: both are candidates, agreement wins
+        let got = idx.search("list invoices", Some(&[0.5, 0.866]), None, 3);
+        assert_eq!(got[0], 1);
+        assert_eq!(
+            got.len(),
+            3,
+            "the dense ranking brings tools sharing no word"
+        );
+        // no vector: words alone, tools sharing no word left out
+        assert_eq!(idx.search("invoices", None, None, 3), [1]);
+        // the toolkit filter
+        assert_eq!(idx.search("list", Some(&[0.6, 0.8]), Some("Code"), 3), [2]);
+        assert!(idx.search("list", None, Some("nothing"), 3).is_empty());
+    }
+
+    #[test]
+    fn a_tool_without_its_vector_still_ranks_by_words() {
+        let idx = index(
+            &[
+                ("charges_list", "List charges.", "payments"),
+                ("refunds_create", "Refund a charge.", "payments"),
+            ],
+            &[[1.0, 0.0], [0.0, 0.0]],
+        );
+        let got = idx.search("refund", Some(&[1.0, 0.0]), None, 2);
+        assert_eq!(
+            got,
+            [1, 0],
+            "words put the refund first; meaning adds the other"
+        );
+    }
+
+    #[test]
+    fn the_action_and_the_named_toolkit_decide_between_equals() {
+        let idx = index(
+            &[
+                ("star_delete", "Unstar a repository.", "github"),
+                ("star_create", "Star a repository.", "github"),
+                ("gists_star_create", "Star a gist.", "gists"),
+            ],
+            &[],
+        );
+        let f = Fusion {
+            action: 1.0,
+            toolkit: 1.0,
+            ..FUSION
+        };
+        let got = idx.search_with("github: star repository", None, None, &f, 3);
+        assert_eq!(got[0], 1, "{got:?}");
+        assert_eq!(idx.search_with("delete star", None, None, &f, 1), [0]);
+    }
+
+    #[test]
+    fn tool_text_reads_the_summary_toolkit_and_name_as_words() {
+        let s = json!({"x-loopgate-doc": {"summary": "Get a profile"}});
         let t = ToolText {
             name: "users_getProfile",
             description: " Gets the profile. ",
             toolkit: "mail",
             input_schema: &s,
         };
-        assert_eq!(tool_text(&t), "users get profile (mail): Gets the profile.");
+        assert_eq!(
+            tool_text(&t.doc()),
+            "mail: Get a profile (users get profile). Gets the profile."
+        );
+        let bare = json!({});
+        let t = ToolText {
+            input_schema: &bare,
+            ..t
+        };
+        assert_eq!(
+            tool_text(&t.doc()),
+            "mail: users get profile. Gets the profile."
+        );
     }
 }

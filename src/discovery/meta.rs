@@ -24,26 +24,47 @@ pub fn is_meta(name: &str) -> bool {
     )
 }
 
-/// `search_tools` and `load_tool`; `toolkits` names the pooled toolkits for the model.
+/// Toolkit names listed in `search_tools`' description at most (the rest are still
+/// searchable, and named in the error for an unknown `toolkit`).
+pub const LISTED_TOOLKITS: usize = 40;
+
+/// `search_tools` and `load_tool`; `toolkits` names the pooled toolkits for the model
+/// (D6: listed in the description, the values of `toolkit`).
 pub fn discovery_tools(toolkits: &[&str]) -> Vec<ModelTool> {
-    let kits = if toolkits.is_empty() {
+    let listed = &toolkits[..toolkits.len().min(LISTED_TOOLKITS)];
+    let kits = if listed.is_empty() {
         String::new()
     } else {
-        format!(" Searchable toolkits: {}.", toolkits.join(", "))
+        let more = if toolkits.len() > listed.len() {
+            ", …"
+        } else {
+            ""
+        };
+        format!(" Searchable toolkits: {}{more}.", listed.join(", "))
     };
+    let mut toolkit = json!({
+        "type": "string",
+        "description": "Search only this toolkit (app), when you know which one the task is for."
+    });
+    if !listed.is_empty() && toolkits.len() == listed.len() {
+        toolkit["enum"] = json!(listed);
+    }
     vec![
         ModelTool {
             name: SEARCH_TOOLS.into(),
             description: format!(
-                "Find more tools: describe in plain words what you want to do (e.g. \"archive an email\", \
-                 \"move a meeting\"); returns the best-matching tools that are not yet offered to you, \
-                 as {{tools: [{{name, description, toolkit}}]}}, best first. Then call load_tool with \
-                 the names you want before using them.{kits}"
+                "Find more tools. Write the query as \"app: action object\" in the API's own words \
+                 (e.g. \"github: create issue comment\", \"stripe: list invoices\", \"calendar: move event\"); \
+                 name the app when you know it, or pass `toolkit` to search one app only. Returns \
+                 {{tools: [{{name, description, toolkit}}]}}, best first, {SEARCH_DEFAULT_LIMIT} by default: \
+                 read every description and pick the one that does the task, then call load_tool with \
+                 the names you want before using them. If none fits, search again with other words.{kits}"
             ),
             input_schema: json!({
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "description": "What you want to do, in plain words."},
+                    "query": {"type": "string", "description": "\"app: action object\" in the API's words, e.g. \"github: close issue\"."},
+                    "toolkit": toolkit,
                     "limit": {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX_LIMIT, "default": SEARCH_DEFAULT_LIMIT}
                 },
                 "required": ["query"]

@@ -4,6 +4,7 @@
 //! both ([`meta`]). No HTTP, database or runtime types: the runtime feeds it bindings
 //! and thread state and maps its answers.
 
+pub mod document;
 pub mod hybrid;
 pub mod meta;
 pub mod placement;
@@ -13,6 +14,7 @@ pub mod text;
 #[cfg(test)]
 mod quality_tests;
 
+pub use document::{ToolDoc, ToolSource, DOC_KEY};
 pub use hybrid::{DenseIndex, HybridIndex};
 pub use placement::{place, toolkit_of_tool, Candidate, Place, DEFAULT_BUDGET};
 pub use search::{short_description, SearchIndex, ToolText};

@@ -1,33 +1,54 @@
-//! `search_tools` ranking (D1): BM25 in process over each pooled tool's name (split on
-//! `_`, `-`, camelCase), toolkit, description and parameter names and descriptions,
-//! with field weights (a word in the name counts more than one in a parameter's
-//! description) and query expansion through the thesaurus in [`super::text`] at a
-//! lower weight. An index is built once per set of pooled tools; building one for a few
-//! hundred tools takes well under a millisecond.
+//! `search_tools` lexical ranking (D1, D6): BM25F in process over the fields of each
+//! pooled tool's document ([`super::document`]: name, summary, description, path and
+//! tags, toolkit, implied action, parameters, response fields), each field weighted and
+//! length-normalised on its own (a word in the name counts more than one in a
+//! parameter's description), with query expansion through the vocabulary in
+//! [`super::text`] at a lower weight. An index is built once per set of pooled tools.
 
 use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::text::{actions, name_actions, related, rewrite_query, terms};
+use super::document::{Field, ToolDoc, ToolSource, FIELD_COUNT};
+use super::text::{actions, related, rewrite_query, terms};
 
 const K1: f64 = 1.2;
-/// Fields scored separately (BM25F-style, so a long description cannot drown the
-/// name): (weight, length normalisation).
-const FIELDS: [(f64, f64); 3] = [
-    // name and toolkit
+
+/// Per-field (weight, length normalisation) of BM25F, in [`Field`] order, so a long
+/// description cannot drown the name. Chosen on the dev halves of the evaluation sets
+/// (`call::search_quality_tests`), never on their test halves.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FieldWeights(pub [(f64, f64); FIELD_COUNT]);
+
+pub const FIELD_WEIGHTS: FieldWeights = FieldWeights([
+    // name (operationId)
     (3.0, 0.3),
+    // summary or title
+    (2.5, 0.3),
     // description
     (1.0, 0.75),
-    // parameter names and descriptions
+    // path words and tags
+    (1.0, 0.5),
+    // toolkit and provider
+    (0.6, 0.3),
+    // the action the method and path imply
+    (1.0, 0.0),
+    // parameter names
     (0.4, 0.75),
-];
+    // parameter descriptions and enum values
+    (0.2, 0.75),
+    // response field names
+    (0.3, 0.75),
+]);
+
 /// Weight of a thesaurus expansion of a query word, against 1.0 for the word itself.
 const W_RELATED: f64 = 0.4;
-/// Score factor for a tool whose name does what the request asks (list, send, delete, …).
-const ACTION_BOOST: f64 = 1.5;
+/// Score factor of the lexical ranking alone for a tool that does what the request asks
+/// (list, send, delete, …); fused rankings weigh the action match themselves.
+pub const ACTION_BOOST: f64 = 1.5;
 
-/// What is searched of one tool.
+/// What is searched of one tool without an HTTP method and path to go by (tests and
+/// hand-written fixtures; the runtime builds [`ToolDoc`]s from the stored tool).
 #[derive(Debug, Clone)]
 pub struct ToolText<'a> {
     pub name: &'a str,
@@ -36,74 +57,86 @@ pub struct ToolText<'a> {
     pub input_schema: &'a Value,
 }
 
-/// A BM25 index over a fixed list of tools; results are indexes into that list.
+impl ToolText<'_> {
+    pub fn doc(&self) -> ToolDoc {
+        ToolDoc::build(&ToolSource {
+            name: self.name,
+            description: self.description,
+            method: "",
+            path: "",
+            input_schema: self.input_schema,
+            toolkit: self.toolkit,
+            provider: "",
+            mcp: false,
+        })
+    }
+}
+
+/// A BM25F index over a fixed list of tools; results are indexes into that list.
 #[derive(Debug, Default)]
 pub struct SearchIndex {
     /// term → (document, term frequency per field)
-    postings: HashMap<String, Vec<(usize, [f64; 3])>>,
-    lengths: Vec<[f64; 3]>,
-    avg_lengths: [f64; 3],
+    postings: HashMap<String, Vec<(u32, [f32; FIELD_COUNT])>>,
+    lengths: Vec<[f32; FIELD_COUNT]>,
+    avg_lengths: [f64; FIELD_COUNT],
     names: Vec<String>,
-    /// the action classes of each tool's name
+    /// the action classes of each tool (method and path, else its name's verb)
     actions: Vec<u16>,
+    /// each tool's toolkit and provider terms
+    kits: Vec<Vec<String>>,
 }
 
-/// Parameter names and descriptions, top level and one level down in a `body`.
-fn params(schema: &Value, out: &mut Vec<(String, String)>, depth: u8) {
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-        return;
-    };
-    for (name, p) in props {
-        if name.starts_with('_') {
-            continue;
-        }
-        let desc = p.get("description").and_then(Value::as_str).unwrap_or("");
-        out.push((name.clone(), desc.to_string()));
-        if depth == 0 && p.get("properties").is_some() {
-            params(p, out, 1);
-        }
-    }
+/// A lexical hit: the tool, its BM25F score, whether its action is the request's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    pub doc: usize,
+    pub score: f64,
 }
 
 impl SearchIndex {
     pub fn build(tools: &[ToolText<'_>]) -> Self {
-        let mut postings: HashMap<String, Vec<(usize, [f64; 3])>> = HashMap::new();
-        let mut lengths = Vec::with_capacity(tools.len());
-        for (doc, t) in tools.iter().enumerate() {
-            let mut tf: HashMap<String, [f64; 3]> = HashMap::new();
-            let mut len = [0.0; 3];
-            let mut add = |text: &str, field: usize, w: f64| {
+        let docs: Vec<ToolDoc> = tools.iter().map(ToolText::doc).collect();
+        Self::from_docs(&docs)
+    }
+
+    pub fn from_docs(docs: &[ToolDoc]) -> Self {
+        let mut postings: HashMap<String, Vec<(u32, [f32; FIELD_COUNT])>> = HashMap::new();
+        let mut lengths = Vec::with_capacity(docs.len());
+        let mut tf: HashMap<String, [f32; FIELD_COUNT]> = HashMap::new();
+        for (doc, d) in docs.iter().enumerate() {
+            tf.clear();
+            let mut len = [0f32; FIELD_COUNT];
+            for (field, text) in d.parts.iter().enumerate() {
                 for term in terms(text) {
-                    tf.entry(term).or_default()[field] += w;
-                    len[field] += w;
+                    tf.entry(term).or_default()[field] += 1.0;
+                    len[field] += 1.0;
                 }
-            };
-            add(t.name, 0, 1.0);
-            add(t.toolkit, 0, 0.5);
-            add(t.description, 1, 1.0);
-            let mut ps = Vec::new();
-            params(t.input_schema, &mut ps, 0);
-            for (name, desc) in &ps {
-                add(name, 2, 1.0);
-                add(desc, 2, 0.5);
             }
             lengths.push(len);
-            for (term, f) in tf {
-                postings.entry(term).or_default().push((doc, f));
+            for (term, f) in tf.drain() {
+                postings.entry(term).or_default().push((doc as u32, f));
             }
         }
-        let mut avg_lengths = [1.0; 3];
+        let mut avg_lengths = [1.0; FIELD_COUNT];
         if !lengths.is_empty() {
             for (f, avg) in avg_lengths.iter_mut().enumerate() {
-                *avg = (lengths.iter().map(|l| l[f]).sum::<f64>() / lengths.len() as f64).max(1.0);
+                let sum: f64 = lengths.iter().map(|l| f64::from(l[f])).sum();
+                *avg = (sum / lengths.len() as f64).max(1.0);
             }
         }
         SearchIndex {
             postings,
             lengths,
             avg_lengths,
-            names: tools.iter().map(|t| t.name.to_string()).collect(),
-            actions: tools.iter().map(|t| name_actions(t.name)).collect(),
+            names: docs
+                .iter()
+                .map(|d| d.parts[Field::Name as usize].clone())
+                .collect(),
+            actions: docs.iter().map(|d| d.actions).collect(),
+            kits: docs
+                .iter()
+                .map(|d| terms(&d.parts[Field::Toolkit as usize]))
+                .collect(),
         }
     }
 
@@ -113,6 +146,18 @@ impl SearchIndex {
 
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
+    }
+
+    /// Tool `doc`'s action classes.
+    pub fn actions_of(&self, doc: usize) -> u16 {
+        self.actions.get(doc).copied().unwrap_or(0)
+    }
+
+    /// Whether the request names tool `doc`'s toolkit or provider.
+    pub fn names_kit(&self, doc: usize, query_terms: &[String]) -> bool {
+        self.kits
+            .get(doc)
+            .is_some_and(|k| !k.is_empty() && k.iter().any(|t| query_terms.contains(t)))
     }
 
     /// The query's terms with their weights: its own words at 1.0, related words lower.
@@ -136,41 +181,65 @@ impl SearchIndex {
         q
     }
 
-    /// Up to `limit` tools by relevance, best first (ties by name); tools that share no
-    /// term with the query are not returned.
-    pub fn search(&self, query: &str, limit: usize) -> Vec<usize> {
+    /// BM25F scores of the tools sharing a term with the (rewritten) query, unordered;
+    /// `keep` says which tools may be scored (a toolkit filter).
+    pub fn scores(&self, query: &str, w: &FieldWeights, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
         let n = self.names.len() as f64;
-        let query = rewrite_query(query);
-        let wanted = actions(&query);
         let mut scores: HashMap<usize, f64> = HashMap::new();
-        for (term, qw) in Self::query_terms(&query) {
+        for (term, qw) in Self::query_terms(query) {
             let Some(list) = self.postings.get(&term) else {
                 continue;
             };
             let df = list.len() as f64;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(doc, tf) in list {
+                let doc = doc as usize;
+                if !keep(doc) {
+                    continue;
+                }
                 let mut s = 0.0;
-                for (f, (weight, b)) in FIELDS.iter().enumerate() {
-                    if tf[f] > 0.0 {
-                        let norm = K1 * (1.0 - b + b * self.lengths[doc][f] / self.avg_lengths[f]);
-                        s += weight * tf[f] * (K1 + 1.0) / (tf[f] + norm);
+                for (f, (weight, b)) in w.0.iter().enumerate() {
+                    let tf = f64::from(tf[f]);
+                    if tf > 0.0 && *weight > 0.0 {
+                        let len = f64::from(self.lengths[doc][f]);
+                        let norm = K1 * (1.0 - b + b * len / self.avg_lengths[f]);
+                        s += weight * tf * (K1 + 1.0) / (tf + norm);
                     }
                 }
                 *scores.entry(doc).or_default() += qw * idf * s;
             }
         }
-        for (doc, s) in scores.iter_mut() {
-            if self.actions[*doc] & wanted != 0 {
-                *s *= ACTION_BOOST;
+        scores
+            .into_iter()
+            .filter(|(_, s)| *s > 0.0)
+            .map(|(doc, score)| Hit { doc, score })
+            .collect()
+    }
+
+    /// Up to `limit` tools by relevance, best first (ties by name); tools that share no
+    /// term with the query are not returned. A tool doing what the request asks scores
+    /// [`ACTION_BOOST`] times more.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<usize> {
+        let query = rewrite_query(query);
+        let wanted = actions(&query);
+        let mut ranked = self.scores(&query, &FIELD_WEIGHTS, &|_| true);
+        for h in &mut ranked {
+            if self.actions[h.doc] & wanted != 0 {
+                h.score *= ACTION_BOOST;
             }
         }
-        let mut ranked: Vec<(usize, f64)> = scores.into_iter().filter(|(_, s)| *s > 0.0).collect();
-        ranked.sort_by(|a, b| {
-            b.1.total_cmp(&a.1)
-                .then_with(|| self.names[a.0].cmp(&self.names[b.0]))
+        self.sort(&mut ranked);
+        ranked.into_iter().take(limit).map(|h| h.doc).collect()
+    }
+
+    /// Best first, ties by name then index.
+    pub fn sort(&self, hits: &mut [Hit]) {
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| self.names[a.doc].cmp(&self.names[b.doc]))
+                .then(a.doc.cmp(&b.doc))
         });
-        ranked.into_iter().take(limit).map(|(d, _)| d).collect()
     }
 }
 

@@ -141,10 +141,18 @@ const PHRASES: &[(&str, &str)] = &[
     ("set up", "create"),
     ("sign up", "create"),
     ("who is", "user"),
+    ("pull request", "pull"),
+    ("merge request", "pull"),
+    ("money back", "refund"),
+    ("sign in", "login"),
+    ("log in", "login"),
+    ("opt out", "unsubscribe"),
+    ("phone number", "number"),
+    ("text message", "sms"),
 ];
 
 /// Nouns that are verbs at the start of a request ("email Ana …" means send one).
-const NOUN_VERBS: &[&str] = &["email", "mail", "message", "text", "ping", "dm"];
+const NOUN_VERBS: &[&str] = &["email", "mail", "message", "text", "ping", "dm", "sms"];
 
 /// A query as people write it, rewritten for matching: phrases replaced, and an
 /// imperative noun-verb ("email my landlord") given its verb.
@@ -176,16 +184,21 @@ pub fn rewrite_query(query: &str) -> String {
 
 const NEGATIONS: &[&str] = &["not", "never", "don", "dont", "without", "nor"];
 
-/// What a request or a tool does, as a bit set: list, get, create, update, delete,
-/// send, trash, restore. A tool's classes come from the verbs in its name.
+/// The action classes, in bit order: what a request or a tool does.
+pub const ACTION_NAMES: [&str; 8] = [
+    "list", "get", "create", "update", "delete", "send", "trash", "restore",
+];
+
+/// The words that name each action class ([`ACTION_NAMES`] order): the general API
+/// vocabulary of what people and agents ask for, not words of any evaluation request.
 #[rustfmt::skip]
 const ACTIONS: &[&[&str]] = &[
     &["list", "all", "which", "what", "browse", "enumerate", "every", "exist", "have", "search", "find", "query", "history"],
-    &["get", "show", "open", "read", "view", "detail", "see", "look", "fetch", "retrieve", "return", "download", "what", "current", "currently"],
-    &["create", "add", "new", "make", "book", "insert", "compose", "prepare", "quick", "import", "post", "schedule"],
-    &["update", "patch", "modify", "change", "edit", "rename", "move", "push", "reschedule", "switch", "enable", "disable", "mark", "flag", "replace", "configure", "set"],
-    &["delete", "remove", "cancel", "wipe", "erase", "drop", "revoke", "purge", "permanently"],
-    &["send", "email", "post", "ping", "tell", "reply", "forward", "deliver", "respond", "write", "pass"],
+    &["get", "show", "open", "read", "view", "detail", "see", "look", "fetch", "retrieve", "return", "download", "what", "current", "currently", "check", "status", "inspect"],
+    &["create", "add", "new", "make", "book", "insert", "compose", "prepare", "quick", "import", "post", "schedule", "start", "submit", "file", "raise", "register", "generate", "issue", "invite", "upload", "fork", "copy", "duplicate"],
+    &["update", "patch", "modify", "change", "edit", "rename", "move", "push", "reschedule", "switch", "enable", "disable", "mark", "flag", "replace", "configure", "set", "close", "reopen", "resolve", "lock", "unlock", "assign", "archive", "toggle", "star", "follow", "approve", "merge", "rotate", "transfer", "convert", "pause", "resume"],
+    &["delete", "remove", "cancel", "wipe", "erase", "drop", "revoke", "purge", "permanently", "destroy", "unstar", "unfollow", "unassign", "detach", "deactivate", "void", "dismiss"],
+    &["send", "email", "post", "ping", "tell", "reply", "forward", "deliver", "respond", "write", "pass", "sms", "notify", "dm"],
     &["trash", "bin", "throw", "discard"],
     &["untrash", "restore", "recover", "undelete"],
 ];
@@ -266,12 +279,79 @@ const THESAURUS: &[&[&str]] = &[
     &["today", "tomorrow", "week", "upcoming", "date", "time", "day"],
 ];
 
+/// D6: general API vocabulary — the words people and agents use for what API documents
+/// name otherwise, curated from common SaaS APIs' objects and actions (repositories,
+/// issues, payments, messaging, tasks), never from evaluation requests.
+#[rustfmt::skip]
+const API_VOCABULARY: &[&[&str]] = &[
+    &["repository", "repo", "codebase", "project", "source"],
+    &["issue", "ticket", "bug", "problem", "incident", "task"],
+    &["pull", "pr", "merge", "review", "patch"],
+    &["star", "favorite", "favourite", "bookmark", "like", "starred"],
+    &["follow", "watch", "subscribe", "subscription", "watcher", "follower"],
+    &["commit", "revision", "changeset"],
+    &["branch", "ref", "head"],
+    &["release", "version", "tag", "publish"],
+    &["gist", "snippet", "paste"],
+    &["organization", "org", "company", "enterprise", "workspace", "team"],
+    &["collaborator", "member", "contributor", "maintainer", "teammate"],
+    &["comment", "remark", "feedback"],
+    &["milestone", "deadline", "goal", "roadmap"],
+    &["workflow", "action", "pipeline", "ci", "build", "job", "run", "check"],
+    &["secret", "credential", "key", "token", "password", "apikey"],
+    &["webhook", "hook", "callback", "event", "notification"],
+    &["close", "resolve", "closed", "resolved", "done", "finish", "fixed", "complete"],
+    &["reopen", "open", "unresolve"],
+    &["lock", "freeze", "restrict", "block"],
+    &["unlock", "unblock", "unfreeze"],
+    &["assign", "assignee", "owner", "responsible"],
+    &["archive", "archived", "hide"],
+    &["fork", "copy", "clone", "duplicate"],
+    &["customer", "client", "buyer", "payer", "shopper", "account"],
+    &["charge", "payment", "pay", "paid", "transaction", "bill", "billing", "money"],
+    &["invoice", "bill", "receipt", "statement", "owe", "owed", "unpaid", "due"],
+    &["refund", "reimburse", "reimbursement", "chargeback", "reverse"],
+    &["subscription", "plan", "recurring", "membership", "renewal", "renew"],
+    &["product", "item", "sku", "goods", "catalog", "merchandise", "listing"],
+    &["price", "pricing", "cost", "amount", "fee", "rate"],
+    &["coupon", "discount", "promo", "promotion", "voucher"],
+    &["payout", "withdraw", "withdrawal", "transfer", "disburse"],
+    &["dispute", "chargeback", "contest"],
+    &["balance", "fund", "funds", "wallet"],
+    &["order", "purchase", "checkout", "cart", "basket"],
+    &["shipment", "ship", "shipped", "shipping", "delivery", "fulfillment", "tracking", "parcel", "package"],
+    &["sms", "text", "mms", "message", "whatsapp"],
+    &["call", "phone", "dial", "voice", "ring"],
+    &["number", "phone", "caller", "msisdn"],
+    &["recording", "audio", "voicemail"],
+    &["transcript", "transcription", "transcribe"],
+    &["verification", "verify", "otp", "code", "2fa", "confirm"],
+    &["conference", "meeting", "bridge", "room"],
+    &["file", "document", "attachment", "upload", "asset"],
+    &["folder", "directory", "drive"],
+    &["page", "doc", "wiki", "article", "note"],
+    &["database", "table", "spreadsheet", "sheet", "record", "row"],
+    &["contact", "person", "lead", "prospect"],
+    &["deal", "opportunity", "sale", "pipeline"],
+    &["user", "account", "profile", "me", "myself", "authenticated"],
+    &["permission", "role", "access", "scope", "grant", "admin"],
+    &["invite", "invitation", "onboard"],
+    &["log", "audit", "activity", "event", "trail"],
+    &["report", "stats", "statistics", "analytics", "usage", "metric", "insight"],
+    &["setting", "settings", "preference", "config", "configuration", "option"],
+    &["block", "ban", "mute", "suspend"],
+    &["download", "export", "backup", "archive"],
+    &["deploy", "deployment", "environment", "release"],
+    &["key", "ssh", "gpg", "signing"],
+    &["search", "find", "lookup", "query"],
+];
+
 /// Stemmed term → the stemmed terms of its thesaurus groups (without itself).
 fn related_map() -> &'static HashMap<String, Vec<String>> {
     static MAP: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
     MAP.get_or_init(|| {
         let mut map: HashMap<String, Vec<String>> = HashMap::new();
-        for group in THESAURUS {
+        for group in THESAURUS.iter().chain(API_VOCABULARY) {
             let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
             for s in &stems {
                 let entry = map.entry(s.clone()).or_default();

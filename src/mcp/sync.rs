@@ -82,6 +82,8 @@ pub async fn sync(
     let (wanted, skipped) = to_fields(&provider.id, &listed);
     let (data, mut changes) =
         tools::sync_provider(runtime.pool(), org, &provider.id, &wanted).await?;
+    let ids: Vec<String> = data.iter().map(|t| t.id.clone()).collect();
+    runtime.embed_tools_later(org, &ids);
     let meta = meta_by_path(&listed);
     for name in tool_mcp_meta::set(runtime.pool(), org, &provider.id, &meta).await? {
         if !changes.updated.contains(&name) && !changes.added.contains(&name) {
@@ -144,6 +146,10 @@ pub fn to_fields(provider_id: &str, listed: &[Value]) -> (Vec<ToolFields>, Vec<S
                 skipped.push(skip("its inputSchema does not describe an object"));
                 continue;
             }
+        }
+        // D6: what search reads besides the description and input properties
+        if let Some(extras) = crate::discovery::document::mcp_extras(t) {
+            schema.insert(crate::discovery::DOC_KEY.into(), extras);
         }
         let description = t
             .get("description")

@@ -73,6 +73,9 @@
 //! about paging (the key of the next cursor or link, the has-more flag, the total; a
 //! declared `Link` header) becomes `x-loopgate-response` there: see `responses.rs`.
 //!
+//! Search (D6): the operation's summary, tags and success response's top-level field
+//! names become `x-loopgate-doc` there: see `search_doc.rs`.
+//!
 //! Not handled: `servers` (the provider's `base_url` is used), security schemes
 //! (the provider's auth), responses beyond that paging evidence, callbacks, webhooks, and
 //! `$ref`s relative to a schema's `$id`.
@@ -86,6 +89,7 @@ mod parse;
 mod refs;
 mod responses;
 mod schema;
+mod search_doc;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)] // tests may panic

@@ -69,7 +69,12 @@ pub(crate) fn build<'d>(
         ),
         method,
         path: site.path.to_string(),
-        input_schema: with_evidence(input_schema(params, body), doc, op),
+        input_schema: with_search_doc(
+            with_evidence(input_schema(params, body), doc, op),
+            doc,
+            op,
+            text("summary"),
+        ),
     })
 }
 
@@ -89,6 +94,22 @@ fn with_evidence(mut schema: Value, doc: &Value, op: &Map<String, Value>) -> Val
                 found,
             );
         }
+    }
+    schema
+}
+
+/// D6: what search reads of the operation besides the tool (summary, tags, response
+/// fields), as `x-loopgate-doc`.
+fn with_search_doc(
+    mut schema: Value,
+    doc: &Value,
+    op: &Map<String, Value>,
+    summary: Option<&str>,
+) -> Value {
+    if let (Value::Object(root), Some(extras)) =
+        (&mut schema, super::search_doc::extras(doc, op, summary))
+    {
+        root.insert(crate::discovery::DOC_KEY.into(), extras);
     }
     schema
 }

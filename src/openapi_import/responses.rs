@@ -136,8 +136,13 @@ fn json_schema<'d>(doc: &'d Value, response: &'d Value) -> Option<&'d Value> {
     deref(doc, media.get("schema")?)
 }
 
+/// The first 2xx response's JSON body schema, its `$ref`s followed.
+pub(crate) fn success_schema<'d>(doc: &'d Value, op: &'d Map<String, Value>) -> Option<&'d Value> {
+    json_schema(doc, success(doc, op)?)
+}
+
 /// A value with its `$ref` chain followed (at most a few hops; a bad one is no evidence).
-fn deref<'d>(doc: &'d Value, mut v: &'d Value) -> Option<&'d Value> {
+pub(crate) fn deref<'d>(doc: &'d Value, mut v: &'d Value) -> Option<&'d Value> {
     for _ in 0..8 {
         match refs::ref_of(v) {
             Some(r) if r.starts_with('#') => v = refs::lookup(doc, r)?,

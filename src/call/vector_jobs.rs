@@ -1,0 +1,185 @@
+//! D6 in the runtime: tool vectors are computed when tools are imported, synced, created
+//! or changed — in the background, one job at a time per replica, a chunk of tools per
+//! turn of the blocking pool (so searches of every org go on between chunks) — and kept
+//! with the tools in Postgres. Never on a search: a search that finds a pooled tool
+//! without its vector ranks that tool by words, says so, and asks for the vector here
+//! (so the work resumes after a restart or a lost job). [`VectorJobs::epoch`] moves on
+//! when vectors become available, so a pool index built without them is built again.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use sqlx::PgPool;
+
+use crate::call::tool_vectors::{self, Computed, Semantic, VectorKey};
+use crate::discovery::hybrid::tool_text;
+use crate::discovery::{self, ToolDoc, ToolSource};
+use crate::store::tools::{Tool, ToolKind};
+use crate::store::{self, OrgId};
+use crate::walk::cpu_jobs::Cpu;
+
+/// Tools embedded per turn of the blocking pool (about 10 ms each).
+const CHUNK: usize = 16;
+/// Tools waiting at most per replica; beyond it a request is dropped (a later search
+/// asks again).
+const MAX_WAITING: usize = 50_000;
+
+/// The tools of this replica waiting for their vectors, and the epoch of what is ready.
+pub struct VectorJobs {
+    waiting: Mutex<HashSet<(String, String)>>,
+    turn: tokio::sync::Semaphore,
+    epoch: AtomicU64,
+}
+
+impl Default for VectorJobs {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl VectorJobs {
+    pub fn new() -> Self {
+        Self {
+            waiting: Mutex::default(),
+            turn: tokio::sync::Semaphore::new(1),
+            epoch: AtomicU64::new(0),
+        }
+    }
+
+    /// Moves on each time vectors are added to this replica's memory.
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
+    }
+
+    /// Tools of this replica still waiting.
+    pub fn waiting(&self) -> usize {
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// The ids of `tool_ids` not already waiting, now marked waiting.
+    fn claim(&self, org: &OrgId, tool_ids: &[String]) -> Vec<String> {
+        let mut w = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        let room = MAX_WAITING.saturating_sub(w.len());
+        tool_ids
+            .iter()
+            .filter(|id| w.insert((org.to_string(), (*id).clone())))
+            .take(room)
+            .cloned()
+            .collect()
+    }
+
+    fn release(&self, org: &OrgId, tool_ids: &[String]) {
+        let mut w = self.waiting.lock().unwrap_or_else(|p| p.into_inner());
+        for id in tool_ids {
+            w.remove(&(org.to_string(), id.clone()));
+        }
+    }
+}
+
+/// What a search embeds of a tool: its document's text under its toolkit and provider.
+pub fn tool_source<'a>(t: &'a Tool, toolkit: Option<&'a str>, provider: &'a str) -> ToolSource<'a> {
+    ToolSource {
+        name: &t.name,
+        description: &t.description,
+        method: &t.method,
+        path: &t.path,
+        input_schema: &t.input_schema.0,
+        toolkit: toolkit.unwrap_or(provider),
+        provider,
+        mcp: t.kind == ToolKind::Mcp,
+    }
+}
+
+/// The vector key and embedded text of one tool's document.
+pub fn keyed(org: &str, tool_id: &str, doc: &ToolDoc) -> (VectorKey, String) {
+    let text = tool_text(doc);
+    (VectorKey::new(org, tool_id, &text), text)
+}
+
+/// Asks for the vectors of `tool_ids` (the org's), computed in the background and kept
+/// with the tools. Returns at once; without the model it does nothing.
+pub fn request(
+    jobs: &Arc<VectorJobs>,
+    semantic: &Arc<Semantic>,
+    pool: &PgPool,
+    cpu: &Arc<Cpu>,
+    org: &OrgId,
+    tool_ids: &[String],
+) {
+    if semantic.embedder().is_none() || tool_ids.is_empty() {
+        return;
+    }
+    let ids = jobs.claim(org, tool_ids);
+    if ids.is_empty() {
+        return;
+    }
+    let (jobs, semantic, pool, cpu, org) = (
+        jobs.clone(),
+        semantic.clone(),
+        pool.clone(),
+        cpu.clone(),
+        org.clone(),
+    );
+    tokio::spawn(async move {
+        let Ok(_turn) = jobs.turn.acquire().await else {
+            return;
+        };
+        for chunk in ids.chunks(CHUNK) {
+            if let Err(e) = embed_chunk(&semantic, &pool, &cpu, &org, chunk).await {
+                tracing::warn!(error = %e, "tool vectors not computed: a later search asks again");
+            }
+            jobs.release(&org, chunk);
+            jobs.epoch.fetch_add(1, Ordering::AcqRel);
+        }
+    });
+}
+
+async fn embed_chunk(
+    semantic: &Arc<Semantic>,
+    pool: &PgPool,
+    cpu: &Arc<Cpu>,
+    org: &OrgId,
+    ids: &[String],
+) -> Result<(), store::StoreError> {
+    let tools = store::tools::get_many(pool, org, ids).await?;
+    let mut providers = std::collections::HashMap::new();
+    for t in &tools {
+        if !providers.contains_key(&t.provider_id) {
+            let p = store::providers::get(pool, org, &t.provider_id).await?;
+            providers.insert(t.provider_id.clone(), p);
+        }
+    }
+    let keyed: Vec<(VectorKey, String)> = tools
+        .iter()
+        .filter_map(|t| {
+            let p = providers.get(&t.provider_id)?;
+            let kit = discovery::toolkit_of_tool(
+                t.kind,
+                t.toolkit.as_deref(),
+                p.toolkit.as_deref(),
+                &p.name,
+            );
+            let doc = ToolDoc::build(&tool_source(t, kit, &p.name));
+            Some(keyed(org.as_str(), &t.id, &doc))
+        })
+        .collect();
+    let missing = semantic.missing_tools(keyed.iter().map(|(k, _)| k));
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let stored = tool_vectors::read_stored(pool, org, &missing).await;
+    let sem = semantic.clone();
+    let computed = cpu
+        .run(org, usize::MAX, move || {
+            sem.keep_stored(keyed.iter().map(|(k, _)| k), &stored);
+            let mut computed = Computed::default();
+            if let Err(e) = sem.vectors(&keyed, &mut computed) {
+                tracing::warn!(error = %e, "tool vectors not computed");
+            }
+            computed
+        })
+        .await;
+    tool_vectors::store_computed(pool, org, computed).await;
+    Ok(())
+}
