@@ -169,6 +169,12 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         labels: &[],
         value: if state.runtime.semantic_unavailable().is_none() { 1.0 } else { 0.0 },
     });
+    gauges.push(Gauge {
+        name: "loopgate_tool_vectors_waiting",
+        help: "Tools of this replica whose search vectors are being computed in the background (D6); they rank by words until then.",
+        labels: &[],
+        value: state.runtime.tool_vectors_waiting() as f64,
+    });
     let cpu = state.runtime.walker().cpu().stats();
     gauges.push(Gauge {
         name: "loopgate_cpu_jobs_running",

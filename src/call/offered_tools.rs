@@ -23,6 +23,7 @@ use crate::discovery::{self, Candidate, DenseIndex, HybridIndex, Place, SearchIn
 use crate::embedding::DIM;
 use crate::store::loaded_tools;
 use crate::store::tool_vectors::StoredVector;
+use crate::store::tools::Tool;
 use crate::store::OrgId;
 use crate::telemetry::metrics::Metrics;
 use loopgate_engine::EngineError;
@@ -192,42 +193,48 @@ impl Runtime {
                 }
             }
         }
-        let docs: Vec<(String, String, ToolDoc)> = pooled
+        let bound: Vec<(Arc<Tool>, Option<String>, String)> = pooled
             .iter()
             .map(|b| {
-                let doc = ToolDoc::build(&vector_jobs::tool_source(
-                    &b.tool,
-                    toolkit_of(b),
-                    &b.provider.name,
-                ));
-                (b.tool.id.clone(), search_label(b).to_lowercase(), doc)
+                (
+                    b.tool.clone(),
+                    toolkit_of(b).map(str::to_owned),
+                    b.provider.name.clone(),
+                )
             })
             .collect();
         let cpu = self.walker.cpu().clone();
+        // on the blocking pool: each tool's document, its vector's key and text, and the
+        // ones this replica does not keep
+        let (sem, o) = (semantic.clone(), org.to_string());
+        let (docs, keyed, missing) = cpu
+            .run(org, usize::MAX, move || {
+                let docs: Vec<(String, String, ToolDoc)> = bound
+                    .iter()
+                    .map(|(t, kit, provider)| {
+                        let kit = kit.as_deref();
+                        let doc = ToolDoc::build(&vector_jobs::tool_source(t, kit, provider));
+                        let label = kit.unwrap_or(provider).to_lowercase();
+                        (t.id.clone(), label, doc)
+                    })
+                    .collect();
+                if sem.embedder().is_none() {
+                    return (docs, None, Vec::new());
+                }
+                let keyed: Vec<(VectorKey, String)> = docs
+                    .iter()
+                    .map(|(id, _, doc)| vector_jobs::keyed(&o, id, doc))
+                    .collect();
+                let missing = sem.missing_tools(keyed.iter().map(|(k, _)| k));
+                (docs, Some(keyed), missing)
+            })
+            .await;
         let docs = Arc::new(docs);
-        // on the blocking pool: each tool's embedded text and key, and the ones this
-        // replica does not keep
-        let (keyed, missing) = if semantic.embedder().is_some() {
-            let (d, sem, o) = (docs.clone(), semantic.clone(), org.to_string());
-            let (keyed, missing) = cpu
-                .run(org, usize::MAX, move || {
-                    let keyed: Vec<(VectorKey, String)> = d
-                        .iter()
-                        .map(|(id, _, doc)| vector_jobs::keyed(&o, id, doc))
-                        .collect();
-                    let missing = sem.missing_tools(keyed.iter().map(|(k, _)| k));
-                    (keyed, missing)
-                })
-                .await;
-            (Some(keyed), missing)
-        } else {
-            (None, Vec::new())
-        };
         let stored = tool_vectors::read_stored(&self.pool, org, &missing).await;
         let (sem, d) = (semantic.clone(), docs.clone());
         let job = move || build_index(&d, keyed.as_deref(), &stored, &sem);
         let (index, absent) = cpu.run(org, usize::MAX, job).await;
-        vector_jobs::request(&jobs, &semantic, &self.pool, &cpu, org, &absent);
+        vector_jobs::request(&jobs, &semantic, (&self.pool, &cpu, self.metrics()), org, &absent);
         let idx = Arc::new(PoolIndex {
             index,
             without_vectors: absent.len(),
@@ -245,14 +252,19 @@ impl Runtime {
         idx
     }
 
+    /// Tools of this replica waiting for their vectors (the `loopgate_tool_vectors_waiting`
+    /// gauge).
+    pub fn tool_vectors_waiting(&self) -> usize {
+        self.search_indexes.jobs.waiting()
+    }
+
     /// Asks for the vectors of tools just imported, synced, created or changed (D6):
     /// computed in the background, never on a search.
     pub fn embed_tools_later(&self, org: &OrgId, tool_ids: &[String]) {
         vector_jobs::request(
             &self.search_indexes.jobs,
             &self.search_indexes.semantic,
-            &self.pool,
-            self.walker.cpu(),
+            (&self.pool, self.walker.cpu(), self.metrics()),
             org,
             tool_ids,
         );

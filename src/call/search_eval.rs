@@ -21,7 +21,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::discovery::hybrid::{tool_text, Fusion};
+use crate::discovery::hybrid::{tool_text, Candidates, Fusion};
 use crate::discovery::{DenseIndex, HybridIndex, SearchIndex, ToolDoc, ToolSource, ToolText};
 use crate::embedding::{Embedder, DIM, MODEL_ID};
 
@@ -59,6 +59,8 @@ pub struct Req {
 pub struct EvalSet {
     pub label: &'static str,
     pub names: Vec<String>,
+    /// Each tool's description as `search_tools` shows it.
+    pub short: Vec<String>,
     pub toolkits: Vec<String>,
     pub index: HybridIndex,
     pub requests: Vec<Req>,
@@ -123,6 +125,38 @@ impl Score {
 }
 
 impl EvalSet {
+    /// Each request's candidates under `f` (the fusion's weights are then free to vary
+    /// without searching again), for the requests `keep` accepts.
+    pub fn candidates(&self, f: &Fusion, keep: &dyn Fn(&Req) -> bool) -> Vec<(usize, Candidates)> {
+        self.requests
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| keep(r))
+            .map(|(i, r)| (i, self.index.candidates(&r.request, Some(&r.vector), None, f)))
+            .collect()
+    }
+
+    /// `base` with its lexical candidates found again under `f`'s field weights (the dense
+    /// ones do not depend on them).
+    pub fn relex(&self, base: &[(usize, Candidates)], f: &Fusion) -> Vec<(usize, Candidates)> {
+        base.iter()
+            .map(|(i, c)| {
+                let r = &self.requests[*i];
+                let lex = self.index.candidates(&r.request, None, None, f);
+                (*i, Candidates { lexical: lex.lexical, ..c.clone() })
+            })
+            .collect()
+    }
+
+    /// The score of precomputed candidates fused by `f`.
+    pub fn score_fused(&self, cands: &[(usize, Candidates)], f: &Fusion) -> Score {
+        let mut s = Score::default();
+        for (i, c) in cands {
+            s.add(&self.index.fuse(c, f, 10), &self.requests[*i].expected);
+        }
+        s
+    }
+
     /// The first `k` tools for request `r` under `mode`.
     pub fn rank(&self, r: &Req, mode: Mode, k: usize) -> Vec<usize> {
         match mode {
@@ -322,6 +356,10 @@ fn build(
     at: &HashMap<&str, usize>,
 ) -> EvalSet {
     let texts: Vec<String> = docs.iter().map(tool_text).collect();
+    let short = docs
+        .iter()
+        .map(|d| crate::discovery::short_description(&d.parts[crate::discovery::document::Field::Description as usize], 200))
+        .collect();
     let vectors = cached_vectors(label, embedder, &texts);
     let rows: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();
     let index = HybridIndex {
@@ -358,6 +396,7 @@ fn build(
     EvalSet {
         label,
         names,
+        short,
         toolkits,
         index,
         requests,

@@ -17,6 +17,7 @@ use crate::discovery::hybrid::tool_text;
 use crate::discovery::{self, ToolDoc, ToolSource};
 use crate::store::tools::{Tool, ToolKind};
 use crate::store::{self, OrgId};
+use crate::telemetry::metrics::Metrics;
 use crate::walk::cpu_jobs::Cpu;
 
 /// Tools embedded per turn of the blocking pool (about 10 ms each).
@@ -102,8 +103,7 @@ pub fn keyed(org: &str, tool_id: &str, doc: &ToolDoc) -> (VectorKey, String) {
 pub fn request(
     jobs: &Arc<VectorJobs>,
     semantic: &Arc<Semantic>,
-    pool: &PgPool,
-    cpu: &Arc<Cpu>,
+    (pool, cpu, metrics): (&PgPool, &Arc<Cpu>, &Arc<Metrics>),
     org: &OrgId,
     tool_ids: &[String],
 ) {
@@ -114,11 +114,12 @@ pub fn request(
     if ids.is_empty() {
         return;
     }
-    let (jobs, semantic, pool, cpu, org) = (
+    let (jobs, semantic, pool, cpu, metrics, org) = (
         jobs.clone(),
         semantic.clone(),
         pool.clone(),
         cpu.clone(),
+        metrics.clone(),
         org.clone(),
     );
     tokio::spawn(async move {
@@ -126,8 +127,11 @@ pub fn request(
             return;
         };
         for chunk in ids.chunks(CHUNK) {
-            if let Err(e) = embed_chunk(&semantic, &pool, &cpu, &org, chunk).await {
-                tracing::warn!(error = %e, "tool vectors not computed: a later search asks again");
+            match embed_chunk(&semantic, &pool, &cpu, &org, chunk).await {
+                Ok(n) => Metrics::add(&metrics.tool_vectors_computed, n as u64),
+                Err(e) => {
+                    tracing::warn!(error = %e, "tool vectors not computed: a later search asks again")
+                }
             }
             jobs.release(&org, chunk);
             jobs.epoch.fetch_add(1, Ordering::AcqRel);
@@ -141,7 +145,7 @@ async fn embed_chunk(
     cpu: &Arc<Cpu>,
     org: &OrgId,
     ids: &[String],
-) -> Result<(), store::StoreError> {
+) -> Result<usize, store::StoreError> {
     let tools = store::tools::get_many(pool, org, ids).await?;
     let mut providers = std::collections::HashMap::new();
     for t in &tools {
@@ -166,7 +170,7 @@ async fn embed_chunk(
         .collect();
     let missing = semantic.missing_tools(keyed.iter().map(|(k, _)| k));
     if missing.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
     let stored = tool_vectors::read_stored(pool, org, &missing).await;
     let sem = semantic.clone();
@@ -180,6 +184,7 @@ async fn embed_chunk(
             computed
         })
         .await;
+    let n = computed.vectors.len();
     tool_vectors::store_computed(pool, org, computed).await;
-    Ok(())
+    Ok(n)
 }

@@ -32,7 +32,7 @@ const MAX_PART: usize = 2_000;
 pub enum Field {
     /// The tool's name (an `operationId`, split into words).
     Name = 0,
-    /// The summary (OpenAPI) or title (MCP).
+    /// The summary (OpenAPI) or title (MCP), else the name again.
     Summary,
     Description,
     /// Literal path segments and tags.
@@ -95,7 +95,12 @@ impl ToolDoc {
         };
         let mut parts: [String; FIELD_COUNT] = Default::default();
         parts[Field::Name as usize] = cut(t.name);
-        parts[Field::Summary as usize] = cut(text("summary").or(text("title")).unwrap_or(""));
+        // a tool without a summary or title is summed up by its name
+        let summary = text("summary")
+            .or(text("title"))
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        parts[Field::Summary as usize] = cut(summary.unwrap_or(t.name));
         parts[Field::Description as usize] = cut(t.description);
         let mut path_words: Vec<String> = if t.mcp {
             Vec::new()
@@ -120,7 +125,7 @@ impl ToolDoc {
         };
         parts[Field::Action as usize] = action_words(said);
         let (names, text) = params_text(t.input_schema);
-        parts[Field::Params as usize] = cut(&names);
+        parts[Field::Params as usize] = cut(names.trim_end());
         parts[Field::ParamText as usize] = cut(&text);
         parts[Field::Response as usize] = cut(&list("responseFields", MAX_FIELDS).join(" "));
         ToolDoc { parts, actions }

@@ -32,9 +32,9 @@ pub struct Fusion {
 /// quality"); the test halves score it, never choose it.
 pub const FUSION: Fusion = Fusion {
     lexical: 1.0,
-    dense: 1.0,
-    action: 0.2,
-    toolkit: 0.3,
+    dense: 0.75,
+    action: 0.3,
+    toolkit: 0.5,
     depth: 100,
     fields: FIELD_WEIGHTS,
 };
@@ -45,7 +45,9 @@ pub fn tool_text(d: &ToolDoc) -> String {
     use super::document::Field;
     let part = |f: Field| d.parts[f as usize].trim();
     let name = words(part(Field::Name)).join(" ");
-    let summary = part(Field::Summary);
+    let summary = Some(part(Field::Summary))
+        .filter(|s| *s != part(Field::Name))
+        .unwrap_or("");
     let kit = part(Field::Toolkit);
     let mut out = String::new();
     if !kit.is_empty() {
@@ -73,18 +75,22 @@ pub fn tool_text(d: &ToolDoc) -> String {
 pub struct DenseIndex {
     dim: usize,
     rows: Vec<f32>,
+    /// Whether each tool has a vector (a missing one is all zero and never ranked).
+    present: Vec<bool>,
 }
 
 impl DenseIndex {
     /// `vectors[i]` is tool `i`'s; every vector must be `dim` wide (others count as zero).
     pub fn new(dim: usize, vectors: &[&[f32]]) -> Self {
         let mut rows = vec![0f32; dim * vectors.len()];
+        let mut present = vec![false; vectors.len()];
         for (i, v) in vectors.iter().enumerate() {
-            if v.len() == dim {
+            if v.len() == dim && v.iter().any(|x| *x != 0.0) {
                 rows[i * dim..(i + 1) * dim].copy_from_slice(v);
+                present[i] = true;
             }
         }
-        Self { dim, rows }
+        Self { dim, rows, present }
     }
 
     pub fn len(&self) -> usize {
@@ -122,7 +128,7 @@ impl DenseIndex {
             .chunks_exact(self.dim)
             .map(|row| dot(row, query))
             .enumerate()
-            .filter(|&(i, c)| c != 0.0 && keep(i))
+            .filter(|&(i, _)| self.present[i] && keep(i))
             .collect();
         let limit = limit.min(scored.len());
         if limit == 0 {
@@ -189,46 +195,70 @@ impl HybridIndex {
         f: &Fusion,
         limit: usize,
     ) -> Vec<usize> {
+        let c = self.candidates(query, query_vector, toolkit, f);
+        self.fuse(&c, f, limit)
+    }
+
+    /// The first step of a search: the `depth` best tools by words and by meaning, with
+    /// what the fusion needs to know of the request.
+    pub fn candidates(
+        &self,
+        query: &str,
+        query_vector: Option<&[f32]>,
+        toolkit: Option<&str>,
+        f: &Fusion,
+    ) -> Candidates {
         let want = toolkit.map(str::to_lowercase);
         let keep = |d: usize| match &want {
             None => true,
             Some(k) => self.labels.get(d).is_some_and(|l| l == k),
         };
         let rewritten = rewrite_query(query);
-        let wanted = actions(&rewritten);
-        let q_terms = terms(&rewritten);
-        let mut lex = self.lexical.scores(&rewritten, &f.fields, &keep);
-        self.lexical.sort(&mut lex);
-        lex.truncate(f.depth);
-        let den: Vec<(usize, f32)> = match (&self.dense, query_vector) {
+        let mut lexical = self.lexical.scores(&rewritten, &f.fields, &keep);
+        self.lexical.sort(&mut lexical);
+        lexical.truncate(f.depth);
+        let dense = match (&self.dense, query_vector) {
             (Some(dense), Some(q)) if f.dense > 0.0 => dense.rank_where(q, f.depth, &keep),
             _ => Vec::new(),
         };
-        let best_lex = lex.first().map_or(0.0, |h| h.score);
-        let (hi, lo) = match (den.first(), den.last()) {
+        Candidates {
+            lexical,
+            dense,
+            actions: actions(&rewritten),
+            terms: terms(&rewritten),
+        }
+    }
+
+    /// The second step: the candidates scored by `f` (its field weights are the
+    /// candidates' own), best first, at most `limit`.
+    pub fn fuse(&self, c: &Candidates, f: &Fusion, limit: usize) -> Vec<usize> {
+        let best_lex = c.lexical.first().map_or(0.0, |h| h.score);
+        let (hi, lo) = match (c.dense.first(), c.dense.last()) {
             (Some(a), Some(b)) => (f64::from(a.1), f64::from(b.1)),
             _ => (0.0, 0.0),
         };
         let mut score: HashMap<usize, f64> = HashMap::new();
-        for h in &lex {
+        for h in &c.lexical {
             *score.entry(h.doc).or_default() +=
                 f.lexical * h.score / best_lex.max(f64::MIN_POSITIVE);
         }
-        for &(d, c) in &den {
-            let norm = if hi > lo {
-                (f64::from(c) - lo) / (hi - lo)
-            } else {
-                1.0
-            };
-            *score.entry(d).or_default() += f.dense * norm;
+        if f.dense > 0.0 {
+            for &(d, cos) in &c.dense {
+                let norm = if hi > lo {
+                    (f64::from(cos) - lo) / (hi - lo)
+                } else {
+                    1.0
+                };
+                *score.entry(d).or_default() += f.dense * norm;
+            }
         }
         let mut ranked: Vec<Hit> = score
             .into_iter()
             .map(|(doc, mut s)| {
-                if wanted != 0 && self.lexical.actions_of(doc) & wanted != 0 {
+                if c.actions != 0 && self.lexical.actions_of(doc) & c.actions != 0 {
                     s += f.action;
                 }
-                if self.lexical.names_kit(doc, &q_terms) {
+                if self.lexical.names_kit(doc, &c.terms) {
                     s += f.toolkit;
                 }
                 Hit { doc, score: s }
@@ -237,6 +267,16 @@ impl HybridIndex {
         self.lexical.sort(&mut ranked);
         ranked.into_iter().take(limit).map(|h| h.doc).collect()
     }
+}
+
+/// A request's candidates: the best tools by words (BM25F) and by meaning (cosine), the
+/// action classes it asks for and its terms (to match a toolkit's name).
+#[derive(Debug, Clone, Default)]
+pub struct Candidates {
+    pub lexical: Vec<Hit>,
+    pub dense: Vec<(usize, f32)>,
+    pub actions: u16,
+    pub terms: Vec<String>,
 }
 
 #[cfg(test)]
@@ -260,7 +300,11 @@ mod tests {
             "a query of another width"
         );
         assert!(idx.rank(&[1.0, 0.0], 0).is_empty());
-        assert_eq!(idx.rank(&[1.0, 0.0], 10).len(), 4);
+        assert_eq!(
+            idx.rank(&[1.0, 0.0], 10).len(),
+            3,
+            "a tool without its vector is not ranked"
+        );
         assert!(DenseIndex::new(2, &[]).rank(&[1.0, 0.0], 3).is_empty());
     }
 

@@ -22,7 +22,7 @@ pub struct FieldWeights(pub [(f64, f64); FIELD_COUNT]);
 
 pub const FIELD_WEIGHTS: FieldWeights = FieldWeights([
     // name (operationId)
-    (3.0, 0.3),
+    (1.0, 0.3),
     // summary or title
     (2.5, 0.3),
     // description

@@ -426,6 +426,19 @@ async fn d5_without_the_model_search_is_lexical_and_says_so() {
         .await;
     let found = r.ok(200)["result"]["tools"].as_array().unwrap().clone();
     assert_eq!(found[0]["name"], "users_messages_trash", "{found:?}");
+    // D6: `toolkit` keeps the search to one toolkit; an unknown one names the others
+    let r = kits
+        .call(&app, &key, "a", "search_tools", json!({"query": "delete", "toolkit": "MAIL"}))
+        .await;
+    let found = r.ok(200)["result"]["tools"].as_array().unwrap().clone();
+    assert!(!found.is_empty());
+    assert!(found.iter().all(|t| t["toolkit"] == "mail"), "{found:?}");
+    let r = kits
+        .call(&app, &key, "a", "search_tools", json!({"query": "delete", "toolkit": "fax"}))
+        .await;
+    let p = r.problem(400, "invalid_arguments");
+    let detail = p.body["detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("fax") && detail.contains("mail"), "{detail}");
     let m = app.call(reqwest::Method::GET, "/metrics", None, None).await;
     assert!(m.text.contains("loopgate_search_semantic 0"), "{}", m.text);
     assert!(
@@ -444,11 +457,30 @@ fn counter(metrics: &str, name: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// D5: a tool's vector is kept with the tool. The first replica to search computes the
-/// pool's vectors and stores them; a second replica on the same database (nothing in its
-/// memory) reads them back and computes none; deleting a tool deletes its vector.
+/// Polls `/metrics` until no tool of `app` waits for its vector (D6); the computed count.
+async fn vectors_ready(app: &TestApp) -> u64 {
+    for _ in 0..600 {
+        let m = app.call(reqwest::Method::GET, "/metrics", None, None).await;
+        let waiting = m
+            .text
+            .lines()
+            .find_map(|l| l.strip_prefix("loopgate_tool_vectors_waiting ")?.trim().parse::<f64>().ok())
+            .expect("the waiting gauge");
+        if waiting == 0.0 {
+            return counter(&m.text, "loopgate_tool_vectors_computed_total");
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("tool vectors still waiting after 60 s");
+}
+
+/// D5, D6: a tool's vector is computed when the tool is written, in the background,
+/// and kept with the tool. A search never computes one: a replica whose pool has tools
+/// without vectors answers at once, ranking those by words, says so, and asks for them;
+/// once they are made the note is gone and the ranking is the first replica's. Deleting
+/// a tool deletes its vector.
 #[tokio::test]
-async fn d5_tool_vectors_are_computed_once_and_kept_with_the_tool() {
+async fn d6_tool_vectors_are_made_when_tools_are_written_never_on_a_search() {
     let first = spawn().await;
     let ready = first
         .call(reqwest::Method::GET, "/readyz", None, None)
@@ -462,68 +494,56 @@ async fn d5_tool_vectors_are_computed_once_and_kept_with_the_tool() {
     }
     let kits = Kits::new(&first, "https://mail.example.com").await;
     let key = kits.t.key.clone();
-    let search = json!({"query": "move an email to the bin", "limit": 3});
-    let found = |r: crate::support::helpers::Res| -> Vec<String> {
-        r.ok(200)["result"]["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap().to_string())
-            .collect()
-    };
-    let on_first = found(
-        kits.call(&first, &key, "a", "search_tools", search.clone())
-            .await,
-    );
-    let m = first
-        .call(reqwest::Method::GET, "/metrics", None, None)
-        .await;
-    let computed = counter(&m.text, "loopgate_tool_vectors_computed_total");
-    assert!(
-        computed >= 60,
-        "the pooled mail toolkit at least: {computed}"
-    );
-
+    let computed = vectors_ready(&first).await;
+    assert!(computed >= 71, "the three toolkits and the own tools: {computed}");
     let db = sqlx::PgPool::connect(&first.database_url).await.unwrap();
     let rows = |db: sqlx::PgPool| async move {
         sqlx::query_scalar::<_, i64>("SELECT count(*) FROM tool_vectors")
             .fetch_one(&db)
             .await
-            .unwrap()
+            .unwrap() as u64
     };
-    // stored beside the answer, not before it
-    let mut kept = 0;
-    for _ in 0..100 {
-        kept = rows(db.clone()).await as u64;
-        if kept >= computed {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert_eq!(kept, computed, "one row per vector computed");
+    assert_eq!(rows(db.clone()).await, computed, "one row per vector computed");
 
+    let search = json!({"query": "move an email to the bin", "limit": 3});
+    let found = |r: crate::support::helpers::Res| -> (Vec<String>, Value) {
+        let body = r.ok(200);
+        let names = body["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect();
+        (names, body["result"]["note"].clone())
+    };
+    let (on_first, note) = found(kits.call(&first, &key, "a", "search_tools", search.clone()).await);
+    assert_eq!(note, Value::Null, "every vector was ready");
+    let m = first.call(reqwest::Method::GET, "/metrics", None, None).await;
+    assert_eq!(
+        counter(&m.text, "loopgate_tool_vectors_computed_total"),
+        computed,
+        "the search computed none"
+    );
+
+    // a replica with nothing in memory, the stored vectors gone: it answers at once
+    sqlx::query("DELETE FROM tool_vectors").execute(&db).await.unwrap();
     let mut s = crate::support::helpers::test_settings(first.database_url.clone());
     s.org_requests_per_second = 10_000;
     let second = crate::support::helpers::spawn_with(s).await;
-    let on_second = found(kits.call(&second, &key, "b", "search_tools", search).await);
+    let (partial, note) = found(kits.call(&second, &key, "b", "search_tools", search.clone()).await);
+    assert!(!partial.is_empty());
+    let note = note.as_str().unwrap_or_default().to_string();
+    assert!(note.contains("ranked by their words only"), "{note:?}");
+    let remade = vectors_ready(&second).await;
+    assert!(remade >= 60, "the pooled mail toolkit's, asked for by the search: {remade}");
+    let (on_second, note) = found(kits.call(&second, &key, "c", "search_tools", search).await);
+    assert_eq!(note, Value::Null);
     assert_eq!(on_first, on_second, "the same vectors rank the same");
-    let m = second
-        .call(reqwest::Method::GET, "/metrics", None, None)
-        .await;
-    assert_eq!(
-        counter(&m.text, "loopgate_tool_vectors_computed_total"),
-        0,
-        "the second replica read every vector back"
-    );
 
     let (trash, _) = kits.ids["users_messages_trash"].clone();
     first
         .delete(&format!("/v1/tools/{trash}"), &key)
         .await
         .ok(204);
-    assert_eq!(
-        rows(db.clone()).await as u64,
-        computed - 1,
-        "gone with its tool"
-    );
+    assert_eq!(rows(db.clone()).await, remade - 1, "gone with its tool");
 }
