@@ -21,6 +21,7 @@ pub mod present_result;
 pub mod query_vectors;
 pub mod refresh_gates;
 pub mod retrieval_tools;
+pub mod search_docs;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // tests may panic
 mod search_eval;

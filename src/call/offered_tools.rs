@@ -13,13 +13,14 @@ use std::sync::{Arc, Mutex};
 use serde_json::{json, Value};
 
 use crate::call::query_vectors::{query_key, QueryVectors};
-use crate::call::tool_vectors::{self, Semantic, VectorKey};
+use crate::call::search_docs::{SearchDoc, SearchDocs};
+use crate::call::tool_vectors::{self, Semantic};
 use crate::call::vector_jobs::{self, VectorJobs};
 use crate::call::{AgentView, BoundTool, Runtime, RuntimeError, ThreadKey};
 use crate::discovery::meta::{
     LOAD_MAX, LOAD_TOOL, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT, SEARCH_TOOLS,
 };
-use crate::discovery::{self, Candidate, DenseIndex, HybridIndex, Place, SearchIndex, ToolDoc};
+use crate::discovery::{self, Candidate, DenseIndex, HybridIndex, Place, SearchIndex};
 use crate::embedding::DIM;
 use crate::store::loaded_tools;
 use crate::store::tool_vectors::StoredVector;
@@ -78,6 +79,7 @@ pub struct IndexCache {
     semantic: Arc<Semantic>,
     queries: QueryVectors,
     jobs: Arc<VectorJobs>,
+    docs: Arc<SearchDocs>,
 }
 
 impl IndexCache {
@@ -87,6 +89,7 @@ impl IndexCache {
             semantic: Arc::new(semantic),
             queries: QueryVectors::default(),
             jobs: Arc::new(VectorJobs::new()),
+            docs: Arc::default(),
         }
     }
 
@@ -204,37 +207,35 @@ impl Runtime {
             })
             .collect();
         let cpu = self.walker.cpu().clone();
-        // on the blocking pool: each tool's document, its vector's key and text, and the
-        // ones this replica does not keep
-        let (sem, o) = (semantic.clone(), org.to_string());
-        let (docs, keyed, missing) = cpu
+        // on the blocking pool: each tool's analysed document (kept per tool version)
+        // and the tools whose vectors this replica does not keep
+        let (sem, docs, o) = (
+            semantic.clone(),
+            self.search_indexes.docs.clone(),
+            org.to_string(),
+        );
+        let (found, missing) = cpu
             .run(org, usize::MAX, move || {
-                let docs: Vec<(String, String, ToolDoc)> = bound
+                let found: Vec<(SearchDoc, String)> = bound
                     .iter()
                     .map(|(t, kit, provider)| {
                         let kit = kit.as_deref();
-                        let doc = ToolDoc::build(&vector_jobs::tool_source(t, kit, provider));
                         let label = kit.unwrap_or(provider).to_lowercase();
-                        (t.id.clone(), label, doc)
+                        (docs.get(&o, t, kit, provider), label)
                     })
                     .collect();
-                if sem.embedder().is_none() {
-                    return (docs, None, Vec::new());
-                }
-                let keyed: Vec<(VectorKey, String)> = docs
-                    .iter()
-                    .map(|(id, _, doc)| vector_jobs::keyed(&o, id, doc))
-                    .collect();
-                let missing = sem.missing_tools(keyed.iter().map(|(k, _)| k));
-                (docs, Some(keyed), missing)
+                let missing = match sem.embedder() {
+                    Some(_) => sem.missing_tools(found.iter().map(|(d, _)| &d.vector)),
+                    None => Vec::new(),
+                };
+                (found, missing)
             })
             .await;
-        let docs = Arc::new(docs);
         let stored = tool_vectors::read_stored(&self.pool, org, &missing).await;
-        let (sem, d) = (semantic.clone(), docs.clone());
-        let job = move || build_index(&d, keyed.as_deref(), &stored, &sem);
+        let sem = semantic.clone();
+        let job = move || build_index(found, &stored, &sem);
         let (index, absent) = cpu.run(org, usize::MAX, job).await;
-        vector_jobs::request(&jobs, &semantic, (&self.pool, &cpu, self.metrics()), org, &absent);
+        vector_jobs::request(&jobs, &semantic, self.vector_deps(), org, &absent);
         let idx = Arc::new(PoolIndex {
             index,
             without_vectors: absent.len(),
@@ -264,10 +265,19 @@ impl Runtime {
         vector_jobs::request(
             &self.search_indexes.jobs,
             &self.search_indexes.semantic,
-            (&self.pool, self.walker.cpu(), self.metrics()),
+            self.vector_deps(),
             org,
             tool_ids,
         );
+    }
+
+    fn vector_deps(&self) -> vector_jobs::Deps<'_> {
+        vector_jobs::Deps {
+            pool: &self.pool,
+            cpu: self.walker.cpu(),
+            metrics: self.metrics(),
+            docs: &self.search_indexes.docs,
+        }
     }
 
     /// Why tool search is lexical only (`/readyz`, the `loopgate_search_semantic` gauge);
@@ -453,42 +463,38 @@ impl Runtime {
     }
 }
 
-/// BM25F over the pooled tools' documents (`docs`: id, label, document) and, with the
-/// model and `keyed` (their vector keys and texts), the vectors kept in this replica's
-/// memory or read back from Postgres (`stored`). Returns the index and the tools that
-/// have no vector yet (asked for in the background). CPU work, run on the blocking pool.
+/// BM25F over the pooled tools' analysed documents (`found`: each document and the
+/// tool's label) and, with the model, the vectors kept in this replica's memory or read
+/// back from Postgres (`stored`). Returns the index and the tools that have no vector
+/// yet (asked for in the background). CPU work, run on the blocking pool.
 fn build_index(
-    docs: &[(String, String, ToolDoc)],
-    keyed: Option<&[(VectorKey, String)]>,
+    found: Vec<(SearchDoc, String)>,
     stored: &[StoredVector],
     semantic: &Semantic,
 ) -> (HybridIndex, Vec<String>) {
-    let just_docs: Vec<ToolDoc> = docs.iter().map(|(_, _, d)| d.clone()).collect();
-    let lexical = SearchIndex::from_docs(&just_docs);
-    let labels = docs.iter().map(|(_, l, _)| l.clone()).collect();
     let mut absent = Vec::new();
-    let dense = keyed
-        .filter(|_| semantic.embedder().is_some())
-        .map(|keyed| {
-            semantic.keep_stored(keyed.iter().map(|(k, _)| k), stored);
-            let kept = semantic.kept(keyed.iter().map(|(k, _)| k));
-            let zero = [0f32; DIM];
-            let rows: Vec<&[f32]> = kept
-                .iter()
-                .zip(keyed)
-                .map(|(v, (k, _))| match v {
-                    Some(v) => &v[..],
-                    None => {
-                        absent.push(k.tool_id.clone());
-                        &zero[..]
-                    }
-                })
-                .collect();
-            DenseIndex::new(DIM, &rows)
-        });
+    let dense = semantic.embedder().map(|_| {
+        semantic.keep_stored(found.iter().map(|(d, _)| &d.vector), stored);
+        let kept = semantic.kept(found.iter().map(|(d, _)| &d.vector));
+        let zero = [0f32; DIM];
+        let rows: Vec<&[f32]> = kept
+            .iter()
+            .zip(&found)
+            .map(|(v, (d, _))| match v {
+                Some(v) => &v[..],
+                None => {
+                    absent.push(d.vector.tool_id.clone());
+                    &zero[..]
+                }
+            })
+            .collect();
+        DenseIndex::new(DIM, &rows)
+    });
+    let (analysed, labels): (Vec<_>, Vec<_>) =
+        found.into_iter().map(|(d, l)| (d.analysed, l)).unzip();
     (
         HybridIndex {
-            lexical,
+            lexical: SearchIndex::from_analysed(analysed),
             dense,
             labels,
         },

@@ -132,7 +132,12 @@ impl EvalSet {
             .iter()
             .enumerate()
             .filter(|(_, r)| keep(r))
-            .map(|(i, r)| (i, self.index.candidates(&r.request, Some(&r.vector), None, f)))
+            .map(|(i, r)| {
+                (
+                    i,
+                    self.index.candidates(&r.request, Some(&r.vector), None, f),
+                )
+            })
             .collect()
     }
 
@@ -143,7 +148,13 @@ impl EvalSet {
             .map(|(i, c)| {
                 let r = &self.requests[*i];
                 let lex = self.index.candidates(&r.request, None, None, f);
-                (*i, Candidates { lexical: lex.lexical, ..c.clone() })
+                (
+                    *i,
+                    Candidates {
+                        lexical: lex.lexical,
+                        ..c.clone()
+                    },
+                )
             })
             .collect()
     }
@@ -358,7 +369,12 @@ fn build(
     let texts: Vec<String> = docs.iter().map(tool_text).collect();
     let short = docs
         .iter()
-        .map(|d| crate::discovery::short_description(&d.parts[crate::discovery::document::Field::Description as usize], 200))
+        .map(|d| {
+            crate::discovery::short_description(
+                &d.parts[crate::discovery::document::Field::Description as usize],
+                200,
+            )
+        })
         .collect();
     let vectors = cached_vectors(label, embedder, &texts);
     let rows: Vec<&[f32]> = vectors.iter().map(Vec::as_slice).collect();

@@ -133,7 +133,10 @@ fn d6_recall_at_k_against_what_the_agent_reads() {
                 chars[k] as f64 / 4.0 / n.max(1) as f64
             );
         }
-        assert!(found.windows(2).all(|w| w[0] <= w[1]), "recall grows with k");
+        assert!(
+            found.windows(2).all(|w| w[0] <= w[1]),
+            "recall grows with k"
+        );
     }
 }
 
@@ -247,8 +250,10 @@ fn fit_fusion_on_the_dev_halves() {
     let Some(sets) = sets() else { return };
     // candidates depend on the field weights (and depth) only: kept per weights; the
     // dense ones on nothing fitted, found once
-    let base: Vec<Vec<(usize, Candidates)>> =
-        sets.iter().map(|e| e.candidates(&FUSION, &is_dev)).collect();
+    let base: Vec<Vec<(usize, Candidates)>> = sets
+        .iter()
+        .map(|e| e.candidates(&FUSION, &is_dev))
+        .collect();
     let objective = |f: &Fusion, cache: &mut Vec<(FieldWeights, Vec<Vec<(usize, Candidates)>>)>| {
         if !cache.iter().any(|(w, _)| *w == f.fields) {
             let cands = sets.iter().zip(&base).map(|(e, b)| e.relex(b, f)).collect();
@@ -324,7 +329,12 @@ fn fusion_grid(f: Fusion) -> Vec<Fusion> {
     for dense in [0.5, 0.75, 1.0, 1.5] {
         for action in [0.0, 0.15, 0.3, 0.5] {
             for toolkit in [0.0, 0.25, 0.5, 0.8] {
-                out.push(Fusion { dense, action, toolkit, ..f });
+                out.push(Fusion {
+                    dense,
+                    action,
+                    toolkit,
+                    ..f
+                });
             }
         }
     }

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use sqlx::PgPool;
 
+use crate::call::search_docs::SearchDocs;
 use crate::call::tool_vectors::{self, Computed, Semantic, VectorKey};
 use crate::discovery::hybrid::tool_text;
 use crate::discovery::{self, ToolDoc, ToolSource};
@@ -98,12 +99,20 @@ pub fn keyed(org: &str, tool_id: &str, doc: &ToolDoc) -> (VectorKey, String) {
     (VectorKey::new(org, tool_id, &text), text)
 }
 
+/// What the background job reads and writes with.
+pub struct Deps<'a> {
+    pub pool: &'a PgPool,
+    pub cpu: &'a Arc<Cpu>,
+    pub metrics: &'a Arc<Metrics>,
+    pub docs: &'a Arc<SearchDocs>,
+}
+
 /// Asks for the vectors of `tool_ids` (the org's), computed in the background and kept
 /// with the tools. Returns at once; without the model it does nothing.
 pub fn request(
     jobs: &Arc<VectorJobs>,
     semantic: &Arc<Semantic>,
-    (pool, cpu, metrics): (&PgPool, &Arc<Cpu>, &Arc<Metrics>),
+    deps: Deps<'_>,
     org: &OrgId,
     tool_ids: &[String],
 ) {
@@ -114,20 +123,19 @@ pub fn request(
     if ids.is_empty() {
         return;
     }
-    let (jobs, semantic, pool, cpu, metrics, org) = (
-        jobs.clone(),
-        semantic.clone(),
-        pool.clone(),
-        cpu.clone(),
-        metrics.clone(),
-        org.clone(),
+    let (jobs, semantic, org) = (jobs.clone(), semantic.clone(), org.clone());
+    let (pool, cpu, metrics, docs) = (
+        deps.pool.clone(),
+        deps.cpu.clone(),
+        deps.metrics.clone(),
+        deps.docs.clone(),
     );
     tokio::spawn(async move {
         let Ok(_turn) = jobs.turn.acquire().await else {
             return;
         };
         for chunk in ids.chunks(CHUNK) {
-            match embed_chunk(&semantic, &pool, &cpu, &org, chunk).await {
+            match embed_chunk(&semantic, &docs, &pool, &cpu, &org, chunk).await {
                 Ok(n) => Metrics::add(&metrics.tool_vectors_computed, n as u64),
                 Err(e) => {
                     tracing::warn!(error = %e, "tool vectors not computed: a later search asks again")
@@ -141,6 +149,7 @@ pub fn request(
 
 async fn embed_chunk(
     semantic: &Arc<Semantic>,
+    docs: &Arc<SearchDocs>,
     pool: &PgPool,
     cpu: &Arc<Cpu>,
     org: &OrgId,
@@ -154,8 +163,8 @@ async fn embed_chunk(
             providers.insert(t.provider_id.clone(), p);
         }
     }
-    let keyed: Vec<(VectorKey, String)> = tools
-        .iter()
+    let named: Vec<(Tool, Option<String>, String)> = tools
+        .into_iter()
         .filter_map(|t| {
             let p = providers.get(&t.provider_id)?;
             let kit = discovery::toolkit_of_tool(
@@ -163,11 +172,25 @@ async fn embed_chunk(
                 t.toolkit.as_deref(),
                 p.toolkit.as_deref(),
                 &p.name,
-            );
-            let doc = ToolDoc::build(&tool_source(t, kit, &p.name));
-            Some(keyed(org.as_str(), &t.id, &doc))
+            )
+            .map(str::to_owned);
+            Some((t, kit, p.name.clone()))
         })
         .collect();
+    // the documents analysed here are the ones a search of this replica merges
+    let (d, o) = (docs.clone(), org.to_string());
+    let keyed: Vec<(VectorKey, String)> = cpu
+        .run(org, usize::MAX, move || {
+            named
+                .iter()
+                .map(|(t, kit, provider)| {
+                    d.get(&o, t, kit.as_deref(), provider);
+                    let doc = ToolDoc::build(&tool_source(t, kit.as_deref(), provider));
+                    keyed(&o, &t.id, &doc)
+                })
+                .collect()
+        })
+        .await;
     let missing = semantic.missing_tools(keyed.iter().map(|(k, _)| k));
     if missing.is_empty() {
         return Ok(0);

@@ -6,7 +6,9 @@
 //! [`super::text`] at a lower weight. An index is built once per set of pooled tools.
 
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
 
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::document::{Field, ToolDoc, ToolSource, FIELD_COUNT};
@@ -72,21 +74,103 @@ impl ToolText<'_> {
     }
 }
 
+/// Terms seen by this process, each given a small number once (an interner): a
+/// tool's document is analysed once into numbered terms ([`AnalysedDoc`]), and a pool's
+/// index is merged from those without reading text again. Bounded: past
+/// [`MAX_TERMS`] distinct terms, new ones share one number (their matches then count
+/// as one rare term's: a ranking slightly off, never unbounded memory).
+pub struct TermTable {
+    ids: RwLock<FxHashMap<String, u32>>,
+}
+
+pub const MAX_TERMS: usize = 2_000_000;
+
+impl TermTable {
+    /// The process's table.
+    pub fn shared() -> &'static TermTable {
+        static TABLE: OnceLock<TermTable> = OnceLock::new();
+        TABLE.get_or_init(|| TermTable {
+            ids: RwLock::new(FxHashMap::default()),
+        })
+    }
+
+    fn id(&self, term: &str) -> u32 {
+        if let Some(id) = self.get(term) {
+            return id;
+        }
+        let mut ids = self.ids.write().unwrap_or_else(|p| p.into_inner());
+        let n = ids.len();
+        if n >= MAX_TERMS {
+            return MAX_TERMS as u32;
+        }
+        *ids.entry(term.to_owned()).or_insert(n as u32)
+    }
+
+    fn get(&self, term: &str) -> Option<u32> {
+        self.ids
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(term)
+            .copied()
+    }
+}
+
+/// One tool's document as the index reads it: its numbered terms with their frequency
+/// per field, its field lengths, its action classes and its toolkit's terms. Made once
+/// per tool version (`call::offered_tools` keeps them) and shared by every pool index.
+#[derive(Debug, Clone, Default)]
+pub struct AnalysedDoc {
+    terms: Vec<(u32, [f32; FIELD_COUNT])>,
+    lengths: [f32; FIELD_COUNT],
+    name: String,
+    actions: u16,
+    kit: Vec<u32>,
+}
+
+impl AnalysedDoc {
+    pub fn new(d: &ToolDoc) -> Self {
+        let table = TermTable::shared();
+        let mut tf: FxHashMap<u32, [f32; FIELD_COUNT]> = FxHashMap::default();
+        let mut lengths = [0f32; FIELD_COUNT];
+        for (field, text) in d.parts.iter().enumerate() {
+            for term in terms(text) {
+                tf.entry(table.id(&term)).or_default()[field] += 1.0;
+                lengths[field] += 1.0;
+            }
+        }
+        let mut terms_: Vec<(u32, [f32; FIELD_COUNT])> = tf.into_iter().collect();
+        terms_.sort_unstable_by_key(|t| t.0);
+        AnalysedDoc {
+            terms: terms_,
+            lengths,
+            name: d.parts[Field::Name as usize].clone(),
+            actions: d.actions,
+            kit: terms(&d.parts[Field::Toolkit as usize])
+                .iter()
+                .map(|t| table.id(t))
+                .collect(),
+        }
+    }
+
+    /// Bytes it holds (for the cache's bound).
+    pub fn bytes(&self) -> usize {
+        self.terms.len() * std::mem::size_of::<(u32, [f32; FIELD_COUNT])>()
+            + self.name.len()
+            + self.kit.len() * 4
+            + std::mem::size_of::<Self>()
+    }
+}
+
 /// A BM25F index over a fixed list of tools; results are indexes into that list.
 #[derive(Debug, Default)]
 pub struct SearchIndex {
     /// term → (document, term frequency per field)
-    postings: HashMap<String, Vec<(u32, [f32; FIELD_COUNT])>>,
-    lengths: Vec<[f32; FIELD_COUNT]>,
+    postings: FxHashMap<u32, Vec<(u32, [f32; FIELD_COUNT])>>,
+    docs: Vec<Arc<AnalysedDoc>>,
     avg_lengths: [f64; FIELD_COUNT],
-    names: Vec<String>,
-    /// the action classes of each tool (method and path, else its name's verb)
-    actions: Vec<u16>,
-    /// each tool's toolkit and provider terms
-    kits: Vec<Vec<String>>,
 }
 
-/// A lexical hit: the tool, its BM25F score, whether its action is the request's.
+/// A lexical hit: the tool and its score.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
     pub doc: usize,
@@ -100,64 +184,60 @@ impl SearchIndex {
     }
 
     pub fn from_docs(docs: &[ToolDoc]) -> Self {
-        let mut postings: HashMap<String, Vec<(u32, [f32; FIELD_COUNT])>> = HashMap::new();
-        let mut lengths = Vec::with_capacity(docs.len());
-        let mut tf: HashMap<String, [f32; FIELD_COUNT]> = HashMap::new();
+        let analysed: Vec<Arc<AnalysedDoc>> =
+            docs.iter().map(|d| Arc::new(AnalysedDoc::new(d))).collect();
+        Self::from_analysed(analysed)
+    }
+
+    /// The index of documents analysed before: their terms merged into postings, no
+    /// text read again.
+    pub fn from_analysed(docs: Vec<Arc<AnalysedDoc>>) -> Self {
+        let mut postings: FxHashMap<u32, Vec<(u32, [f32; FIELD_COUNT])>> = FxHashMap::default();
+        let mut sums = [0f64; FIELD_COUNT];
         for (doc, d) in docs.iter().enumerate() {
-            tf.clear();
-            let mut len = [0f32; FIELD_COUNT];
-            for (field, text) in d.parts.iter().enumerate() {
-                for term in terms(text) {
-                    tf.entry(term).or_default()[field] += 1.0;
-                    len[field] += 1.0;
-                }
+            for (f, sum) in sums.iter_mut().enumerate() {
+                *sum += f64::from(d.lengths[f]);
             }
-            lengths.push(len);
-            for (term, f) in tf.drain() {
-                postings.entry(term).or_default().push((doc as u32, f));
+            for &(term, tf) in &d.terms {
+                postings.entry(term).or_default().push((doc as u32, tf));
             }
         }
         let mut avg_lengths = [1.0; FIELD_COUNT];
-        if !lengths.is_empty() {
+        if !docs.is_empty() {
             for (f, avg) in avg_lengths.iter_mut().enumerate() {
-                let sum: f64 = lengths.iter().map(|l| f64::from(l[f])).sum();
-                *avg = (sum / lengths.len() as f64).max(1.0);
+                *avg = (sums[f] / docs.len() as f64).max(1.0);
             }
         }
         SearchIndex {
             postings,
-            lengths,
+            docs,
             avg_lengths,
-            names: docs
-                .iter()
-                .map(|d| d.parts[Field::Name as usize].clone())
-                .collect(),
-            actions: docs.iter().map(|d| d.actions).collect(),
-            kits: docs
-                .iter()
-                .map(|d| terms(&d.parts[Field::Toolkit as usize]))
-                .collect(),
         }
     }
 
     pub fn len(&self) -> usize {
-        self.names.len()
+        self.docs.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.docs.is_empty()
     }
 
     /// Tool `doc`'s action classes.
     pub fn actions_of(&self, doc: usize) -> u16 {
-        self.actions.get(doc).copied().unwrap_or(0)
+        self.docs.get(doc).map_or(0, |d| d.actions)
     }
 
     /// Whether the request names tool `doc`'s toolkit or provider.
     pub fn names_kit(&self, doc: usize, query_terms: &[String]) -> bool {
-        self.kits
-            .get(doc)
-            .is_some_and(|k| !k.is_empty() && k.iter().any(|t| query_terms.contains(t)))
+        let table = TermTable::shared();
+        self.docs.get(doc).is_some_and(|d| {
+            !d.kit.is_empty()
+                && query_terms
+                    .iter()
+                    .filter_map(|t| table.get(t))
+                    .any(|id| d.kit.contains(&id))
+        })
     }
 
     /// The query's terms with their weights: its own words at 1.0, related words lower.
@@ -184,10 +264,11 @@ impl SearchIndex {
     /// BM25F scores of the tools sharing a term with the (rewritten) query, unordered;
     /// `keep` says which tools may be scored (a toolkit filter).
     pub fn scores(&self, query: &str, w: &FieldWeights, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
-        let n = self.names.len() as f64;
-        let mut scores: HashMap<usize, f64> = HashMap::new();
+        let n = self.docs.len() as f64;
+        let table = TermTable::shared();
+        let mut scores: FxHashMap<usize, f64> = FxHashMap::default();
         for (term, qw) in Self::query_terms(query) {
-            let Some(list) = self.postings.get(&term) else {
+            let Some(list) = table.get(&term).and_then(|id| self.postings.get(&id)) else {
                 continue;
             };
             let df = list.len() as f64;
@@ -201,7 +282,7 @@ impl SearchIndex {
                 for (f, (weight, b)) in w.0.iter().enumerate() {
                     let tf = f64::from(tf[f]);
                     if tf > 0.0 && *weight > 0.0 {
-                        let len = f64::from(self.lengths[doc][f]);
+                        let len = f64::from(self.docs[doc].lengths[f]);
                         let norm = K1 * (1.0 - b + b * len / self.avg_lengths[f]);
                         s += weight * tf * (K1 + 1.0) / (tf + norm);
                     }
@@ -224,7 +305,7 @@ impl SearchIndex {
         let wanted = actions(&query);
         let mut ranked = self.scores(&query, &FIELD_WEIGHTS, &|_| true);
         for h in &mut ranked {
-            if self.actions[h.doc] & wanted != 0 {
+            if self.docs[h.doc].actions & wanted != 0 {
                 h.score *= ACTION_BOOST;
             }
         }
@@ -237,7 +318,7 @@ impl SearchIndex {
         hits.sort_by(|a, b| {
             b.score
                 .total_cmp(&a.score)
-                .then_with(|| self.names[a.doc].cmp(&self.names[b.doc]))
+                .then_with(|| self.docs[a.doc].name.cmp(&self.docs[b.doc].name))
                 .then(a.doc.cmp(&b.doc))
         });
     }

@@ -428,17 +428,32 @@ async fn d5_without_the_model_search_is_lexical_and_says_so() {
     assert_eq!(found[0]["name"], "users_messages_trash", "{found:?}");
     // D6: `toolkit` keeps the search to one toolkit; an unknown one names the others
     let r = kits
-        .call(&app, &key, "a", "search_tools", json!({"query": "delete", "toolkit": "MAIL"}))
+        .call(
+            &app,
+            &key,
+            "a",
+            "search_tools",
+            json!({"query": "delete", "toolkit": "MAIL"}),
+        )
         .await;
     let found = r.ok(200)["result"]["tools"].as_array().unwrap().clone();
     assert!(!found.is_empty());
     assert!(found.iter().all(|t| t["toolkit"] == "mail"), "{found:?}");
     let r = kits
-        .call(&app, &key, "a", "search_tools", json!({"query": "delete", "toolkit": "fax"}))
+        .call(
+            &app,
+            &key,
+            "a",
+            "search_tools",
+            json!({"query": "delete", "toolkit": "fax"}),
+        )
         .await;
     let p = r.problem(400, "invalid_arguments");
     let detail = p.body["detail"].as_str().unwrap_or_default();
-    assert!(detail.contains("fax") && detail.contains("mail"), "{detail}");
+    assert!(
+        detail.contains("fax") && detail.contains("mail"),
+        "{detail}"
+    );
     let m = app.call(reqwest::Method::GET, "/metrics", None, None).await;
     assert!(m.text.contains("loopgate_search_semantic 0"), "{}", m.text);
     assert!(
@@ -464,7 +479,12 @@ async fn vectors_ready(app: &TestApp) -> u64 {
         let waiting = m
             .text
             .lines()
-            .find_map(|l| l.strip_prefix("loopgate_tool_vectors_waiting ")?.trim().parse::<f64>().ok())
+            .find_map(|l| {
+                l.strip_prefix("loopgate_tool_vectors_waiting ")?
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            })
             .expect("the waiting gauge");
         if waiting == 0.0 {
             return counter(&m.text, "loopgate_tool_vectors_computed_total");
@@ -495,7 +515,10 @@ async fn d6_tool_vectors_are_made_when_tools_are_written_never_on_a_search() {
     let kits = Kits::new(&first, "https://mail.example.com").await;
     let key = kits.t.key.clone();
     let computed = vectors_ready(&first).await;
-    assert!(computed >= 71, "the three toolkits and the own tools: {computed}");
+    assert!(
+        computed >= 71,
+        "the three toolkits and the own tools: {computed}"
+    );
     let db = sqlx::PgPool::connect(&first.database_url).await.unwrap();
     let rows = |db: sqlx::PgPool| async move {
         sqlx::query_scalar::<_, i64>("SELECT count(*) FROM tool_vectors")
@@ -503,7 +526,11 @@ async fn d6_tool_vectors_are_made_when_tools_are_written_never_on_a_search() {
             .await
             .unwrap() as u64
     };
-    assert_eq!(rows(db.clone()).await, computed, "one row per vector computed");
+    assert_eq!(
+        rows(db.clone()).await,
+        computed,
+        "one row per vector computed"
+    );
 
     let search = json!({"query": "move an email to the bin", "limit": 3});
     let found = |r: crate::support::helpers::Res| -> (Vec<String>, Value) {
@@ -516,9 +543,14 @@ async fn d6_tool_vectors_are_made_when_tools_are_written_never_on_a_search() {
             .collect();
         (names, body["result"]["note"].clone())
     };
-    let (on_first, note) = found(kits.call(&first, &key, "a", "search_tools", search.clone()).await);
+    let (on_first, note) = found(
+        kits.call(&first, &key, "a", "search_tools", search.clone())
+            .await,
+    );
     assert_eq!(note, Value::Null, "every vector was ready");
-    let m = first.call(reqwest::Method::GET, "/metrics", None, None).await;
+    let m = first
+        .call(reqwest::Method::GET, "/metrics", None, None)
+        .await;
     assert_eq!(
         counter(&m.text, "loopgate_tool_vectors_computed_total"),
         computed,
@@ -526,16 +558,25 @@ async fn d6_tool_vectors_are_made_when_tools_are_written_never_on_a_search() {
     );
 
     // a replica with nothing in memory, the stored vectors gone: it answers at once
-    sqlx::query("DELETE FROM tool_vectors").execute(&db).await.unwrap();
+    sqlx::query("DELETE FROM tool_vectors")
+        .execute(&db)
+        .await
+        .unwrap();
     let mut s = crate::support::helpers::test_settings(first.database_url.clone());
     s.org_requests_per_second = 10_000;
     let second = crate::support::helpers::spawn_with(s).await;
-    let (partial, note) = found(kits.call(&second, &key, "b", "search_tools", search.clone()).await);
+    let (partial, note) = found(
+        kits.call(&second, &key, "b", "search_tools", search.clone())
+            .await,
+    );
     assert!(!partial.is_empty());
     let note = note.as_str().unwrap_or_default().to_string();
     assert!(note.contains("ranked by their words only"), "{note:?}");
     let remade = vectors_ready(&second).await;
-    assert!(remade >= 60, "the pooled mail toolkit's, asked for by the search: {remade}");
+    assert!(
+        remade >= 60,
+        "the pooled mail toolkit's, asked for by the search: {remade}"
+    );
     let (on_second, note) = found(kits.call(&second, &key, "c", "search_tools", search).await);
     assert_eq!(note, Value::Null);
     assert_eq!(on_first, on_second, "the same vectors rank the same");
