@@ -72,6 +72,15 @@ impl Runtime {
         input: ToolCallInput,
         recording: Recording,
     ) -> Result<CallStart, RuntimeError> {
+        // the arguments that name what loopgate keeps hold no control character (NUL
+        // reaches Postgres as an error): refused here, for every way a call comes in
+        loopgate_engine::ids::check_id("name", &input.name)
+            .and_then(|()| loopgate_engine::ids::check_id_arguments(&input.arguments))
+            .map_err(|bad| {
+                RuntimeError::Engine(loopgate_engine::EngineError::InvalidArguments {
+                    detail: bad.to_string(),
+                })
+            })?;
         let crate::call::threads::InThread {
             agent,
             thread,
