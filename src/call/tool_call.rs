@@ -114,7 +114,7 @@ impl Runtime {
     }
 
     /// Runs the call to its end and records the outcome (also when nobody listens any more).
-    #[tracing::instrument(name = "tool_call", skip_all, fields(call_id = %start.id, org = %caller.org(), agent = %start.agent_id, tool = %start.input.name))]
+    #[tracing::instrument(name = "tool_call", skip_all, fields(loopgate.call_id = %start.id, loopgate.org = %caller.org(), loopgate.agent = %start.agent_id, loopgate.tool = %start.input.name))]
     pub async fn execute<P: ProgressSink + Sync>(
         &self,
         caller: &Caller,
