@@ -639,13 +639,23 @@ mod tests {
         assert_eq!(served_output_schema(json!(true), false), None);
         let served = served_output_schema(upstream, false).unwrap();
         assert_eq!(served["$defs"]["day"]["type"], "string");
-        assert_eq!(served["$schema"], "https://json-schema.org/draft/2020-12/schema");
+        assert_eq!(
+            served["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
         assert_eq!(served["type"], "object");
-        assert_eq!(served["anyOf"][0]["properties"]["day"]["$ref"], "#/$defs/day");
+        assert_eq!(
+            served["anyOf"][0]["properties"]["day"]["$ref"],
+            "#/$defs/day"
+        );
         assert!(served["anyOf"][0].get("$defs").is_none());
         assert_eq!(served["anyOf"][1]["required"], json!(["_resultId"]));
-        assert!(takes_reserved_arguments(&json!({"properties": {"_fields": {}}})));
-        assert!(!takes_reserved_arguments(&json!({"properties": {"day": {}}})));
+        assert!(takes_reserved_arguments(
+            &json!({"properties": {"_fields": {}}})
+        ));
+        assert!(!takes_reserved_arguments(
+            &json!({"properties": {"day": {}}})
+        ));
     }
 
     #[test]

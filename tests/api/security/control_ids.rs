@@ -13,7 +13,7 @@ use super::auth_matrix::{app_on, method, World};
 use crate::studio::openapi_doc::{accepts, document, operations};
 use crate::support::helpers::{Res, ADMIN};
 
-/// Every control character: C0, DEL and C1.
+/// Every control character: U+0000–U+001F, U+007F (DEL) and U+0080–U+009F.
 fn controls() -> Vec<char> {
     (0u32..0x20)
         .chain(0x7f..0xa0)
