@@ -37,7 +37,7 @@ pub const PROBLEM_JSON: &str = "application/problem+json";
 
 /// Each error status the shared layers produce: (status, component name, description).
 const ERRORS: &[(u16, &str, &str)] = &[
-    (400, "BadRequest", "The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse."),
+    (400, "BadRequest", "The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse or holds a control character."),
     (401, "Unauthorized", "No bearer token, or one that is unknown, revoked or expired (`unauthorized`)."),
     (403, "Forbidden", "The token is valid but may not call this operation (`forbidden`): another kind of token, or an org key without the scope."),
     (404, "NotFound", "No such object (`not_found`); another org's or another caller's object is a 404 too."),
@@ -154,8 +154,30 @@ fn declare_path_parameters(path: &str, op: &mut Operation) {
     }
 }
 
+/// What a path or query parameter's value may hold: no control character (`clean_ids`
+/// refuses one with 400), as an ECMA-262 pattern.
+pub const NO_CONTROL_CHARACTERS: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$";
+
+/// Every string path or query parameter says it holds no control character.
+fn forbid_control_characters(op: &mut Operation) {
+    for p in op.parameters.iter_mut().flatten() {
+        let RefOr::T(p) = p else { continue };
+        if !matches!(p.parameter_in, ParameterIn::Path | ParameterIn::Query) {
+            continue;
+        }
+        if let Some(RefOr::T(Schema::Object(o))) = p.schema.as_mut() {
+            let string = matches!(&o.schema_type, SchemaType::Type(Type::String))
+                || matches!(&o.schema_type, SchemaType::Array(ts) if ts.contains(&Type::String));
+            if string && o.pattern.is_none() {
+                o.pattern = Some(NO_CONTROL_CHARACTERS.into());
+            }
+        }
+    }
+}
+
 fn apply(method: &str, path: &str, op: &mut Operation) {
     declare_path_parameters(path, op);
+    forbid_control_characters(op);
     let explicit = op.operation_id.as_deref().filter(|id| is_camel(id));
     if explicit.is_none() {
         op.operation_id = Some(derived_id(method, path));
@@ -177,6 +199,10 @@ fn apply(method: &str, path: &str, op: &mut Operation) {
     });
     if op.request_body.is_some() || has_query {
         implied.extend([400, 422]);
+    }
+    if path.contains('{') {
+        // an id holding a control character (`clean_ids`)
+        implied.push(400);
     }
     if path.starts_with("/v1/") {
         implied.extend([500, 503]);

@@ -69,6 +69,19 @@ fn check_version(req: &HttpRequest) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// A request in a session names the version that session negotiated, when it names one
+/// (streamable HTTP: every request after `initialize` carries `MCP-Protocol-Version`; one
+/// without it is taken as the session's own): another is `400`.
+fn same_version(session: &server::Session, named: &str) -> Result<(), ApiError> {
+    match named == session.version {
+        true => Ok(()),
+        false => Err(ApiError::malformed(format!(
+            "MCP-Protocol-Version {named} is not this session's: it negotiated {}",
+            session.version
+        ))),
+    }
+}
+
 /// The caller of an MCP request, or the response refusing it: 401 (with the metadata
 /// challenge) without valid credentials, 403 for a runtime token limited to another agent
 /// — the same on POST, GET and DELETE.
@@ -153,6 +166,9 @@ pub async fn post(
         }
         _ => None,
     };
+    if let (Some(s), Some(v)) = (&session, header(&req, "mcp-protocol-version")) {
+        same_version(s, v)?;
+    }
     if session.is_none() {
         // a resumed session proves its org and agent; anything else is answered only
         // for an agent of the caller's org (another org's agent is 404, like a missing one)

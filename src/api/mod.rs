@@ -5,6 +5,7 @@
 pub mod agents;
 pub mod api_keys;
 pub mod audit;
+pub mod clean_ids;
 pub mod config_epoch;
 pub mod connect;
 pub mod connections;

@@ -4,7 +4,8 @@
 //! `#[utoipa::path]`, or documented but not routed, fails `openapi_doc`). Each path
 //! answers its other methods with `405` and `Allow`, and resolves a bearer token before
 //! the handler's extractors run (`extract::identify_first`), so 401/403 come before any
-//! body validation; after any request that may write (not GET/HEAD/OPTIONS), whatever its
+//! body validation; refuses a path parameter or query value holding a control character
+//! (`clean_ids`) next; after any request that may write (not GET/HEAD/OPTIONS), whatever its
 //! status, it bumps the org's config epoch before the response goes out, but on the
 //! routes that write nothing the agent statement reads (`config_epoch`, which owns that
 //! rule). `/docs` (the Swagger UI service) and `/studio` (the console's page and assets, `console`)
@@ -13,6 +14,7 @@
 use actix_web::middleware::from_fn;
 use actix_web::web;
 
+use super::clean_ids::refuse_control_ids;
 use super::config_epoch::bump_after_writes;
 use super::error::ApiError;
 use super::extract::identify_first;
@@ -34,6 +36,7 @@ macro_rules! route_table {
                         $(.route(web::$method().to($handler)))+
                         .default_service(web::to(|| method_not_allowed($path)))
                         .wrap(from_fn(bump_after_writes))
+                        .wrap(from_fn(refuse_control_ids))
                         .wrap(from_fn(identify_first)),
                 );
             )*

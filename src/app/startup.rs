@@ -305,6 +305,64 @@ fn spawn_automation(state: &web::Data<AppState>) {
     Arc::new(deliverer).spawn();
 }
 
+/// O1: the request's server span, with OpenTelemetry's HTTP attributes. Named
+/// `{method} {route}` (the route's pattern, never the path: a path can hold a credential,
+/// `/connect/{link}`, and would make every id a span name of its own); `url.path` and
+/// `url.query` with their secrets redacted (`telemetry::http_attrs`).
+fn server_span(
+    req: &actix_web::dev::ServiceRequest,
+    method: &actix_web::http::Method,
+    pattern: Option<&str>,
+) -> tracing::Span {
+    use crate::telemetry::http_attrs::{host_and_port, redacted_path, redacted_query};
+    let info = req.connection_info().clone();
+    let scheme = info.scheme().to_string();
+    let default_port = if scheme == "https" { 443 } else { 80 };
+    let (address, port) = host_and_port(info.host(), default_port);
+    let path = redacted_path(req.path(), pattern.unwrap_or_default());
+    let name = match pattern {
+        Some(route) => format!("{method} {route}"),
+        None => method.to_string(),
+    };
+    let version = match req.version() {
+        actix_web::http::Version::HTTP_10 => "1.0",
+        actix_web::http::Version::HTTP_2 => "2",
+        actix_web::http::Version::HTTP_3 => "3",
+        _ => "1.1",
+    };
+    let span = tracing::info_span!(
+        "http_request",
+        otel.name = %name,
+        otel.kind = "server",
+        http.request.method = %method,
+        http.route = tracing::field::Empty,
+        url.scheme = %scheme,
+        url.path = %path,
+        url.query = tracing::field::Empty,
+        server.address = %address,
+        server.port = i64::from(port),
+        network.protocol.version = version,
+        user_agent.original = tracing::field::Empty,
+        http.response.status_code = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+    );
+    if let Some(route) = pattern {
+        span.record("http.route", route);
+    }
+    let query = req.query_string();
+    if !query.is_empty() {
+        span.record("url.query", redacted_query(query, None).as_str());
+    }
+    if let Some(ua) = req
+        .headers()
+        .get(actix_web::http::header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+    {
+        span.record("user_agent.original", ua);
+    }
+    span
+}
+
 /// Before the end of the grace period, running walks are cut this long ahead so their
 /// partial outcomes are stored and recorded in time.
 const CUT_MARGIN: Duration = Duration::from_secs(3);
@@ -331,15 +389,9 @@ fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Serv
                 let method = req.method().clone();
                 // the route's pattern, never the path: a path can hold a credential
                 // (`/connect/{link}`) and would make every id a span name of its own
-                let route = req.match_pattern().unwrap_or_else(|| "unmatched".into());
-                let span = tracing::info_span!(
-                    "http_request",
-                    otel.name = %format!("{method} {route}"),
-                    otel.kind = "server",
-                    http.request.method = %method,
-                    http.route = %route,
-                    http.response.status_code = tracing::field::Empty,
-                );
+                let pattern = req.match_pattern();
+                let route = pattern.clone().unwrap_or_else(|| "unmatched".into());
+                let span = server_span(&req, &method, pattern.as_deref());
                 let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
                 crate::telemetry::traces::parent_from(&span, header("traceparent"), header("tracestate"));
                 let in_span = span.clone();
@@ -348,7 +400,11 @@ fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Serv
                         if let Ok(r) = &res {
                             let status = r.status().as_u16();
                             metrics.observe_http(status, started.elapsed().as_micros() as u64);
-                            in_span.record("http.response.status_code", status);
+                            in_span.record("http.response.status_code", i64::from(status));
+                            // O1: a server span's error is a 5xx (a 4xx is the caller's)
+                            if status >= 500 {
+                                in_span.record("error.type", status.to_string().as_str());
+                            }
                             tracing::info!(%method, %route, status, elapsed_ms = started.elapsed().as_millis() as u64, "request");
                         }
                         res

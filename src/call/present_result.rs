@@ -46,7 +46,7 @@ impl Runtime {
     /// template carries the template's body, so its record references the text. `None`
     /// when the entry version a hit was served from unconfirmed ([`Kept::unconfirmed`]) is
     /// not the current one: nothing is kept and nothing may be answered.
-    #[tracing::instrument(name = "size_guard", skip_all, fields(truncated = tracing::field::Empty))]
+    #[tracing::instrument(name = "size_guard", skip_all, fields(loopgate.truncated = tracing::field::Empty))]
     pub(super) async fn keep(
         &self,
         caller: &Caller,
@@ -178,7 +178,7 @@ impl Runtime {
                 return Ok(None);
             }
         }
-        tracing::Span::current().record("truncated", presented.truncated);
+        tracing::Span::current().record("loopgate.truncated", presented.truncated);
         if presented.truncated {
             Metrics::inc(&self.metrics().guard_cuts);
         }

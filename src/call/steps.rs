@@ -54,7 +54,7 @@ fn view(t: ModelTool) -> ToolView {
 impl Runtime {
     /// The next step of the thread: counts the step and, when a cut result is unread,
     /// restricts the thread (G5) from now on.
-    #[tracing::instrument(skip_all, fields(org = %caller.org(), agent = agent_id))]
+    #[tracing::instrument(skip_all, fields(loopgate.org = %caller.org(), loopgate.agent = agent_id))]
     pub async fn steps(
         &self,
         caller: &Caller,

@@ -72,6 +72,15 @@ impl Runtime {
         input: ToolCallInput,
         recording: Recording,
     ) -> Result<CallStart, RuntimeError> {
+        // the arguments that name what loopgate keeps hold no control character (NUL
+        // reaches Postgres as an error): refused here, for every way a call comes in
+        loopgate_engine::ids::check_id("name", &input.name)
+            .and_then(|()| loopgate_engine::ids::check_id_arguments(&input.arguments))
+            .map_err(|bad| {
+                RuntimeError::Engine(loopgate_engine::EngineError::InvalidArguments {
+                    detail: bad.to_string(),
+                })
+            })?;
         let crate::call::threads::InThread {
             agent,
             thread,
@@ -105,7 +114,7 @@ impl Runtime {
     }
 
     /// Runs the call to its end and records the outcome (also when nobody listens any more).
-    #[tracing::instrument(name = "tool_call", skip_all, fields(call_id = %start.id, org = %caller.org(), agent = %start.agent_id, tool = %start.input.name))]
+    #[tracing::instrument(name = "tool_call", skip_all, fields(loopgate.call_id = %start.id, loopgate.org = %caller.org(), loopgate.agent = %start.agent_id, loopgate.tool = %start.input.name))]
     pub async fn execute<P: ProgressSink + Sync>(
         &self,
         caller: &Caller,

@@ -250,10 +250,61 @@ fn tools_with_meta(step: &StepView, meta: &HashMap<String, Value>) -> Value {
                 for (k, v) in extra {
                     o.insert(k.clone(), v.clone());
                 }
+                let looping = o.get("inputSchema").is_some_and(takes_reserved_arguments);
+                match o
+                    .remove("outputSchema")
+                    .and_then(|s| served_output_schema(s, looping))
+                {
+                    Some(schema) => o.insert("outputSchema".into(), schema),
+                    None => None,
+                };
             }
         }
     }
     listed
+}
+
+/// Whether a tool's listed input schema offers loopgate's reserved arguments (`_fields`,
+/// `_all_pages`, …: its binding loops, L2).
+fn takes_reserved_arguments(schema: &Value) -> bool {
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.keys().any(|k| k.starts_with('_')))
+}
+
+/// M3: the `outputSchema` served for an upstream tool's, so that every
+/// `structuredContent` sent for the tool validates against it. A tool that loops can
+/// answer in shapes no schema of the upstream's describes (`_fields` projects rows away,
+/// a walk's envelope, `_filter`): left out. Any other is reshaped only by the size guard,
+/// whose cut always carries `_resultId` (G1, G2): the upstream's schema, or that.
+///
+/// What is about the whole document (`$schema`, `$id`, `$defs`, `definitions`) moves to
+/// the served schema's root, so a `$ref` to `#/$defs/…` still resolves.
+fn served_output_schema(upstream: Value, looping: bool) -> Option<Value> {
+    let Value::Object(mut upstream) = upstream else {
+        return None;
+    };
+    if looping {
+        return None;
+    }
+    let mut root = serde_json::Map::new();
+    for key in ["$schema", "$id", "$defs", "definitions"] {
+        if let Some(v) = upstream.remove(key) {
+            root.insert(key.into(), v);
+        }
+    }
+    root.insert("type".into(), json!("object"));
+    root.insert("anyOf".into(), json!([
+            upstream,
+            {
+                "type": "object",
+                "description": "A result cut by loopgate's size guard: read the rest with queryToolResult or fetchToolResult",
+                "required": ["_resultId"],
+                "properties": {"_resultId": {"type": "string"}, "_note": {"type": "string"}},
+            },
+        ]));
+    Some(Value::Object(root))
 }
 
 /// The answer to one request of `session` (`None` before `initialize`).
@@ -576,6 +627,36 @@ fn call_result(result: &ResultJson) -> Value {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    /// M3: an upstream's schema is served with the size guard's cut beside it, its
+    /// document-wide keys at the root; a looping tool's is left out.
+    #[test]
+    fn m3_the_output_schema_served_allows_the_cut_or_is_left_out() {
+        let upstream = json!({"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$defs": {"day": {"type": "string"}}, "type": "object",
+            "properties": {"day": {"$ref": "#/$defs/day"}}, "additionalProperties": false});
+        assert_eq!(served_output_schema(upstream.clone(), true), None);
+        assert_eq!(served_output_schema(json!(true), false), None);
+        let served = served_output_schema(upstream, false).unwrap();
+        assert_eq!(served["$defs"]["day"]["type"], "string");
+        assert_eq!(
+            served["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+        assert_eq!(served["type"], "object");
+        assert_eq!(
+            served["anyOf"][0]["properties"]["day"]["$ref"],
+            "#/$defs/day"
+        );
+        assert!(served["anyOf"][0].get("$defs").is_none());
+        assert_eq!(served["anyOf"][1]["required"], json!(["_resultId"]));
+        assert!(takes_reserved_arguments(
+            &json!({"properties": {"_fields": {}}})
+        ));
+        assert!(!takes_reserved_arguments(
+            &json!({"properties": {"day": {}}})
+        ));
+    }
 
     #[test]
     fn m2_messages_are_classified() {

@@ -36,32 +36,37 @@ impl LogFormat {
     }
 }
 
+/// A field's key in a log line: loopgate's own span attributes are namespaced for traces
+/// (`loopgate.call_id`, O1) and written bare here (`call_id`), as log pipelines read them.
+fn key(field: &Field) -> String {
+    let name = field.name();
+    name.strip_prefix("loopgate.").unwrap_or(name).to_string()
+}
+
 /// The fields of an event or a span, as JSON values.
 struct Fields<'a>(&'a mut Map<String, Value>);
 
 impl Visit for Fields<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().into(), Value::from(value));
+        self.0.insert(key(field), Value::from(value));
     }
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.0.insert(field.name().into(), Value::from(value));
+        self.0.insert(key(field), Value::from(value));
     }
     fn record_u64(&mut self, field: &Field, value: u64) {
-        self.0.insert(field.name().into(), Value::from(value));
+        self.0.insert(key(field), Value::from(value));
     }
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.0.insert(field.name().into(), Value::from(value));
+        self.0.insert(key(field), Value::from(value));
     }
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.0.insert(field.name().into(), Value::from(value));
+        self.0.insert(key(field), Value::from(value));
     }
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
-        self.0
-            .insert(field.name().into(), Value::from(value.to_string()));
+        self.0.insert(key(field), Value::from(value.to_string()));
     }
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0
-            .insert(field.name().into(), Value::from(format!("{value:?}")));
+        self.0.insert(key(field), Value::from(format!("{value:?}")));
     }
 }
 

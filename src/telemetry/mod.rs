@@ -5,6 +5,7 @@
 //! spans of its tool call, cache lookup, walk, upstream requests, size guard and record
 //! write sit under it.
 
+pub mod http_attrs;
 pub mod logs;
 pub mod metrics;
 pub mod traces;

@@ -254,6 +254,18 @@ impl Template {
         &self.base_raw
     }
 
+    /// O1: the request's path template (`url.template`): the base URL's path joined to
+    /// the tool's path, placeholders kept (`/v2/contacts/{id}`), its fixed query left out.
+    pub fn url_template(&self) -> Option<String> {
+        let base = self.base.as_ref()?;
+        let path = self.path.split('?').next().unwrap_or_default();
+        Some(format!(
+            "{}/{}",
+            base.path().trim_end_matches('/'),
+            path.trim_start_matches('/')
+        ))
+    }
+
     /// The parsed base URL, or why it does not parse.
     pub(crate) fn base(&self) -> Result<Url, CallError> {
         match &self.base {

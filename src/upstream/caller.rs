@@ -19,6 +19,7 @@ use super::ssrf;
 use super::{
     BodyWatch, CallError, ProviderLimiter, RawResponse, Request, Target, UpstreamClientConfig,
 };
+use crate::telemetry::http_attrs::redacted_url;
 
 /// Headers never carried to another origin (besides the provider's own credential).
 const CROSS_ORIGIN_DROPPED: &[&str] = &[
@@ -239,12 +240,25 @@ impl UpstreamClient {
                     hop_headers.remove(*name);
                 }
             }
+            // O1: on the upstream request's span, where it has the fields
+            let span = tracing::Span::current();
+            let query_credential = match credential {
+                WireCredential::Query(name, _) => Some(name.as_str()),
+                _ => None,
+            };
+            let full = redacted_url(&url, query_credential);
+            span.record("url.full", full.as_str());
+            span.record("server.address", url.host_str().unwrap_or_default());
+            if let Some(port) = url.port_or_known_default() {
+                span.record("server.port", i64::from(port));
+            }
             if let Some(limiter) = rate {
                 let waiting = std::time::Instant::now();
                 limiter.until_ready().await;
-                // on the upstream request's span, where it has the field
-                tracing::Span::current()
-                    .record("rate_limit_wait_ms", waiting.elapsed().as_millis() as u64);
+                span.record(
+                    "loopgate.rate_limit_wait_ms",
+                    waiting.elapsed().as_millis() as u64,
+                );
             }
             let mut builder = client.request(hop.method.clone(), url).headers(hop_headers);
             if let Some(body) = &hop.body {

@@ -61,6 +61,23 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// O1: the span's `error.type`, of low cardinality: the status code of an error
+    /// answer, else what went wrong in a word (`timeout`, `connect`, …).
+    pub fn error_type(&self) -> String {
+        match self {
+            CallError::Status { status, .. } => status.to_string(),
+            CallError::InvalidArguments(_) => "invalid_arguments".into(),
+            CallError::Misconfigured(_) => "misconfigured".into(),
+            CallError::Blocked(_) => "blocked".into(),
+            CallError::OffOrigin { .. } => "off_origin".into(),
+            CallError::TooLarge { .. } => "too_large".into(),
+            CallError::Protocol(_) => "protocol".into(),
+            CallError::TooManyRedirects { .. } => "too_many_redirects".into(),
+            CallError::Timeout { .. } => "timeout".into(),
+            CallError::Connect { .. } => "connect".into(),
+        }
+    }
+
     /// Worth retrying (after [`retry_after`](Self::retry_after) when given): 429 always
     /// (the request was refused, not processed); 408, 425, 500, 502, 503, 504, timeouts
     /// and transfer errors only for idempotent methods (GET, HEAD, OPTIONS, PUT,

@@ -179,28 +179,61 @@ impl HttpUpstream<'_> {
     /// One request (HTTP or MCP), with its metrics; [`Upstream::call`] races it with the
     /// replica's shutdown cut.
     async fn call_uncut(&self, req: UpstreamRequest) -> Result<UpstreamResponse, UpstreamFailure> {
+        // O1: a client span as OpenTelemetry's HTTP conventions name it (`GET /v2/items`,
+        // the tool's path template; an MCP tool's request is a `POST` to its server);
+        // `url.full` and `server.*` are recorded by the caller as it sends
+        let method = match &self.mcp_tool {
+            Some(_) => "POST".to_string(),
+            None => self.target.method.trim().to_ascii_uppercase(),
+        };
+        let template = match (&self.mcp_tool, &req.next_url) {
+            (None, None) => self.target.template.url_template(),
+            _ => None,
+        };
+        let name = match &template {
+            Some(t) => format!("{method} {t}"),
+            None => method.clone(),
+        };
         let span = tracing::info_span!(
             "upstream_request",
-            provider = %self.provider_id,
-            page = req.page,
-            attempt = req.attempt,
-            status = tracing::field::Empty,
-            bytes = tracing::field::Empty,
-            rate_limit_wait_ms = tracing::field::Empty,
-            error = tracing::field::Empty,
+            otel.name = %name,
+            otel.kind = "client",
+            http.request.method = %method,
+            url.template = tracing::field::Empty,
+            url.full = tracing::field::Empty,
+            server.address = tracing::field::Empty,
+            server.port = tracing::field::Empty,
+            http.response.status_code = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            http.request.resend_count = tracing::field::Empty,
+            loopgate.provider = %self.provider_id,
+            loopgate.page = i64::from(req.page),
+            loopgate.attempt = i64::from(req.attempt),
+            loopgate.bytes = tracing::field::Empty,
+            loopgate.rate_limit_wait_ms = tracing::field::Empty,
+            loopgate.error = tracing::field::Empty,
         );
+        if let Some(t) = &template {
+            span.record("url.template", t.as_str());
+        }
+        if req.attempt > 1 {
+            span.record("http.request.resend_count", i64::from(req.attempt) - 1);
+        }
         let res = self.call_in_span(req).instrument(span.clone()).await;
         match &res {
             Ok(r) => {
-                span.record("status", r.status);
-                span.record("bytes", r.body.len());
+                span.record("http.response.status_code", i64::from(r.status));
+                span.record("loopgate.bytes", r.body.len());
             }
             Err(f) => {
                 if let Some(s) = f.status {
-                    span.record("status", s);
+                    span.record("http.response.status_code", i64::from(s));
+                }
+                if f.tool_error {
+                    span.record("error.type", "tool_error");
                 }
                 // the upstream layer's message, already redacted of the credential
-                span.record("error", f.message.as_str());
+                span.record("loopgate.error", f.message.as_str());
             }
         }
         res
@@ -220,8 +253,14 @@ impl HttpUpstream<'_> {
                 Err(f) => f.status,
             };
             metrics.observe_upstream(&self.provider_id, status, started.elapsed());
-            if res.is_err() {
+            if let Err(f) = &res {
                 Metrics::inc(&metrics.upstream_failures);
+                if !f.tool_error {
+                    let kind = f
+                        .status
+                        .map_or_else(|| "mcp".to_string(), |s| s.to_string());
+                    tracing::Span::current().record("error.type", kind.as_str());
+                }
             }
             return res;
         }
@@ -249,6 +288,7 @@ impl HttpUpstream<'_> {
             }),
             Err(e) => {
                 Metrics::inc(&metrics.upstream_failures);
+                tracing::Span::current().record("error.type", e.error_type().as_str());
                 Err(e.into())
             }
         }

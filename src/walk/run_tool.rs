@@ -191,7 +191,7 @@ impl Walker {
     /// whole, parsed off the async workers, and kept. Hits arriving together for a version
     /// new to this replica wait for one read of it rather than each read and parse it (a
     /// large entry is then held once, not once per waiting call).
-    #[tracing::instrument(name = "cache_lookup", skip_all, fields(hit = tracing::field::Empty))]
+    #[tracing::instrument(name = "cache_lookup", skip_all, fields(loopgate.cache_hit = tracing::field::Empty))]
     async fn cached(
         &self,
         org: &OrgId,
@@ -199,7 +199,7 @@ impl Walker {
     ) -> Result<Option<Arc<dataset_cache::Decoded>>, RuntimeError> {
         let found = self.read_cached(org, key).await;
         if let Ok(f) = &found {
-            tracing::Span::current().record("hit", f.is_some());
+            tracing::Span::current().record("loopgate.cache_hit", f.is_some());
         }
         found
     }
@@ -263,9 +263,9 @@ impl Walker {
 
     /// Walks upstream and caches a complete walk under `key`.
     #[allow(clippy::too_many_arguments)]
-    #[tracing::instrument(name = "walk", skip_all, fields(provider = %bound.provider.id, tool = %bound.tool.name,
-        pages = tracing::field::Empty, requests = tracing::field::Empty, items = tracing::field::Empty,
-        stopped_by = tracing::field::Empty))]
+    #[tracing::instrument(name = "walk", skip_all, fields(loopgate.provider = %bound.provider.id, loopgate.tool = %bound.tool.name,
+        loopgate.pages = tracing::field::Empty, loopgate.requests = tracing::field::Empty,
+        loopgate.items = tracing::field::Empty, loopgate.stopped_by = tracing::field::Empty))]
     async fn walk_and_cache<P: ProgressSink + Sync>(
         &self,
         caller: &Caller,
@@ -312,11 +312,11 @@ impl Walker {
             outcome.verdict.stopped_by.map(|s| s.as_str()),
         );
         let span = tracing::Span::current();
-        span.record("pages", outcome.pages);
-        span.record("requests", outcome.requests);
-        span.record("items", outcome.items.len());
+        span.record("loopgate.pages", outcome.pages);
+        span.record("loopgate.requests", outcome.requests);
+        span.record("loopgate.items", outcome.items.len());
         if let Some(s) = outcome.verdict.stopped_by {
-            span.record("stopped_by", s.as_str());
+            span.record("loopgate.stopped_by", s.as_str());
         }
         self.metrics.observe_walk_outcome(
             &bound.provider.id,

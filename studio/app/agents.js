@@ -1,13 +1,14 @@
 // Agents: create one, then per binding the looping switch (accessible name exactly
-// "Allow response looping for this tool"), dataset_ttl_hours and discovery, and a
+// "Allow response looping for this tool"; the tool card on the Tools page has the same
+// switch for each agent binding the tool), dataset_ttl_hours and discovery, and a
 // placement preview (D2) of which tools are offered directly and which are pooled
 // behind search_tools, read from the API again after every change.
 import { useState } from 'preact/hooks';
 import { api, enc, listAll } from './api.js';
 import { ErrorBox, Field, Notice, Select, html, useLoad } from './ui.js';
-import { ToolCard } from './tools.js';
+import { LOOP_SWITCH, ToolCard } from './tools.js';
 
-export const LOOP_SWITCH = 'Allow response looping for this tool';
+export { LOOP_SWITCH };
 
 function CreateAgent({ onCreated }) {
   const [name, setName] = useState('');

@@ -1,11 +1,16 @@
 // Tools: a card per tool with its parameters and how it pages (style, parameters, how
-// sure detection is, the author's hint), and a form to edit the pagination hint
-// (`x-loopgate-pagination` in the input schema, saved with PATCH /v1/tools/{id}).
+// sure detection is, the author's hint), a form to edit the pagination hint
+// (`x-loopgate-pagination` in the input schema, saved with PATCH /v1/tools/{id}), and on
+// the Tools page the agents that bind the tool, each with the looping switch (the same
+// accessible name and the same binding as on the agent's page).
 import { useState } from 'preact/hooks';
 import { api, enc, listAll } from './api.js';
 import { ErrorBox, Notice, Select, html, useLoad } from './ui.js';
 
 const HINT = 'x-loopgate-pagination';
+
+/** The looping switch's accessible name, on the agent's page and on the tool card. */
+export const LOOP_SWITCH = 'Allow response looping for this tool';
 
 /** The tool's parameters as rows: top level (path/query/header), then body fields. */
 export function paramsOf(schema) {
@@ -74,7 +79,49 @@ function EditHint({ tool, onSaved }) {
   </form>`;
 }
 
-export function ToolCard({ tool, children }) {
+/** One agent's binding of the tool: the looping switch, saved at once. */
+function AgentLoopSwitch({ agent, tool, binding: initial }) {
+  const [binding, setBinding] = useState(initial);
+  const [error, setError] = useState(null);
+  const [saved, setSaved] = useState(null);
+  const id = `tb-${tool.id}-${agent.id}`;
+  async function flip(on) {
+    // the switch shows the click at once (a re-render meanwhile must not undo it), and
+    // what the API saved once it answers
+    const was = binding;
+    setError(null); setSaved(null); setBinding({ ...binding, loop_responses: on });
+    try {
+      const b = await api('PATCH', `/v1/agents/${enc(agent.id)}/tools/${enc(tool.id)}`, { loop_responses: on });
+      setBinding(b);
+      setSaved(`Looping ${b.loop_responses ? 'allowed' : 'off'} for ${tool.name} in ${agent.name}.`);
+    } catch (err) { setBinding(was); setError(err); }
+  }
+  return html`<li aria-label=${agent.name}>
+    <a href=${`#/agents/${enc(agent.id)}`} id=${`${id}-agent`}>${agent.name}</a>
+    <div class="switch">
+      <input type="checkbox" role="switch" id=${`${id}-loop`} checked=${binding.loop_responses === true}
+        aria-describedby=${`${id}-agent`} onChange=${(e) => flip(e.currentTarget.checked)} />
+      <label for=${`${id}-loop`}>${LOOP_SWITCH}</label>
+    </div>
+    <${ErrorBox} error=${error} /><${Notice}>${saved}<//>
+  </li>`;
+}
+
+/** The agents binding the tool (from the agents list, which carries their bindings). */
+function BoundAgents({ tool, agents }) {
+  const holding = agents
+    .map((a) => [a, (a.agentTools || []).find((b) => b.tool_id === tool.id)])
+    .filter(([, b]) => b);
+  const h = `tool-${tool.id}-agents`;
+  return html`<section aria-labelledby=${h}>
+    <h4 id=${h}>Agents binding ${tool.name}</h4>
+    ${holding.length
+      ? html`<ul aria-labelledby=${h}>${holding.map(([a, b]) => html`<${AgentLoopSwitch} key=${a.id} agent=${a} tool=${tool} binding=${b} />`)}</ul>`
+      : html`<p class="muted">No agent binds this tool yet: bind it on an agent's page.</p>`}
+  </section>`;
+}
+
+export function ToolCard({ tool, agents, children }) {
   const [t, setT] = useState(tool);
   const rows = paramsOf(t.input_schema);
   return html`<article class="card" aria-labelledby=${`tool-${t.id}`}>
@@ -82,6 +129,7 @@ export function ToolCard({ tool, children }) {
     <p><code>${t.method} ${t.path}</code> · ${t.kind}${t.toolkit ? ` · ${t.toolkit}` : ''}</p>
     <p class="muted">${t.description}</p>
     ${children}
+    ${agents ? html`<${BoundAgents} tool=${t} agents=${agents} />` : null}
     <details><summary>Parameters (${rows.length})</summary>
       <table><thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Required</th></tr></thead>
       <tbody>${rows.map((r) => html`<tr><td><code>${r.name}</code></td><td>${r.type}</td><td>${r.required ? 'yes' : 'no'}</td></tr>`)}</tbody></table>
@@ -94,11 +142,12 @@ export function ToolCard({ tool, children }) {
 export function ToolsPage({ arg }) {
   const providers = useLoad(() => listAll('/v1/providers'), []);
   const tools = useLoad(() => listAll(`/v1/tools${arg ? `?provider_id=${enc(arg)}` : ''}`), [arg]);
+  const agents = useLoad(() => listAll('/v1/agents'), []);
   const pick = (v) => { location.hash = v ? `#/tools/${enc(v)}` : '#/tools'; };
   return html`<h1 tabindex="-1">Tools</h1>
     <div class="row"><${Select} label="Provider" id="tools-provider" value=${arg || ''} onChange=${pick}
       options=${[['', 'All providers'], ...(providers.data || []).map((p) => [p.id, p.name])]} /></div>
-    <${ErrorBox} error=${tools.error || providers.error} />
+    <${ErrorBox} error=${tools.error || providers.error || agents.error} />
     ${tools.data && tools.data.length === 0 ? html`<p class="muted">No tools yet: import an OpenAPI document on the Providers page.</p>` : null}
-    <div class="cards">${(tools.data || []).map((t) => html`<${ToolCard} key=${t.id} tool=${t} />`)}</div>`;
+    <div class="cards">${(tools.data || []).map((t) => html`<${ToolCard} key=${t.id} tool=${t} agents=${agents.data || []} />`)}</div>`;
 }

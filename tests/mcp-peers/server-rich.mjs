@@ -7,7 +7,8 @@
 //
 // Tools: `snapshot` (a text, an image, an audio clip, an embedded resource and a
 // resource link; listed with a title and annotations) and `stats` (structured content
-// that its outputSchema describes).
+// that its outputSchema describes, no other key allowed; `day: "year"` adds 8,760 hourly
+// rows, a result loopgate's size guard cuts).
 import express from "express";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -32,8 +33,13 @@ const TOOLS = [
     inputSchema: { type: "object", properties: { day: { type: "string" } } },
     outputSchema: {
       type: "object",
-      properties: { day: { type: "string" }, visitors: { type: "integer" } },
+      properties: {
+        day: { type: "string" },
+        visitors: { type: "integer" },
+        hours: { type: "array", items: { type: "object", properties: { hour: { type: "integer" }, visitors: { type: "integer" } } } },
+      },
       required: ["day", "visitors"],
+      additionalProperties: false,
     },
     annotations: { idempotentHint: true },
   },
@@ -57,6 +63,8 @@ function getServer() {
         };
       case "stats": {
         const out = { day: args.day ?? "mon", visitors: 42 };
+        // `day: "year"`: every hour of a year, more than loopgate's size guard lets through
+        if (args.day === "year") out.hours = Array.from({ length: 8760 }, (_, hour) => ({ hour, visitors: hour % 7 }));
         return { content: [{ type: "text", text: JSON.stringify(out) }], structuredContent: out };
       }
       default:

@@ -2,7 +2,8 @@
 // Chromium driven by playwright-core, against the service at $B (admin token $ADMIN):
 // sign in, create a provider, import an OpenAPI document served by a small upstream this
 // test starts, bind its tools to an agent, flip "Allow response looping for this tool"
-// (found by its accessible name, checked against the API) and see the reserved
+// (found by its accessible name, checked against the API; then the same switch on the
+// tool card, per agent binding the tool, off and on again) and see the reserved
 // arguments appear in `steps`, run a paginated call and watch its progress bar reach the
 // end, read the verdict, query the stored result, edit a workflow (an error shown at its
 // step) and run it, look up connections, sign out. axe-core checks every page (no serious
@@ -39,6 +40,7 @@ const ITEMS = Array.from({ length: 230 }, (_, i) => ({
   price: (i % 7) + 1,
 }));
 const PAGE_MAX = 20; // 12 pages
+const LOOP = 'Allow response looping for this tool';
 const PAGE_DELAY_MS = 600;
 const doc = (base) => ({
   openapi: '3.0.3',
@@ -202,7 +204,8 @@ try {
   const card = page.getByRole('article', { name: 'listItems' });
   await card.getByText('offset style').waitFor();
   assert.match(await card.innerText(), /detected from the schema, confidence high/);
-  assert.match(await page.getByRole('article', { name: 'getItem' }).innerText(), /not paginated/);
+  // each card reads its pagination on its own: wait for this one's too
+  await page.getByRole('article', { name: 'getItem' }).getByText(/not paginated/).waitFor();
   await check('tools');
 
   // 5. an agent, its tools bound, the placement preview
@@ -226,18 +229,40 @@ try {
 
   // 6. flip the looping switch, found by its accessible name, and check it against the API
   const sw = page.getByRole('article', { name: 'listItems' })
-    .getByRole('switch', { name: 'Allow response looping for this tool', exact: true });
+    .getByRole('switch', { name: LOOP, exact: true });
   assert.equal(await sw.isChecked(), false);
   await sw.check();
   await page.getByText('Binding of listItems saved.').waitFor();
   const binding = (await call('GET', `/v1/agents/${agentId}/tools/${listItems.id}`, KEY)).body;
   assert.equal(binding.loop_responses, true, 'the switch wrote loop_responses: true');
   assert.equal(await page.getByRole('article', { name: 'listItems' })
-    .getByRole('switch', { name: 'Allow response looping for this tool', exact: true }).isChecked(), true);
+    .getByRole('switch', { name: LOOP, exact: true }).isChecked(), true);
   // discovery: true moves getItem to the pool, and the preview follows
   await page.getByRole('article', { name: 'getItem' }).getByLabel('discovery').selectOption('pooled');
   await page.getByRole('list', { name: 'Pooled' }).getByText('getItem').waitFor();
   await check('agent');
+
+  // 6b. the same switch on the tool card, for each agent binding the tool: it shows the
+  // binding as saved, and flipping it there changes the same binding
+  await nav('Tools');
+  const bound = page.getByRole('article', { name: 'listItems' })
+    .getByRole('list', { name: 'Agents binding listItems' })
+    .getByRole('listitem', { name: 'Stock assistant' });
+  const cardSwitch = bound.getByRole('switch', { name: LOOP, exact: true });
+  await cardSwitch.waitFor();
+  assert.equal(await cardSwitch.isChecked(), true, 'the tool card shows the agent page\'s change');
+  await cardSwitch.uncheck();
+  await bound.getByText('Looping off for listItems in Stock assistant.').waitFor();
+  assert.equal((await call('GET', `/v1/agents/${agentId}/tools/${listItems.id}`, KEY)).body.loop_responses, false);
+  await cardSwitch.check();
+  await bound.getByText('Looping allowed for listItems in Stock assistant.').waitFor();
+  assert.equal((await call('GET', `/v1/agents/${agentId}/tools/${listItems.id}`, KEY)).body.loop_responses, true);
+  await check('tools-bound');
+  // back to the agent, whose page reads the binding again
+  await bound.getByRole('link', { name: 'Stock assistant' }).click();
+  await page.getByRole('heading', { name: 'Agent Stock assistant' }).waitFor();
+  assert.equal(await page.getByRole('article', { name: 'listItems' })
+    .getByRole('switch', { name: LOOP, exact: true }).isChecked(), true);
 
   // 7. the playground: the reserved arguments appear in `steps`, a streamed walk
   await page.getByRole('link', { name: 'Open in the playground' }).click();

@@ -60,6 +60,7 @@ pub mod analysis;
 pub mod document;
 pub mod error;
 pub mod error_code;
+pub mod ids;
 pub mod limits;
 pub mod outcome;
 pub mod plan;

@@ -5,6 +5,8 @@
 //! - K2: a result made while Redis is down is readable from another replica, during the
 //!   outage and after it (its copy in Postgres), and the replica's own map no longer
 //!   answers once Redis is back.
+//! - K2, measured: a result made before an outage answers `503` during it, on every
+//!   replica, and reads back within seconds once Redis answers again.
 //! - K4: identical calls the cache cannot serve (`_refresh`, walks that end partial) walk
 //!   side by side, not one after another.
 //! - integers: a whole-number float for an integer parameter reaches the upstream as an
@@ -189,18 +191,19 @@ async fn k2_a_result_made_while_redis_is_down_is_readable_after_it_is_back() {
 
     redis.start_again().await;
     // Redis answers again (empty: it kept nothing), and this replica knows it
-    let mut ready = false;
+    let mut ready = String::new();
     for _ in 0..80 {
         // authenticated calls let the quotas see Redis again too
         rig.steps(&app, &token, "c").await;
         let r = app.call(reqwest::Method::GET, "/readyz", None, None).await;
         if r.body["status"] == "ready" {
-            ready = true;
+            ready.clear();
             break;
         }
+        ready = r.text;
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(ready, "never ready again");
+    assert!(ready.is_empty(), "never ready again: {ready}");
     // the result made during the outage is read from its copy, on both replicas
     for replica in [&app, &other] {
         let r = rig
@@ -215,6 +218,96 @@ async fn k2_a_result_made_while_redis_is_down_is_readable_after_it_is_back() {
     assert!(
         after.get("_cache").is_none(),
         "Redis holds no entry: {after}"
+    );
+}
+
+/// K2, measured: a result made before an outage of Redis (paused: it keeps its data, as
+/// a partition or a hung server does) answers `503 unavailable` with `Retry-After: 2` on
+/// every replica for as long as Redis does not answer, and reads back from Redis (200)
+/// within the replica's back-off (2 s) plus one operation's timeout once it answers
+/// again. The figures go to stderr (docs/behaviour.md K2 quotes them).
+#[tokio::test]
+async fn k2_a_result_made_before_an_outage_answers_503_during_it_and_200_after() {
+    let Some(redis) = services::require_redis_server().await else {
+        return;
+    };
+    let db = fresh_database().await;
+    let settings = || {
+        let mut s = test_settings(db.clone());
+        s.redis_url = Some(redis.url().into());
+        s
+    };
+    let app = spawn_with(settings()).await;
+    let other = spawn_with(settings()).await;
+    let up = upstream_server::start().await;
+    let rig = Rig::with_tools(&app, &up.base, tool_defs(), true).await;
+    let token = rig.token(&app, "u1", json!({})).await;
+    let made = rig
+        .call(
+            &app,
+            &token,
+            "a",
+            "list_contacts",
+            json!({"_all_pages": true}),
+        )
+        .await;
+    let rid = made.ok(200)["result"]["_resultId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let query = json!({"resultId": rid, "filter": [{"field": "id", "op": "lt", "value": 10}]});
+    for replica in [&app, &other] {
+        let r = rig
+            .call(replica, &token, "a", "queryToolResult", query.clone())
+            .await;
+        assert_eq!(r.ok(200)["result"]["total"], 10, "{}", r.text);
+    }
+
+    redis.pause().await;
+    let outage = std::time::Instant::now();
+    let mut unavailable = 0;
+    while outage.elapsed() < Duration::from_secs(3) {
+        for replica in [&app, &other] {
+            let r = rig
+                .call(replica, &token, "a", "queryToolResult", query.clone())
+                .await;
+            r.problem(503, "unavailable");
+            let retry = r.headers.get("retry-after").and_then(|v| v.to_str().ok());
+            assert_eq!(retry, Some("2"), "{}", r.text);
+            unavailable += 1;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    redis.resume().await;
+    let back = std::time::Instant::now();
+    let mut after = Vec::new();
+    for replica in [&app, &other] {
+        loop {
+            let r = rig
+                .call(replica, &token, "a", "queryToolResult", query.clone())
+                .await;
+            if r.status.as_u16() == 200 {
+                assert_eq!(r.body["result"]["total"], 10, "{}", r.text);
+                after.push(back.elapsed());
+                break;
+            }
+            r.problem(503, "unavailable");
+            assert!(
+                back.elapsed() < Duration::from_secs(10),
+                "still 503: {}",
+                r.text
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    eprintln!(
+        "K2: {unavailable} reads during a 3 s outage, all 503 unavailable; readable again \
+         {:?} and {:?} after Redis answered",
+        after[0], after[1]
+    );
+    assert!(
+        after.iter().all(|d| *d < Duration::from_secs(3)),
+        "readable again only after {after:?}"
     );
 }
 

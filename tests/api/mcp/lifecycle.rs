@@ -370,3 +370,43 @@ async fn m2_a_401_names_the_resource_metadata_and_a_foreign_agents_token_is_403(
     // the session it named is untouched
     list(&r.app, &url, &r.token, &s).await.ok(200);
 }
+
+/// M2: a request of a session that names another `MCP-Protocol-Version` than the one it
+/// negotiated is 400; naming the session's own, or none, is served.
+#[tokio::test]
+async fn m2_the_protocol_version_header_must_be_the_sessions() {
+    let r = mcp_rig().await;
+    let url = url_of(&r, &r.app);
+    let s = initialize(&r.app, &url, &r.token, "2025-06-18").await;
+    let send = |version: Option<&'static str>| {
+        let mut req = r
+            .app
+            .client
+            .post(&url)
+            .header("accept", "application/json")
+            .bearer_auth(&r.token)
+            .header("mcp-session-id", &s)
+            .json(&request(1, "tools/list", json!({})));
+        if let Some(v) = version {
+            req = req.header("mcp-protocol-version", v);
+        }
+        async move { Res::read(req.send().await.expect("request")).await }
+    };
+    for other in ["2025-03-26", "2025-11-25", "2024-11-05"] {
+        let res = send(Some(other)).await;
+        res.problem(400, "validation_failed");
+        let detail = res.body["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.contains(other) && detail.contains("2025-06-18"),
+            "{detail}"
+        );
+    }
+    // a version no revision has is refused as before, naming the supported ones
+    send(Some("1999-01-01"))
+        .await
+        .problem(400, "validation_failed");
+    for same in [Some("2025-06-18"), None] {
+        let res = send(same).await;
+        assert!(res.ok(200)["result"]["tools"].is_array(), "{}", res.text);
+    }
+}

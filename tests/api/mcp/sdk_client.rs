@@ -3,7 +3,8 @@
 //! holding the tools of the SDK as a server (tests/mcp-peers/server-rich.mjs, M1): the
 //! tools keep the title, annotations and outputSchema their server listed; an image,
 //! audio, resource and resource-link result reaches the client as those blocks; a
-//! structured result passes the client's own outputSchema check; and once the client
+//! structured result passes the client's own outputSchema check, a cut one too (M3: the
+//! schema served allows the size guard's envelope); and once the client
 //! ends its session (`terminateSession`), a request naming it is 404.
 
 use serde_json::{json, Value};
@@ -48,9 +49,15 @@ async fn m2_the_sdk_client_sees_rich_tools_and_blocks_and_its_ended_session_is_4
         json!({"readOnlyHint": true, "openWorldHint": false, "title": "Snapshot (annotation)"})
     );
     let stats = tool(&out["tools"], "stats");
+    // M3: the upstream's schema, or the size guard's cut (which carries `_resultId`)
+    assert_eq!(stats["outputSchema"]["type"], "object");
     assert_eq!(
-        stats["outputSchema"]["required"],
+        stats["outputSchema"]["anyOf"][0]["required"],
         json!(["day", "visitors"])
+    );
+    assert_eq!(
+        stats["outputSchema"]["anyOf"][1]["required"],
+        json!(["_resultId"])
     );
     assert_eq!(stats["annotations"]["idempotentHint"], true);
     // the blocks, as blocks
@@ -88,4 +95,20 @@ async fn m2_the_sdk_client_sees_rich_tools_and_blocks_and_its_ended_session_is_4
         "{out}"
     );
     assert_eq!(out["afterEnd"], 404);
+
+    // M3: a result the size guard cuts is no longer what the upstream's schema allows
+    // (`additionalProperties: false`); the client's own check passes it against the
+    // schema served, and it is the cut envelope
+    let Some(out) = run_client(
+        "m2-client.mjs",
+        &[&url, &token, "stats", r#"{"day":"year"}"#],
+    )
+    .await
+    else {
+        return;
+    };
+    let cut = &out["call"]["structuredContent"];
+    assert_ne!(out["call"]["isError"], true, "{out}");
+    assert!(cut["_resultId"].is_string(), "{out}");
+    assert!(cut["hours"].as_array().unwrap().len() < 8760, "{out}");
 }

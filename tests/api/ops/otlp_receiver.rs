@@ -23,7 +23,11 @@ pub struct Received {
     pub span_id: String,
     /// Empty for a root span.
     pub parent_span_id: String,
+    /// OTLP's `SpanKind`: 1 internal, 2 server, 3 client.
+    pub kind: i32,
     pub attributes: Vec<(String, String)>,
+    /// The keys whose value was sent as an integer.
+    pub ints: Vec<String>,
 }
 
 impl Received {
@@ -32,6 +36,14 @@ impl Received {
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The attribute, when it was sent as an integer.
+    pub fn int(&self, key: &str) -> Option<i64> {
+        self.ints
+            .iter()
+            .any(|k| k == key)
+            .then(|| self.attr(key)?.parse().ok())?
     }
 }
 
@@ -95,7 +107,19 @@ async fn export(spans: web::Data<Arc<Mutex<Vec<Received>>>>, body: web::Bytes) -
                     trace_id: hex::encode(&s.trace_id),
                     span_id: hex::encode(&s.span_id),
                     parent_span_id: hex::encode(&s.parent_span_id),
+                    kind: s.kind,
                     attributes: s.attributes.iter().map(text).collect(),
+                    ints: s
+                        .attributes
+                        .iter()
+                        .filter(|kv| {
+                            matches!(
+                                kv.value.as_ref().and_then(|v| v.value.as_ref()),
+                                Some(AnyValue::IntValue(_))
+                            )
+                        })
+                        .map(|kv| kv.key.clone())
+                        .collect(),
                 });
             }
         }

@@ -4,7 +4,11 @@
 //! (`otlp_receiver`) as a tree — the HTTP request, the tool call, the cache lookup, the
 //! walk with its four upstream requests (page, attempt, status, bytes), the size guard and
 //! the record write — with no secret in any attribute; and every JSON log line of the call
-//! carries its call id, org, agent, tool and trace and span ids (P3 retry).
+//! carries its call id, org, agent, tool and trace and span ids (P3 retry). O1: the
+//! request's span and the upstream requests' are decoded against OpenTelemetry's HTTP
+//! conventions (kinds, the required attributes and their types, `url.full` with the
+//! credential redacted, `http.request.resend_count` on the retry), and every attribute of
+//! loopgate's own is under `loopgate.*`.
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -143,6 +147,90 @@ fn named<'a>(spans: &'a [Received], name: &str) -> Vec<&'a Received> {
     spans.iter().filter(|s| s.name == name).collect()
 }
 
+/// OTLP `SpanKind`s.
+const SERVER: i32 = 2;
+const CLIENT: i32 = 3;
+
+/// The upstream requests: client spans.
+fn clients(spans: &[Received]) -> Vec<&Received> {
+    spans.iter().filter(|s| s.kind == CLIENT).collect()
+}
+
+/// Attributes an HTTP span may carry besides loopgate's own (`loopgate.*`): the HTTP
+/// conventions' and those the tracing bridge adds to every span (code location, thread,
+/// busy and idle time).
+const CONVENTIONS: &[&str] = &[
+    "http.request.method",
+    "http.route",
+    "http.response.status_code",
+    "http.request.resend_count",
+    "url.full",
+    "url.path",
+    "url.query",
+    "url.scheme",
+    "url.template",
+    "server.address",
+    "server.port",
+    "network.protocol.version",
+    "user_agent.original",
+    "error.type",
+];
+
+fn own_attributes_are_namespaced(s: &Received) {
+    for (k, _) in &s.attributes {
+        let bridge = k.starts_with("code.")
+            || k.starts_with("thread.")
+            || matches!(k.as_str(), "busy_ns" | "idle_ns" | "target" | "level");
+        assert!(
+            k.starts_with("loopgate.") || CONVENTIONS.contains(&k.as_str()) || bridge,
+            "{}: attribute {k} is neither a convention's nor under loopgate.*",
+            s.name
+        );
+    }
+}
+
+/// O1: a server span as the HTTP conventions require it.
+fn http_server_span(s: &Received, method: &str, route: &str, status: i64) {
+    assert_eq!(s.kind, SERVER, "{s:?}");
+    assert_eq!(s.name, format!("{method} {route}"));
+    assert_eq!(s.attr("http.request.method"), Some(method));
+    assert_eq!(s.attr("http.route"), Some(route));
+    assert_eq!(s.attr("url.scheme"), Some("http"));
+    assert!(
+        s.attr("url.path").is_some_and(|p| p.starts_with('/')),
+        "{s:?}"
+    );
+    assert_eq!(s.attr("server.address"), Some("127.0.0.1"));
+    assert!(s.int("server.port").is_some_and(|p| p > 0), "{s:?}");
+    assert_eq!(s.int("http.response.status_code"), Some(status), "{s:?}");
+    assert_eq!(s.attr("error.type").is_some(), status >= 500, "{s:?}");
+    own_attributes_are_namespaced(s);
+}
+
+/// O1: a client span as the HTTP conventions require it.
+fn http_client_span(s: &Received, base: &str, template: &str) {
+    assert_eq!(s.kind, CLIENT, "{s:?}");
+    assert_eq!(s.name, format!("GET {template}"));
+    assert_eq!(s.attr("http.request.method"), Some("GET"));
+    assert_eq!(s.attr("url.template"), Some(template));
+    let full = s.attr("url.full").unwrap_or_default();
+    assert!(full.starts_with(&format!("{base}{template}?")), "{full}");
+    let port: i64 = base.rsplit(':').next().unwrap().parse().unwrap();
+    assert_eq!(s.attr("server.address"), Some("127.0.0.1"));
+    assert_eq!(s.int("server.port"), Some(port), "{s:?}");
+    let status = s.int("http.response.status_code").expect("a status");
+    assert_eq!(s.attr("error.type").is_some(), status >= 400, "{s:?}");
+    if let Some(e) = s.attr("error.type") {
+        assert_eq!(e, status.to_string());
+    }
+    let attempt: i64 = s.attr("loopgate.attempt").unwrap().parse().unwrap();
+    match attempt {
+        1 => assert_eq!(s.attr("http.request.resend_count"), None, "{s:?}"),
+        n => assert_eq!(s.int("http.request.resend_count"), Some(n - 1), "{s:?}"),
+    }
+    own_attributes_are_namespaced(s);
+}
+
 /// Whether `span` lies under `ancestor` (by parent links among `spans`).
 fn under(spans: &[Received], span: &Received, ancestor: &Received) -> bool {
     let by_id: HashMap<&str, &Received> = spans.iter().map(|s| (s.span_id.as_str(), s)).collect();
@@ -213,7 +301,7 @@ async fn a_three_page_walk_with_a_retry_is_one_trace_and_its_log_lines_carry_its
             [HTTP_SPAN, "tool_call", "walk", "size_guard", "record_write"]
                 .iter()
                 .all(|n| mine.iter().any(|x| x.name == *n))
-                && mine.iter().filter(|x| x.name == "upstream_request").count() >= 4
+                && mine.iter().filter(|x| x.kind == CLIENT).count() >= 4
         })
         .await;
     let trace: Vec<Received> = spans.into_iter().filter(|s| s.trace_id == TRACE).collect();
@@ -226,11 +314,16 @@ async fn a_three_page_walk_with_a_retry_is_one_trace_and_its_log_lines_carry_its
     let http = http[0];
     assert_eq!(http.parent_span_id, PARENT);
     assert_eq!(http.service, "loopgate-under-test");
-    assert_eq!(
-        http.attr("http.route"),
-        Some("/v1/agents/{agent_id}/threads/{thread_id}/tool-calls")
+    http_server_span(
+        http,
+        "POST",
+        "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls",
+        200,
     );
-    assert_eq!(http.attr("http.response.status_code"), Some("200"));
+    assert_eq!(
+        http.attr("url.path"),
+        Some(format!("/v1/agents/{}/threads/t1/tool-calls", rig.agent).as_str())
+    );
 
     let call = named(&trace, "tool_call");
     assert_eq!(call.len(), 1, "{names:?}");
@@ -239,39 +332,44 @@ async fn a_three_page_walk_with_a_retry_is_one_trace_and_its_log_lines_carry_its
         under(&trace, call, http),
         "the tool call is not under the request"
     );
-    assert_eq!(call.attr("call_id"), Some(call_id.as_str()));
-    assert_eq!(call.attr("tool"), Some("list_items"));
-    assert_eq!(call.attr("org"), Some(rig.t.org.as_str()));
-    assert_eq!(call.attr("agent"), Some(rig.agent.as_str()));
+    assert_eq!(call.attr("loopgate.call_id"), Some(call_id.as_str()));
+    assert_eq!(call.attr("loopgate.tool"), Some("list_items"));
+    assert_eq!(call.attr("loopgate.org"), Some(rig.t.org.as_str()));
+    assert_eq!(call.attr("loopgate.agent"), Some(rig.agent.as_str()));
 
     let lookup = named(&trace, "cache_lookup");
     assert_eq!(lookup.len(), 1, "one lookup, a miss: {names:?}");
     assert!(under(&trace, lookup[0], call));
-    assert_eq!(lookup[0].attr("hit"), Some("false"));
+    assert_eq!(lookup[0].attr("loopgate.cache_hit"), Some("false"));
 
     let walk = named(&trace, "walk");
     assert_eq!(walk.len(), 1, "{names:?}");
     let walk = walk[0];
     assert!(under(&trace, walk, call));
-    assert_eq!(walk.attr("pages"), Some("3"));
-    assert_eq!(walk.attr("requests"), Some("4"));
-    assert_eq!(walk.attr("items"), Some("25"));
-    assert_eq!(walk.attr("stopped_by"), Some("end"));
+    assert_eq!(walk.attr("loopgate.pages"), Some("3"));
+    assert_eq!(walk.attr("loopgate.requests"), Some("4"));
+    assert_eq!(walk.attr("loopgate.items"), Some("25"));
+    assert_eq!(walk.attr("loopgate.stopped_by"), Some("end"));
 
-    let mut requests: Vec<(String, String, String)> = named(&trace, "upstream_request")
+    let mut requests: Vec<(String, String, String)> = clients(&trace)
         .into_iter()
         .map(|r| {
             assert_eq!(
                 r.parent_span_id, walk.span_id,
                 "an upstream request not in the walk"
             );
-            assert_eq!(r.attr("provider"), Some(rig.provider.as_str()));
-            if r.attr("status") == Some("200") {
-                let bytes: usize = r.attr("bytes").unwrap().parse().unwrap();
+            http_client_span(r, &base, "/items");
+            assert_eq!(r.attr("loopgate.provider"), Some(rig.provider.as_str()));
+            if r.attr("http.response.status_code") == Some("200") {
+                let bytes: usize = r.attr("loopgate.bytes").unwrap().parse().unwrap();
                 assert!(bytes > 20, "{r:?}");
             }
             let a = |k| r.attr(k).unwrap_or("-").to_string();
-            (a("page"), a("attempt"), a("status"))
+            (
+                a("loopgate.page"),
+                a("loopgate.attempt"),
+                a("http.response.status_code"),
+            )
         })
         .collect();
     requests.sort();
@@ -290,10 +388,7 @@ async fn a_three_page_walk_with_a_retry_is_one_trace_and_its_log_lines_carry_its
     // each upstream request carried its own span as the parent, in the caller's trace
     let sent = seen.lock().unwrap().1[1..].to_vec();
     assert_eq!(sent.len(), 4, "{sent:?}");
-    let request_ids: Vec<&str> = named(&trace, "upstream_request")
-        .iter()
-        .map(|r| r.span_id.as_str())
-        .collect();
+    let request_ids: Vec<&str> = clients(&trace).iter().map(|r| r.span_id.as_str()).collect();
     for tp in &sent {
         let parts: Vec<&str> = tp.split('-').collect();
         assert_eq!(parts.len(), 4, "{tp}");
@@ -309,6 +404,35 @@ async fn a_three_page_walk_with_a_retry_is_one_trace_and_its_log_lines_carry_its
         assert_eq!(s.len(), 1, "{name}: {names:?}");
         assert!(under(&trace, s[0], call), "{name} not under the tool call");
     }
+    // O1: a credential sent in the query is `REDACTED` in `url.full`
+    app.patch(
+        &format!("/v1/providers/{}", rig.provider),
+        &rig.t.key,
+        json!({"auth": {"type": "query", "name": "api_key"}, "credential": "org-secret-in-query"}),
+    )
+    .await
+    .ok(200);
+    let queried = rig.token(&app, "u2", json!({})).await;
+    rig.call(&app, &queried, "t2", "list_items", json!({"page": 3}))
+        .await
+        .ok(200);
+    let spans = receiver
+        .until(|s| {
+            clients(s)
+                .iter()
+                .any(|c| c.attr("url.full").is_some_and(|u| u.contains("api_key=")))
+        })
+        .await;
+    let with_key: Vec<&Received> = clients(&spans)
+        .into_iter()
+        .filter(|c| c.attr("url.full").is_some_and(|u| u.contains("api_key=")))
+        .collect();
+    assert_eq!(with_key.len(), 1, "{spans:?}");
+    http_client_span(with_key[0], &base, "/items");
+    let full = with_key[0].attr("url.full").unwrap();
+    assert!(full.contains("api_key=REDACTED"), "{full}");
+    assert!(full.contains("page=3"), "{full}");
+
     // nothing secret in any attribute of any span
     for s in receiver.spans() {
         for (k, v) in &s.attributes {

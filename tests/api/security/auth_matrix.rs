@@ -35,13 +35,13 @@ const ID_BLIND: &[(&str, &str, &str)] = &[(
 const SIGNING_KEY: &[u8] = b"test-signing-key-that-is-long-enough-0123";
 
 /// Org A: one object behind every kind of path id, by the id's parameter name.
-struct World {
-    rig: Rig,
-    token: String,
-    ids: HashMap<&'static str, String>,
+pub(crate) struct World {
+    pub(crate) rig: Rig,
+    pub(crate) token: String,
+    pub(crate) ids: HashMap<&'static str, String>,
 }
 
-async fn app_on(db: &str) -> TestApp {
+pub(crate) async fn app_on(db: &str) -> TestApp {
     let mut s = test_settings(db.to_string());
     s.org_requests_per_second = 100_000;
     spawn_with(s).await
@@ -52,7 +52,7 @@ fn id(v: &Value) -> String {
 }
 
 impl World {
-    async fn build(app: &TestApp) -> World {
+    pub(crate) async fn build(app: &TestApp) -> World {
         let up = crate::support::upstream_server::start().await;
         let rig = Rig::new(app, &up, false).await;
         let key = rig.t.key.clone();
@@ -159,7 +159,7 @@ impl World {
     }
 
     /// The path with every `{param}` replaced by A's object.
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         path.split('/')
             .map(
                 |seg| match seg.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
@@ -187,7 +187,7 @@ impl World {
 
     /// A body that would succeed for A's own credential, so a refusal is about whose
     /// object it is (`{}` for an operation not listed).
-    fn body(&self, method: &str, path: &str, op: &Value) -> Option<Value> {
+    pub(crate) fn body(&self, method: &str, path: &str, op: &Value) -> Option<Value> {
         op.get("requestBody")?;
         Some(match (method, path) {
             ("post", "/v1/agents/{agent_id}/tools") => {
@@ -223,7 +223,7 @@ impl World {
     }
 }
 
-fn method(m: &str) -> Method {
+pub(crate) fn method(m: &str) -> Method {
     Method::from_bytes(m.to_uppercase().as_bytes()).unwrap()
 }
 

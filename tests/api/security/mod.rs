@@ -5,6 +5,7 @@
 pub mod app_connections;
 pub mod auth_hardening;
 pub mod auth_matrix;
+pub mod control_ids;
 pub mod hardening;
 pub mod isolation;
 pub mod org_credentials;

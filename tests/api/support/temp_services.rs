@@ -198,4 +198,24 @@ impl TempRedis {
             let _ = c.kill().await;
         }
     }
+
+    /// Stops answering without losing anything (SIGSTOP): an outage like a partition or
+    /// a hung server; [`TempRedis::resume`] ends it with every key still there.
+    pub async fn pause(&self) {
+        self.signal("-STOP").await;
+    }
+
+    pub async fn resume(&self) {
+        self.signal("-CONT").await;
+    }
+
+    async fn signal(&self, sig: &str) {
+        let pid = self.child.as_ref().and_then(Child::id).expect("redis runs");
+        let ok = Command::new("kill")
+            .args([sig, &pid.to_string()])
+            .status()
+            .await
+            .is_ok_and(|s| s.success());
+        assert!(ok, "kill {sig} {pid}");
+    }
 }
