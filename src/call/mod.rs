@@ -28,6 +28,7 @@ pub mod threads;
 pub mod tool_call;
 pub mod tool_vectors;
 pub mod ui_stream;
+pub mod value_refs;
 pub mod workflow_tool;
 
 use std::collections::HashMap;

@@ -61,10 +61,20 @@ pub fn model_tool(
             "_for_each".into(),
             json!({
                 "type": "object",
-                "description": "Run this tool once per value of one of its parameters and merge the rows; each row gets a field named after the parameter holding the value it came from. At most 50 distinct values.",
+                "description": "Run this tool once per value of one of its parameters and merge the rows; each row gets a field named after the parameter holding the value it came from. At most 50 distinct values. A stored result can be passed by reference instead of copying its values: `values` as {\"fromResult\": \"<_resultId>\", \"path\": \"id\"} uses that field of every stored row (beyond 50 values, continued with `_continue`).",
                 "properties": {
                     "key": {"type": "string", "enum": keys, "description": "The parameter to vary."},
-                    "values": {"type": "array", "items": {}, "maxItems": 50, "description": "The values to use, one call each."}
+                    "values": {
+                        "description": "The values to use, one call each: a list, or a reference to a stored result.",
+                        "anyOf": [
+                            {"type": "array", "items": {}, "maxItems": 50},
+                            {"type": "object", "properties": {
+                                "fromResult": {"type": "string", "description": "The `_resultId` of a result earlier in this conversation."},
+                                "path": {"type": "string", "description": "The dot-path of the field of each row, e.g. \"id\" or \"customer.id\"."},
+                                "filter": {"description": "Optional clauses {field, op, value} picking the rows, as queryToolResult's `filter`."}
+                            }, "required": ["fromResult", "path"]}
+                        ]
+                    }
                 },
                 "required": ["key", "values"]
             }),
@@ -219,6 +229,14 @@ mod tests {
         assert!(t.description.contains("_fields") && t.description.contains("_for_each"));
         assert!(t.description.contains("`_continue`") && t.description.contains("`aggregate`"));
         assert!(props.contains_key("_continue"));
+        // E6: the model is told, in one sentence, that a stored result can be passed by reference
+        let fan = props["_for_each"]["description"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            fan.contains("passed by reference") && fan.contains("fromResult"),
+            "{fan}"
+        );
         assert_eq!(
             props["_for_each"]["properties"]["key"]["enum"],
             json!(["status", "per_page", "page"])
