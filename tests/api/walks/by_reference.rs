@@ -192,7 +192,7 @@ fn text(v: &Value) -> &str {
     v.as_str().unwrap_or_default()
 }
 
-/// E6, P10, G5: a 2,000-row cut result fanned out by reference over 40 calls, exact.
+/// E6, P10, G5, Q2: a 2,000-row cut result fanned out by reference over 40 calls, exact.
 #[tokio::test]
 async fn e6_a_2000_row_cut_result_fans_out_by_reference_across_calls() {
     let h = Hotel::start().await;
@@ -234,7 +234,37 @@ async fn e6_a_2000_row_cut_result_fans_out_by_reference_across_calls() {
         r["_note"]
     );
     assert_eq!(h.hits.load(Ordering::SeqCst), 50, "50 values a call");
+    // the rows wait in the stored result until the last value: counted, not shown
+    let so_far: usize = (0..50).map(|i| bookings_of(&customer_id(i)).len()).sum();
+    assert_eq!(
+        (&r["_itemCount"], &r["_itemsShown"], &r["items"]),
+        (&json!(so_far), &json!(0), &json!([]))
+    );
+    assert_eq!(
+        r["_truncated"],
+        Value::Null,
+        "nothing was cut: G5 stays clear"
+    );
     let bid = text(&r["_resultId"]).to_string();
+    // Q2: the union so far is a partial set, and says why
+    let partial = h
+        .call(
+            "t",
+            "queryToolResult",
+            json!({"resultId": bid, "aggregate": {"count": true}}),
+        )
+        .await
+        .ok(200)["result"]
+        .clone();
+    assert_eq!(
+        (&partial["aggregates"]["count"], &partial["sound"]),
+        (&json!(so_far), &json!(false))
+    );
+    assert!(
+        text(&partial["note"]).contains("`_for_each` values were fetched so far"),
+        "{}",
+        partial["note"]
+    );
     let mut cont = text(&r["_continue"]).to_string();
     let mut calls = 1;
     let mut last = r;
@@ -509,9 +539,17 @@ impl Tally {
         result
     }
 
-    /// Reads every row of a stored result with queryToolResult, `limit` rows a call.
-    async fn read_all(&mut self, h: &Hotel, thread: &str, rid: &str, fields: Value) -> usize {
-        let mut rows = 0;
+    /// Reads the rows of a stored result from `from` on with queryToolResult, 1,000 a
+    /// call; the rows read, counting the `from` already shown.
+    async fn read_from(
+        &mut self,
+        h: &Hotel,
+        thread: &str,
+        rid: &str,
+        fields: Value,
+        from: usize,
+    ) -> usize {
+        let mut rows = from;
         loop {
             let page = self
                 .call(
@@ -591,7 +629,9 @@ async fn e6_measure_copying_versus_reference() {
     }
     let (fan_calls, fan_sent, fan_read) = (by_ref.calls, by_ref.sent, by_ref.read);
     let bid = text(&r["_resultId"]).to_string();
-    let read_back = by_ref.read_all(&h, "ref", &bid, fields).await;
+    // the last call shows the union cut to the budget: the rest is read from there on
+    let shown = r["_itemsShown"].as_u64().map_or(rows, |n| n as usize);
+    let read_back = by_ref.read_from(&h, "ref", &bid, fields, shown).await;
     assert_eq!(read_back, rows, "the same rows either way");
     println!("E6 measure: {CUSTOMERS} customers, {rows} booking rows, tokens = ceil(bytes / 3)");
     println!("| | calls | tokens sent | tokens read |");

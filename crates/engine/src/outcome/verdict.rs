@@ -257,12 +257,9 @@ pub fn combine(
         ));
     }
     if !unfetched.is_empty() && halted == Some(StopReason::Values) {
-        let list: Vec<String> = unfetched.iter().take(5).map(Value::to_string).collect();
         note.push_str(&format!(
-            " {} `_for_each` values are left for the next call, starting with {}{}.",
-            unfetched.len(),
-            list.join(", "),
-            if unfetched.len() > 5 { ", …" } else { "" }
+            " {} `_for_each` values are left for the next call.",
+            unfetched.len()
         ));
     } else if !unfetched.is_empty() {
         let list: Vec<String> = unfetched.iter().take(10).map(Value::to_string).collect();
@@ -274,9 +271,7 @@ pub fn combine(
         ));
     }
     if stopped_by == Some(StopReason::Values) {
-        note.push_str(
-            " Report this as a partial set until every value is fetched: counts, sums and averages over it are not totals yet.",
-        );
+        note.push_str(" Until every value is fetched the set is partial: no totals from it.");
     } else if !paging_complete && (stopped_by.is_some() || likely_more_rows) {
         note.push_str(
             " Report this as a partial set: counts, sums and averages over it are not totals. \
@@ -407,8 +402,7 @@ fn bound_note(bound: StopReason, limits: &Limits, at_value: String) -> String {
             limits.bytes / (1024 * 1024)
         ),
         StopReason::Values => format!(
-            "This call fetched its share of the referenced `_for_each` values (at most {} a call); \
-             `_forEachValues` counts the values done and left.",
+            "Fetched the next referenced `_for_each` values ({} a call); `_forEachValues` counts those done and left.",
             limits.for_each_values
         ),
         _ => format!(

@@ -287,13 +287,15 @@ pub(crate) fn substitute(
         let value = match (array, values) {
             (true, _) => Value::Array(values.to_vec()),
             (false, [one]) => one.clone(),
-            (false, _) => return Err(EngineError::invalid(format!(
+            (false, _) => {
+                return Err(EngineError::invalid(format!(
                 "`{}` takes one value, and its reference to {} gave {}: narrow it with `filter`, \
                      or pass the reference as `_for_each.values` to call the tool once per value.",
                 site.label(),
                 r.result_id,
                 values.len()
-            ))),
+            )))
+            }
         };
         let slot = match site {
             RefSite::Body(_) => match args.get_mut("body") {

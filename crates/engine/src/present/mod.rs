@@ -189,8 +189,7 @@ fn envelope(
         }
         if withheld {
             note.push_str(&format!(
-                " The {n} rows so far are stored under `_resultId` and shown once every value is fetched \
-                 (queryToolResult reads them meanwhile)."
+                " The {n} rows so far are stored under `_resultId`, shown once every value is fetched."
             ));
         }
         if let Some(k) = shown {
