@@ -28,6 +28,13 @@ pub struct RunOptions {
     pub cache_ttl: Option<Duration>,
 }
 
+/// A step's arguments for the tool, as the run resolved them.
+pub struct StepArguments {
+    pub args: Value,
+    /// E6: the values `loop.for_each.values` names by reference (an earlier step's rows).
+    pub read: Resolved,
+}
+
 pub struct BoundRun {
     /// Shared with this replica's memory of the cache entry on a hit.
     pub outcome: std::sync::Arc<Outcome>,
@@ -43,8 +50,7 @@ impl Runtime {
         caller: &Caller,
         agent: &AgentView,
         name: &str,
-        args: Value,
-        read: &Resolved,
+        input: StepArguments,
         opts: RunOptions,
         progress: &P,
     ) -> Result<BoundRun, RuntimeError> {
@@ -57,10 +63,10 @@ impl Runtime {
         let mut plan = loopgate_engine::parse_call_resolved(
             &bound.analysis,
             &bound.tool.input_schema.0,
-            args,
+            input.args,
             opts.looping || bound.binding.loop_responses,
             self.walker.limits(),
-            read,
+            &input.read,
         )?;
         let cache = CacheUse {
             mode: match opts.cache_ttl {
