@@ -180,7 +180,7 @@ pub fn loop_guidance() -> &'static str {
     "Some of your tools can fetch large collections for you. Rules for using them well:\n\
      1. Narrow first: use the tool's own filter and search parameters before fetching broadly.\n\
      2. Fetch everything before you count: never total, rank or average rows from one page. Pass `_all_pages: true` to get every page in one call.\n\
-     3. Ask only for what you need: pass `_fields` with the dot-paths you will use, and `_for_each` to repeat a call over a list of ids instead of calling it many times.\n\
+     3. Ask only for what you need: pass `_fields` with the dot-paths you will use, and `_for_each` to repeat a call over a list of ids instead of calling it many times; when the ids are in a stored result, pass `{\"fromResult\": <its _resultId>, \"path\": \"id\"}` as the values instead of copying them.\n\
      4. Read the verdict: if `_pagingComplete` is false or `_likelyMoreRows` is true, the rows are a partial set. Say so plainly, and present counts and sums as \"at least\" or \"in the rows retrieved\", never as totals.\n\
      5. When a result stopped at a limit and carries `_continue`, call the same tool again with the same arguments plus that `_continue` to fetch the rest into the same result, until `_pagingComplete` is true.\n\
      6. When a result says it was cut (`_truncated`), read the rest with queryToolResult (rows) or fetchToolResult (text) before answering.\n\
