@@ -131,13 +131,20 @@ fn wants_stream(req: &HttpRequest) -> bool {
 /// start, start-step, tool-input-available, data-tool-loop-progress (at most one per
 /// 750 ms), tool-output-available or tool-output-error, finish-step, finish, [DONE].
 /// The call runs to its end even if the client leaves; read it back with GET /v1/tool-calls/{id}.
+///
+/// Values by reference (E6): `_for_each.values` (or any array or scalar argument) may be
+/// `{"fromResult": "res_…", "path": "id", "filter": {…}}`, read server-side from the thread's
+/// own stored result, so an agent never copies ids out of one result into the next call.
+/// A fan-out by reference walks 50 values a call; when values are left the envelope says
+/// `_stoppedBy: "values"`, counts them in `_forEachValues: {total, done, left}` and carries
+/// a `_continue` that walks the next ones into the same `_resultId`.
 #[utoipa::path(post, operation_id = "createToolCall", path = "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls", tag = "runtime",
     request_body = ToolCallInput,
     responses(
         (status = 200, description = "The call's outcome as JSON, or with `Accept: text/event-stream` its UI-message stream",
             content((ToolCallResponse = "application/json"), (UiMessageStream = "text/event-stream"))),
         (status = 400, description = "The arguments do not fit the tool (`invalid_arguments`, `invalid_for_each_key`, `all_pages_unsupported`); `detail` is written for the model", body = Problem),
-        (status = 404, description = "No such agent, or a `_resultId` that is not this thread's (`not_found`, `result_not_found`)", body = Problem),
+        (status = 404, description = "No such agent, or a `_resultId` (read, or referenced with `fromResult`) that is not this thread's (`not_found`, `result_not_found`)", body = Problem),
         (status = 409, description = "The thread must first read its cut results (`retrieval_required`), load the tool (`tool_not_loaded`), or the user must connect or bring a credential (`connect_required`, `credential_required`)", body = Problem),
         (status = 410, description = "The stored result expired (`result_expired`), or the result store lost it before it expired (`result_lost`)", body = Problem),
         (status = 502, description = "The upstream API failed (`upstream_failed`), with what was learned from it and nothing of the credential", body = Problem),

@@ -94,6 +94,30 @@ async fn check_steps(
             )));
         }
         check_loop_and_if(i, s)?;
+        check_values_by_reference(i, s, &ids)?;
+    }
+    Ok(())
+}
+
+/// E6 in a workflow: `loop.for_each.values` as `{"fromResult": "<step id>", "path",
+/// "filter"?}` names a step before this one (`ids` holds the ids so far, this step's too).
+fn check_values_by_reference(i: usize, step: &Value, ids: &HashSet<&str>) -> Result<(), ApiError> {
+    let Some(v) = step
+        .pointer("/loop/for_each/values")
+        .filter(|v| loopgate_engine::plan::value_ref::is_reference(v))
+    else {
+        return Ok(());
+    };
+    let site = loopgate_engine::RefSite::ForEach;
+    let r = loopgate_engine::ValueRef::parse(v, &site, &loopgate_engine::Limits::default())
+        .map_err(|e| ApiError::invalid(format!("steps[{i}].loop.for_each: {}", e.detail())))?;
+    let own = step.get("id").and_then(Value::as_str);
+    if own == Some(r.result_id.as_str()) || !ids.contains(r.result_id.as_str()) {
+        return Err(ApiError::invalid(format!(
+            "steps[{i}].loop.for_each.values.fromResult '{}' must be the id of an earlier step \
+             (a workflow reads the rows of its own steps; it has no _resultId)",
+            r.result_id
+        )));
     }
     Ok(())
 }
@@ -120,7 +144,7 @@ fn check_loop_and_if(i: usize, step: &Value) -> Result<(), ApiError> {
         if let Some(fe) = obj.get("for_each") {
             if !fe.get("key").is_some_and(Value::is_string) || fe.get("values").is_none() {
                 return Err(ApiError::invalid(format!(
-                    "steps[{i}].loop.for_each must be {{key, values}} (values: a list or {{\"ref\": <JSONPath>}})"
+                    "steps[{i}].loop.for_each must be {{key, values}} (values: a list, {{\"ref\": <JSONPath>}} or {{\"fromResult\": <step id>, \"path\": <field of each row>}})"
                 )));
             }
         }

@@ -41,6 +41,10 @@ pub struct Continuation {
     pub rows: usize,
     pub errors: Vec<ForEachError>,
     pub expires_at: DateTime<Utc>,
+    /// E6: the values the call's references to stored results read; a resumed call walks
+    /// these, even when the result they came from has expired since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<crate::call::value_refs::ReadValues>,
 }
 
 fn key(t: &ThreadKey, token: &str) -> String {
@@ -201,6 +205,7 @@ mod tests {
             rows: 0,
             errors: vec![],
             expires_at: Utc::now(),
+            read: None,
         }
     }
 
@@ -263,6 +268,7 @@ mod tests {
             rows: 0,
             errors: vec![],
             expires_at: Utc::now() + chrono::Duration::minutes(5),
+            read: None,
         };
         let token = save(&kv, &t, &c).await.unwrap();
         let claim = crate::results::dataset_cache::walk_lease(Duration::from_secs(600));

@@ -32,6 +32,7 @@ pub mod threads;
 pub mod tool_call;
 pub mod tool_vectors;
 pub mod ui_stream;
+pub mod value_refs;
 pub mod vector_jobs;
 pub mod workflow_tool;
 

@@ -36,6 +36,8 @@ pub(super) struct Kept<'a> {
     pub(super) cache: Option<loopgate_engine::CacheLabel>,
     /// `held` is a version of the entry Redis has not confirmed yet (`Fetched::unconfirmed`).
     pub(super) unconfirmed: bool,
+    /// E6: what the call's references read, kept with a `_continue`.
+    pub(super) read: &'a crate::call::value_refs::ReadValues,
 }
 
 impl Runtime {
@@ -80,6 +82,7 @@ impl Runtime {
                 errors: outcome.for_each_errors.clone(),
                 expires_at: self.walker.clock().now()
                     + chrono::Duration::from_std(self.kv().result_ttl()).unwrap_or_default(),
+                read: (!kept.read.written.is_empty()).then(|| kept.read.clone()),
             };
             labels.continue_token = Some(continuations::save(self.kv(), &start.thread, &c).await?);
         }

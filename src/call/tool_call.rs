@@ -3,7 +3,8 @@
 //! restriction (G5), parsed by the engine (L3), run against its upstream ([`crate::walk::run_tool`],
 //! with the credential [`crate::call::credential_choice`] picks), presented and its full result
 //! stored under a `_resultId` ([`crate::call::present_result`]: R2, F, G1, G3). A `_continue` is redeemed
-//! here and the resumed walk grown (P10).
+//! here and the resumed walk grown (P10); references to stored results in the arguments
+//! are read before the engine parses them ([`crate::call::value_refs`], E6).
 
 use serde_json::Value;
 use tracing::Instrument as _;
@@ -19,6 +20,7 @@ use crate::call::offered_tools;
 use crate::call::present_result::Kept;
 use crate::call::retrieval_tools::{FETCH_TOOL, QUERY_TOOL};
 use crate::call::ui_stream;
+use crate::call::value_refs;
 use crate::call::{BoundTool, ResultJson, Runtime, RuntimeError, ThreadKey};
 use crate::crypto::new_id;
 use crate::discovery::meta::{CONNECT_TOOLKIT, LIST_CONNECTIONS, LOAD_TOOL, SEARCH_TOOLS};
@@ -260,7 +262,19 @@ impl Runtime {
                 Some(m) => m.clone(),
                 None => stored_results::thread_marks(self.kv(), &start.thread).await?,
             };
-            if marks.restricted {
+            // E6: a call that hands every unread cut result on by reference reads them (G5)
+            let handed_on = || {
+                let Some(i) = index else {
+                    return false;
+                };
+                let ids = value_refs::referenced_ids(
+                    args,
+                    &agent.tools[i].analysis,
+                    self.walker.limits(),
+                );
+                marks.pending.iter().all(|p| ids.contains(p))
+            };
+            if marks.restricted && !handed_on() {
                 let pending = marks.pending;
                 return Err(RuntimeError::RetrievalRequired(format!(
                     "an earlier result was cut and has not been read: call {QUERY_TOOL} or {FETCH_TOOL} with \
@@ -339,12 +353,23 @@ impl Runtime {
             Some(c) => continuations::arguments_for(&start.input.arguments, c),
             None => start.input.arguments.clone(),
         };
-        let mut plan = loopgate_engine::parse_call(
+        // E6: references to stored results are read here (G6, G5); the engine gets values
+        let read = self
+            .read_references(
+                &start.thread,
+                bound,
+                &args,
+                self.walker.limits(),
+                cont.and_then(|c| c.read.as_ref()),
+            )
+            .await?;
+        let mut plan = loopgate_engine::parse_call_resolved(
             &bound.analysis,
             &bound.tool.input_schema.0,
             args.clone(),
             bound.binding.loop_responses,
             self.walker.limits(),
+            &read.values,
         )?;
         let mut prior = None;
         if let Some(c) = cont {
@@ -400,6 +425,7 @@ impl Runtime {
                 stored,
                 cache: label,
                 unconfirmed,
+                read: &read,
             };
             if let Some(presented) = self.keep(caller, start, &plan, outcome, kept).await? {
                 if unconfirmed {

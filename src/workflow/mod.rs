@@ -21,7 +21,7 @@ use crate::auth::Caller;
 use crate::call::event_feed::Feed;
 use crate::call::event_log;
 use crate::call::ui_stream;
-use crate::call::workflow_tool::RunOptions;
+use crate::call::workflow_tool::{RunOptions, StepArguments};
 use crate::call::{AgentView, Runtime, RuntimeError};
 use crate::crypto::new_id;
 use crate::store::workflow_runs::{self, NewRun, WorkflowRun};
@@ -250,6 +250,7 @@ async fn run_step(
     };
     observer.step_started(call_id, step.tool, &shown);
     let args = args.map_err(invalid)?;
+    let read = step.referenced_values(doc).map_err(invalid)?;
     let opts = RunOptions {
         looping: step.looping.is_some(),
         experiment: start.run.experiment,
@@ -257,7 +258,14 @@ async fn run_step(
     };
     let sink = StepProgress { observer, call_id };
     let run = rt
-        .run_bound_tool(caller, &start.agent, step.tool, args, opts, &sink)
+        .run_bound_tool(
+            caller,
+            &start.agent,
+            step.tool,
+            StepArguments { args, read },
+            opts,
+            &sink,
+        )
         .await
         .map_err(|e| {
             let (code, _) = e.code_status();

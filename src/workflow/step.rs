@@ -9,8 +9,9 @@ use serde_json::{json, Map, Value};
 use super::refs::{self, RefError};
 use crate::call::workflow_tool::BoundRun;
 use loopgate_engine::document::Page;
+use loopgate_engine::plan::value_ref;
 use loopgate_engine::present::row_filter;
-use loopgate_engine::{CacheLabel, Item};
+use loopgate_engine::{CacheLabel, Item, RefSite, Resolved, ValueRef};
 
 /// A step as the run needs it.
 pub struct Step<'a> {
@@ -67,6 +68,45 @@ impl<'a> Step<'a> {
             }
         }
         Ok(Value::Object(args))
+    }
+
+    /// E6 in a workflow: `loop.for_each.values` as `{"fromResult": "<step id>", "path",
+    /// "filter"?}` reads the values from the rows of an earlier step's output (the merged
+    /// item array W2 puts in place, as filtered and projected there): workflows hand out no
+    /// `_resultId` (W3), so the step id names the stored rows. Read here, the values reach
+    /// the engine as a fan-out by reference, walked to the end within the step.
+    pub fn referenced_values(&self, doc: &Value) -> Result<Resolved, RefError> {
+        let Some(v) = self
+            .looping
+            .and_then(|l| l.get("for_each"))
+            .and_then(|f| f.get("values"))
+            .filter(|v| value_ref::is_reference(v))
+        else {
+            return Ok(Resolved::default());
+        };
+        let id = self.id;
+        let limits = loopgate_engine::Limits::default();
+        let r = ValueRef::parse(v, &RefSite::ForEach, &limits)
+            .map_err(|e| RefError(format!("step '{id}': loop.for_each: {}", e.detail())))?;
+        let Some(rows) = doc.get("steps").and_then(|s| s.get(&r.result_id)) else {
+            return Err(RefError(format!(
+                "step '{id}': loop.for_each.values.fromResult \"{}\" names no earlier step; \
+                 in a workflow it names the id of a step that ran before this one",
+                r.result_id
+            )));
+        };
+        if rows.get("_skipped").is_some() || rows.get("_error").is_some() {
+            return Err(RefError(format!(
+                "step '{id}': loop.for_each.values.fromResult \"{}\" names a step that has no rows (skipped or failed)",
+                r.result_id
+            )));
+        }
+        let values = r
+            .values_in(rows.to_string(), &limits)
+            .map_err(|e| RefError(format!("step '{id}': loop.for_each: {}", e.detail())))?;
+        Ok(Resolved {
+            values: vec![(RefSite::ForEach, values)],
+        })
     }
 
     /// W4: the step's own cache TTL, when it opts in.
@@ -148,9 +188,36 @@ mod tests {
                    "_for_each": {"key": "id", "values": [1, 2]}})
         );
         assert_eq!(step.cache_ttl(), Some(Duration::from_secs(300)));
+        assert_eq!(step.referenced_values(&doc).unwrap(), Resolved::default());
         let plain = json!({"id": "p", "tool": "t"});
         let step = Step::parse(&plain);
         assert_eq!(step.arguments(&doc).unwrap(), json!({}));
         assert_eq!(step.cache_ttl(), None);
+    }
+
+    /// E6 in a workflow: `fromResult` names an earlier step; its rows give the values.
+    #[test]
+    fn e6_for_each_values_by_reference_read_an_earlier_steps_rows() {
+        let v = json!({"id": "each", "tool": "t", "loop": {"for_each": {"key": "id",
+            "values": {"fromResult": "list", "path": "id", "filter": {"field": "vip", "op": "eq", "value": true}}}}});
+        let step = Step::parse(&v);
+        let doc = json!({"input": {}, "steps": {"list": {"customers": [
+            {"id": "c1", "vip": true}, {"id": "c2", "vip": false}, {"id": "c3", "vip": true}],
+            "_loop": {"complete": true}}}});
+        assert_eq!(
+            step.referenced_values(&doc).unwrap(),
+            Resolved {
+                values: vec![(RefSite::ForEach, vec![json!("c1"), json!("c3")])]
+            }
+        );
+        let args = step.arguments(&doc).unwrap();
+        assert_eq!(
+            args["_for_each"]["values"]["fromResult"], "list",
+            "kept for the engine"
+        );
+        let missing = json!({"id": "each", "tool": "t", "loop": {"for_each": {"key": "id",
+            "values": {"fromResult": "nope", "path": "id"}}}});
+        let e = Step::parse(&missing).referenced_values(&doc).unwrap_err();
+        assert!(e.0.contains("names no earlier step"), "{e:?}");
     }
 }

@@ -263,6 +263,13 @@ export interface paths {
          *     start, start-step, tool-input-available, data-tool-loop-progress (at most one per
          *     750 ms), tool-output-available or tool-output-error, finish-step, finish, [DONE].
          *     The call runs to its end even if the client leaves; read it back with GET /v1/tool-calls/{id}.
+         *
+         *     Values by reference (E6): `_for_each.values` (or any array or scalar argument) may be
+         *     `{"fromResult": "res_…", "path": "id", "filter": {…}}`, read server-side from the thread's
+         *     own stored result, so an agent never copies ids out of one result into the next call.
+         *     A fan-out by reference walks 50 values a call; when values are left the envelope says
+         *     `_stoppedBy: "values"`, counts them in `_forEachValues: {total, done, left}` and carries
+         *     a `_continue` that walks the next ones into the same `_resultId`.
          */
         post: operations["createToolCall"];
         delete?: never;
@@ -1983,6 +1990,13 @@ export interface components {
         };
         /** @description `POST …/tool-calls` body. */
         ToolCallInput: {
+            /**
+             * @description The tool's arguments, with the reserved ones of a looping binding. Values by
+             *     reference (LOOP_ENGINE E6): `_for_each.values`, or any argument not declared an
+             *     object, may be `{"fromResult": "<_resultId>", "path": "<field of each row>",
+             *     "filter"?: [clauses]}`, read server-side from this thread's own stored result; a
+             *     fan-out by reference walks 50 values a call and continues with `_continue`.
+             */
             arguments?: {
                 [key: string]: unknown;
             };
@@ -3030,7 +3044,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description No such agent, or a `_resultId` that is not this thread's (`not_found`, `result_not_found`) */
+            /** @description No such agent, or a `_resultId` (read, or referenced with `fromResult`) that is not this thread's (`not_found`, `result_not_found`) */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -15,6 +15,11 @@
 //!     CallPlan { upstream_args, fields, filter, all_pages, for_each, refresh,
 //!                uses_reserved, looping, paginated, .. }
 //!     CallPlan::cache_identity() -> Value                                  C1
+//! references(&args, &analysis, &limits) -> Vec<(RefSite, ValueRef)>        E6
+//!     ValueRef::values_in(stored_text, &limits) -> Vec<Value>  (the runtime reads the text)
+//! parse_call_resolved(.., &Resolved) -> Result<CallPlan>   parse_call with the values read
+//!     for each reference; a fan-out by reference walks `limits.for_each_values` values a
+//!     call and leaves the rest to `_continue` (`_stoppedBy: values`, `_forEachValues`)
 //! run(&plan, &analysis, &upstream, &progress, &clock, &limits).await -> Result<Outcome>
 //!                                    P2–P5, P11, E1–E5, S1, P9 (`limits.concurrency`)
 //!     Outcome { envelope, frame, slot, json, items, verdict, for_each_errors, requests,
@@ -84,9 +89,10 @@ pub use document::Slot;
 pub use error::EngineError;
 pub use error_code::ErrorCode;
 pub use limits::Limits;
-pub use outcome::{Outcome, Provenance, StopReason, StoredJson, Verdict};
+pub use outcome::{Outcome, Provenance, StopReason, StoredJson, ValueCount, Verdict};
 pub use plan::model_tools::{loop_guidance, model_tool, retrieval_tools, ModelTool};
-pub use plan::{parse_call, CallPlan, ForEach, ForEachError};
+pub use plan::value_ref::{references, RefSite, Resolved, ValueRef};
+pub use plan::{parse_call, parse_call_resolved, CallPlan, ForEach, ForEachError};
 pub use ports::{
     progress_due, Clock, NoProgress, Progress, ProgressSink, Upstream, UpstreamFailure,
     UpstreamProgress, UpstreamRequest, UpstreamResponse,

@@ -4,6 +4,7 @@
 
 pub mod aggregates;
 pub mod basics;
+pub mod by_reference;
 pub mod cursors;
 pub mod exact_apis;
 pub mod hostile_cursors;

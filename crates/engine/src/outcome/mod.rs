@@ -31,6 +31,9 @@ pub enum StopReason {
     /// The next-page URL left the provider's origin.
     OffOrigin,
     UpstreamError,
+    /// E6: a fan-out by reference walked its per-call share of values; the rest are left
+    /// for `_continue` (P10).
+    Values,
 }
 
 impl StopReason {
@@ -45,6 +48,7 @@ impl StopReason {
             Self::Loop => "loop",
             Self::OffOrigin => "off_origin",
             Self::UpstreamError => "upstream_error",
+            Self::Values => "values",
         }
     }
 
@@ -65,6 +69,19 @@ pub struct Verdict {
     pub total: Option<u64>,
     /// P11: which page number is the API's first page could not be established.
     pub first_page_unknown: bool,
+    /// E6: for a fan-out by reference, its values done and left (`_forEachValues`).
+    pub values: Option<ValueCount>,
+}
+
+/// E6: how far a fan-out by reference got, over every call that continued it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ValueCount {
+    /// Distinct values the reference gave.
+    pub total: usize,
+    /// Values walked to their end (or failed: see `_forEachErrors`).
+    pub done: usize,
+    /// Values a `_continue` would still fetch.
+    pub left: usize,
 }
 
 impl Verdict {
@@ -82,6 +99,9 @@ impl Verdict {
         }
         if let Some(s) = self.stopped_by {
             m.insert("_stoppedBy".into(), json!(s.as_str()));
+        }
+        if let Some(c) = self.values {
+            m.insert("_forEachValues".into(), json!(c));
         }
         m.insert("_note".into(), json!(note));
         m
@@ -126,6 +146,9 @@ impl Provenance {
             Some(StopReason::Loop) => "the API repeated a page".to_owned(),
             Some(StopReason::OffOrigin) => {
                 "the next page pointed off the provider's site".to_owned()
+            }
+            Some(StopReason::Values) => {
+                "only some of the `_for_each` values were fetched so far".to_owned()
             }
             Some(b) => format!("the walk stopped at its `{}` bound", b.as_str()),
         };
@@ -329,6 +352,9 @@ impl Outcome {
                 note: f["_note"].as_str().unwrap_or_default().to_owned(),
                 total: f["_total"].as_u64(),
                 first_page_unknown: false,
+                values: f
+                    .get("_forEachValues")
+                    .and_then(|c| serde_json::from_value(c.clone()).ok()),
             }
         } else {
             Verdict {
@@ -338,6 +364,7 @@ impl Outcome {
                 note: String::new(),
                 total: None,
                 first_page_unknown: false,
+                values: None,
             }
         };
         let for_each_errors = f
@@ -383,6 +410,7 @@ mod tests {
                 note: "n".into(),
                 total: Some(9),
                 first_page_unknown: false,
+                values: None,
             },
             for_each_errors: vec![ForEachError {
                 value: json!("x"),

@@ -256,7 +256,12 @@ pub fn combine(
             errors.len()
         ));
     }
-    if !unfetched.is_empty() {
+    if !unfetched.is_empty() && halted == Some(StopReason::Values) {
+        note.push_str(&format!(
+            " {} `_for_each` values are left for the next call.",
+            unfetched.len()
+        ));
+    } else if !unfetched.is_empty() {
         let list: Vec<String> = unfetched.iter().take(10).map(Value::to_string).collect();
         note.push_str(&format!(
             " {} `_for_each` values were not fetched because the budget ran out: {}{}.",
@@ -265,7 +270,9 @@ pub fn combine(
             if unfetched.len() > 10 { ", …" } else { "" }
         ));
     }
-    if !paging_complete && (stopped_by.is_some() || likely_more_rows) {
+    if stopped_by == Some(StopReason::Values) {
+        note.push_str(" Until every value is fetched the set is partial: no totals from it.");
+    } else if !paging_complete && (stopped_by.is_some() || likely_more_rows) {
         note.push_str(
             " Report this as a partial set: counts, sums and averages over it are not totals. \
              To get a complete set, narrow the request with the API's own filters (or fewer `_for_each` values).",
@@ -278,6 +285,7 @@ pub fn combine(
         note: note.trim().to_owned(),
         total,
         first_page_unknown,
+        values: None,
     }
 }
 
@@ -392,6 +400,10 @@ fn bound_note(bound: StopReason, limits: &Limits, at_value: String) -> String {
         StopReason::Bytes => format!(
             "Stopped after {} MB of upstream data (the limit); more rows are likely.",
             limits.bytes / (1024 * 1024)
+        ),
+        StopReason::Values => format!(
+            "Fetched the next referenced `_for_each` values ({} a call); `_forEachValues` counts those done and left.",
+            limits.for_each_values
         ),
         _ => format!(
             "Stopped at the time limit of {} s; more rows are likely.",

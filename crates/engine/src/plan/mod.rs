@@ -3,6 +3,7 @@
 //! arguments can ever reach the upstream API.
 
 pub mod model_tools;
+pub mod value_ref;
 
 use crate::analysis::{
     ToolAnalysis, CURSOR_NAMES, OFFSET_NAMES, PAGE_NUMBER_NAMES, PAGE_SIZE_NAMES,
@@ -13,6 +14,7 @@ use crate::present::projection::Projection;
 use crate::present::row_filter::{parse_filter, Clause};
 use crate::walk::resume::Resume;
 use serde_json::{json, Map, Value};
+use value_ref::{RefSite, Resolved};
 
 pub const RESERVED: &[&str] = &[
     "_fields",
@@ -36,6 +38,9 @@ pub struct ForEach {
     pub values: Vec<Value>,
     /// E2: values that could not be coerced; reported in `_forEachErrors`.
     pub rejected: Vec<ForEachError>,
+    /// E6: the values came by reference: any number of them (up to `limits.items`), of
+    /// which one call walks at most this many, the rest left for `_continue` (P10).
+    pub per_call: Option<usize>,
 }
 
 /// E4: one entry of `_forEachErrors`.
@@ -88,7 +93,7 @@ impl CallPlan {
 }
 
 /// Key-sorted compact JSON, so argument order never changes an identity.
-fn canonical(v: &Value) -> String {
+pub(crate) fn canonical(v: &Value) -> String {
     fn sort(v: &Value) -> Value {
         match v {
             Value::Object(m) => {
@@ -104,13 +109,34 @@ fn canonical(v: &Value) -> String {
 }
 
 /// Validates and strips reserved arguments (L3). With looping off they are refused, so a
-/// model that guesses them never leaks them upstream.
+/// model that guesses them never leaks them upstream. A call holding references to stored
+/// results (E6) is refused here: the runtime reads them and calls [`parse_call_resolved`].
 pub fn parse_call(
+    analysis: &ToolAnalysis,
+    input_schema: &Value,
+    args: Value,
+    looping: bool,
+    limits: &Limits,
+) -> Result<CallPlan, EngineError> {
+    parse_call_resolved(
+        analysis,
+        input_schema,
+        args,
+        looping,
+        limits,
+        &Resolved::default(),
+    )
+}
+
+/// [`parse_call`] with the values the call's references to stored results stood for
+/// (E6, read by the runtime: `value_ref::references` says where they are).
+pub fn parse_call_resolved(
     analysis: &ToolAnalysis,
     _input_schema: &Value,
     args: Value,
     looping: bool,
     limits: &Limits,
+    resolved: &Resolved,
 ) -> Result<CallPlan, EngineError> {
     let mut args = match args {
         Value::Object(m) => m,
@@ -148,8 +174,9 @@ pub fn parse_call(
     }
     let for_each = reserved
         .get("_for_each")
-        .map(|v| parse_for_each(v, analysis, limits))
+        .map(|v| parse_for_each(v, analysis, limits, resolved))
         .transpose()?;
+    value_ref::substitute(&mut args, analysis, resolved, limits)?;
     let continue_token = match reserved.get("_continue") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) if !s.trim().is_empty() && s.len() <= MAX_CONTINUE_BYTES => {
@@ -233,18 +260,34 @@ fn all_pages_unsupported(a: &ToolAnalysis) -> EngineError {
     }
 }
 
-fn parse_for_each(v: &Value, a: &ToolAnalysis, limits: &Limits) -> Result<ForEach, EngineError> {
+fn parse_for_each(
+    v: &Value,
+    a: &ToolAnalysis,
+    limits: &Limits,
+    resolved: &Resolved,
+) -> Result<ForEach, EngineError> {
     let shape =
-        "`_for_each` must be {\"key\": \"<parameter name>\", \"values\": [\"v1\", \"v2\", …]}.";
+        "`_for_each` must be {\"key\": \"<parameter name>\", \"values\": [\"v1\", \"v2\", …]} \
+         (or `values` as {\"fromResult\": \"<_resultId>\", \"path\": \"<field of each row>\"}).";
     let obj = v.as_object().ok_or_else(|| EngineError::invalid(shape))?;
     let key = obj
         .get("key")
         .and_then(Value::as_str)
         .ok_or_else(|| EngineError::invalid(shape))?;
-    let values = obj
-        .get("values")
-        .and_then(Value::as_array)
-        .ok_or_else(|| EngineError::invalid(shape))?;
+    // E6: values by reference, read by the runtime
+    let by_reference = obj.get("values").is_some_and(value_ref::is_reference);
+    let values = match by_reference {
+        true => resolved.get(&RefSite::ForEach).ok_or_else(|| {
+            EngineError::invalid(
+                "`_for_each.values` refers to a stored result, which could not be read here; pass the values themselves.",
+            )
+        })?,
+        false => obj
+            .get("values")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .ok_or_else(|| EngineError::invalid(shape))?,
+    };
     let (name, body) = match key.strip_prefix("body.") {
         Some(k) => (k, Some(true)),
         None => (key, None),
@@ -265,7 +308,8 @@ fn parse_for_each(v: &Value, a: &ToolAnalysis, limits: &Limits) -> Result<ForEac
         ));
     }
     // Counted before any per-value work; de-duplication is then linear (by canonical text).
-    if values.len() > limits.max_for_each_raw {
+    // E6: a reference was read within `limits.items` distinct values by the runtime.
+    if !by_reference && values.len() > limits.max_for_each_raw {
         return Err(too_many(
             "`_for_each.values`",
             values.len(),
@@ -278,7 +322,7 @@ fn parse_for_each(v: &Value, a: &ToolAnalysis, limits: &Limits) -> Result<ForEac
         .iter()
         .filter(|v| seen.insert(canonical(v)))
         .collect();
-    if distinct.len() > limits.for_each_values {
+    if !by_reference && distinct.len() > limits.for_each_values {
         return Err(EngineError::invalid(format!(
             "`_for_each.values` has {} distinct values; at most {} are allowed per call. \
              Split them over several calls, or use the API's own filter parameters.",
@@ -291,6 +335,7 @@ fn parse_for_each(v: &Value, a: &ToolAnalysis, limits: &Limits) -> Result<ForEac
         in_body: param.in_body,
         values: Vec::new(),
         rejected: Vec::new(),
+        per_call: by_reference.then_some(limits.for_each_values),
     };
     let mut coerced = std::collections::HashSet::with_capacity(distinct.len());
     for v in distinct {

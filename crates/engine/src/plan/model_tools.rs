@@ -61,10 +61,20 @@ pub fn model_tool(
             "_for_each".into(),
             json!({
                 "type": "object",
-                "description": "Run this tool once per value of one of its parameters and merge the rows; each row gets a field named after the parameter holding the value it came from. At most 50 distinct values.",
+                "description": "Run this tool once per value of one of its parameters and merge the rows; each row gets a field named after the parameter holding the value it came from. At most 50 distinct values. A stored result can be passed by reference instead of copying its values: `values` as {\"fromResult\": \"<_resultId>\", \"path\": \"id\"} uses that field of every stored row (beyond 50 values, continued with `_continue`).",
                 "properties": {
                     "key": {"type": "string", "enum": keys, "description": "The parameter to vary."},
-                    "values": {"type": "array", "items": {}, "maxItems": 50, "description": "The values to use, one call each."}
+                    "values": {
+                        "description": "The values to use, one call each: a list, or a reference to a stored result.",
+                        "anyOf": [
+                            {"type": "array", "items": {}, "maxItems": 50},
+                            {"type": "object", "properties": {
+                                "fromResult": {"type": "string", "description": "The `_resultId` of a result earlier in this conversation."},
+                                "path": {"type": "string", "description": "The dot-path of the field of each row, e.g. \"id\" or \"customer.id\"."},
+                                "filter": {"description": "Optional clauses {field, op, value} picking the rows, as queryToolResult's `filter`."}
+                            }, "required": ["fromResult", "path"]}
+                        ]
+                    }
                 },
                 "required": ["key", "values"]
             }),
@@ -170,7 +180,7 @@ pub fn loop_guidance() -> &'static str {
     "Some of your tools can fetch large collections for you. Rules for using them well:\n\
      1. Narrow first: use the tool's own filter and search parameters before fetching broadly.\n\
      2. Fetch everything before you count: never total, rank or average rows from one page. Pass `_all_pages: true` to get every page in one call.\n\
-     3. Ask only for what you need: pass `_fields` with the dot-paths you will use, and `_for_each` to repeat a call over a list of ids instead of calling it many times.\n\
+     3. Ask only for what you need: pass `_fields` with the dot-paths you will use, and `_for_each` to repeat a call over a list of ids instead of calling it many times; when the ids are in a stored result, pass `{\"fromResult\": <its _resultId>, \"path\": \"id\"}` as the values instead of copying them.\n\
      4. Read the verdict: if `_pagingComplete` is false or `_likelyMoreRows` is true, the rows are a partial set. Say so plainly, and present counts and sums as \"at least\" or \"in the rows retrieved\", never as totals.\n\
      5. When a result stopped at a limit and carries `_continue`, call the same tool again with the same arguments plus that `_continue` to fetch the rest into the same result, until `_pagingComplete` is true.\n\
      6. When a result says it was cut (`_truncated`), read the rest with queryToolResult (rows) or fetchToolResult (text) before answering.\n\
@@ -219,6 +229,14 @@ mod tests {
         assert!(t.description.contains("_fields") && t.description.contains("_for_each"));
         assert!(t.description.contains("`_continue`") && t.description.contains("`aggregate`"));
         assert!(props.contains_key("_continue"));
+        // E6: the model is told, in one sentence, that a stored result can be passed by reference
+        let fan = props["_for_each"]["description"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(
+            fan.contains("passed by reference") && fan.contains("fromResult"),
+            "{fan}"
+        );
         assert_eq!(
             props["_for_each"]["properties"]["key"]["enum"],
             json!(["status", "per_page", "page"])

@@ -173,11 +173,13 @@ impl Writer<'_> {
             in_body,
             values,
             rejected,
+            per_call,
         } = f;
         self.str(key);
         self.bool(*in_body);
         self.list(values, Self::value);
         self.list(rejected, Self::for_each_error);
+        self.opt(per_call, |w, n| w.len(*n));
     }
 
     fn for_each_error(&mut self, e: &ForEachError) {

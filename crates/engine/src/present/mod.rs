@@ -15,7 +15,7 @@ pub mod template;
 
 use crate::document::Slot;
 use crate::limits::Limits;
-use crate::outcome::Outcome;
+use crate::outcome::{Outcome, StopReason};
 use crate::plan::CallPlan;
 use crate::present::cache_label::CacheLabel;
 use crate::present::rows::{assemble_text, shape, Row};
@@ -114,7 +114,9 @@ fn cut_note(shown: usize, total: usize, result_id: &str) -> String {
     format!(
         "Showing the first {shown} of {total} rows: the whole result is larger than fits here. \
          It is stored; read further rows with queryToolResult {{\"resultId\": \"{result_id}\", \"offset\": {shown}, \"limit\": 100}}, \
-         passing `fields` to keep rows small and `filter` to pick rows. Do not answer from this preview alone."
+         passing `fields` to keep rows small and `filter` to pick rows. Do not answer from this preview alone. \
+         To use a field of every row as another call's values, pass {{\"fromResult\": \"{result_id}\", \"path\": \"<field>\"}} \
+         in their place (e.g. as `_for_each.values`) instead of copying them."
     )
 }
 
@@ -159,9 +161,15 @@ fn envelope(
     budget: usize,
     labels: &Labels,
 ) -> PresentedJson {
-    let (rows, unmatched) = shape(&outcome.items, &plan.filter, plan.fields.as_ref());
+    let (mut rows, unmatched) = shape(&outcome.items, &plan.filter, plan.fields.as_ref());
     let n = rows.len();
     let v = &outcome.verdict;
+    // E6: while a fan-out by reference has values left, its rows wait in the stored result:
+    // forty continued calls showing the growing union would be read forty times over
+    let withheld = v.stopped_by == Some(StopReason::Values) && outcome.resume.is_some();
+    if withheld {
+        rows.clear();
+    }
     let errors = serde_json::to_value(&outcome.for_each_errors).unwrap_or(Value::Null);
     // `lean` drops the sample row and shortens the error list; `bare` keeps only counts
     // (in the note), for budgets too small for anything else.
@@ -179,12 +187,20 @@ fn envelope(
                 outcome.items.len()
             ));
         }
+        if withheld {
+            note.push_str(&format!(
+                " The {n} rows so far are stored under `_resultId`, shown once every value is fetched."
+            ));
+        }
         if let Some(k) = shown {
             note.push(' ');
             note.push_str(&cut_note(k, n, result_id));
         }
         let mut m = v.envelope_head(n, note.trim());
         m.insert("_resultId".into(), json!(result_id));
+        if withheld {
+            m.insert("_itemsShown".into(), json!(0));
+        }
         if let Some(k) = shown {
             m.insert("_truncated".into(), json!(true));
             m.insert("_itemsShown".into(), json!(k));
@@ -230,7 +246,7 @@ fn envelope(
     let (json, k) = fitted.unwrap_or_else(|| (build(Some(0), true, true).to_string(), 0));
     PresentedJson {
         json,
-        truncated: k < n,
+        truncated: k < rows.len(),
         stored: true,
     }
 }

@@ -243,6 +243,7 @@ fn call_plan() -> impl Strategy<Value = CallPlan> {
             in_body,
             values,
             rejected,
+            per_call: None,
         });
     (
         args(),

@@ -24,7 +24,7 @@ use crate::document::{Page, Slot};
 use crate::error::EngineError;
 use crate::limits::Limits;
 use crate::outcome::verdict::{self, Collection};
-use crate::outcome::{Outcome, StopReason};
+use crate::outcome::{Outcome, StopReason, ValueCount};
 use crate::plan::{CallPlan, ForEachError};
 use crate::ports::{progress_due, Clock, Progress, ProgressSink, Upstream};
 use crate::walk::ahead::Ahead;
@@ -114,6 +114,12 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             describe(&errors)
         )));
     }
+    // E6: a fan-out by reference walks its per-call share; the rest wait for `_continue`
+    let share = plan.for_each.as_ref().and_then(|f| f.per_call);
+    let later = match share {
+        Some(n) if values.len() > n => values.split_off(n),
+        _ => Vec::new(),
+    };
     let mut cols: Vec<Collection> = Vec::new();
     let mut unfetched: Vec<Value> = Vec::new();
     let mut halted: Option<StopReason> = None;
@@ -190,6 +196,13 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         }
         cols.push(col);
     }
+    if !later.is_empty() {
+        halted = halted.or(Some(StopReason::Values));
+        for (value, pending) in later {
+            unfetched.extend(value);
+            left.push(pending);
+        }
+    }
     let fetched_any = cols.iter().any(|c| c.pages > 0);
     if !fetched_any {
         let status = cols
@@ -205,7 +218,7 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         };
         return Err(EngineError::Upstream { status, detail });
     }
-    let verdict = verdict::combine(
+    let mut verdict = verdict::combine(
         &cols,
         &unfetched,
         halted.filter(|_| !unfetched.is_empty()),
@@ -215,6 +228,17 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         limits,
         ctx.items.len() + plan.resume.as_ref().map_or(0, |r| r.rows_before),
     );
+    if let Some(f) = plan.for_each.as_ref().filter(|f| f.per_call.is_some()) {
+        let total = f.values.len() + f.rejected.len();
+        let mut open: Vec<usize> = left.iter().map(|p| p.value).collect();
+        open.sort_unstable();
+        open.dedup();
+        verdict.values = Some(ValueCount {
+            total,
+            done: total.saturating_sub(open.len()),
+            left: open.len(),
+        });
+    }
     let first = ctx.first.take().unwrap_or_else(|| Page::parse(b""));
     Ok(Outcome {
         envelope: plan.uses_reserved,

@@ -101,6 +101,7 @@ pub fn resumable(stop: StopReason) -> bool {
             | StopReason::Items
             | StopReason::Bytes
             | StopReason::Time
+            | StopReason::Values
     )
 }
 
