@@ -120,6 +120,60 @@ impl Page {
         true
     }
 
+    /// G7: reads this page at the item array its response schema documents (`path`). An
+    /// array there is the rows; a body that leaves it out or sends `null` (protobuf-style
+    /// JSON omits empty lists) has zero rows there — the empty array is written into the
+    /// frame, so the page reads back the same from a stored result. False (the page is
+    /// left as it was) when the body is no JSON object, or holds its rows elsewhere.
+    pub fn documented(&mut self, path: &[String]) -> bool {
+        let slot = Slot::Key(path.to_vec());
+        if self.slot.is_some() || !self.json || !self.frame.is_object() || path.is_empty() {
+            return self.slot.as_ref() == Some(&slot);
+        }
+        if self.conform(&slot) {
+            return true;
+        }
+        let mut at = &mut self.frame;
+        for (i, k) in path.iter().enumerate() {
+            let Value::Object(m) = at else {
+                return false;
+            };
+            let last = i + 1 == path.len();
+            let v = m.entry(k.clone()).or_insert(if last {
+                Value::Null
+            } else {
+                Value::Object(Map::new())
+            });
+            if last {
+                if !v.is_null() {
+                    return false;
+                }
+                *v = Value::Array(Vec::new());
+            }
+            at = v;
+        }
+        self.items.clear();
+        self.slot = Some(slot);
+        true
+    }
+
+    /// G7: a body with no item array that is a list's envelope with the list left out
+    /// ([`item_array::bare_envelope`]): zero rows, never one row holding the envelope.
+    /// `first`: the frame and slot of the call's first page that held rows in an envelope;
+    /// the page is then read at that slot (an empty array written there).
+    pub fn bare(&mut self, first: Option<(&Value, &Slot)>) -> bool {
+        if self.slot.is_some() || !self.json {
+            return false;
+        }
+        if !item_array::bare_envelope(&self.frame, first.map(|(f, _)| f)) {
+            return false;
+        }
+        if let Some((_, Slot::Key(path))) = first {
+            self.documented(path);
+        }
+        true
+    }
+
     /// The payload with `items` put back in the slot.
     pub fn assemble(frame: &Value, slot: Option<&Slot>, items: Vec<Value>) -> Value {
         match slot {

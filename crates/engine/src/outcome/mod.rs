@@ -5,6 +5,7 @@ pub mod verdict;
 
 use crate::document::item::Item;
 use crate::document::{Page, Slot};
+use crate::learned::Learned;
 use crate::plan::ForEachError;
 use crate::present::rows::around;
 use crate::walk::resume::ResumePoint;
@@ -168,6 +169,10 @@ pub struct Outcome {
     /// P10: where a walk stopped by a bound would go on (None when nothing is left, or
     /// the walk cannot be resumed).
     pub resume: Option<ResumePoint>,
+    /// P14: what the tool's walks know of its paging after this call (what it was given,
+    /// confirmed, with what this call established and without what a response
+    /// contradicted); the runtime keeps it when it differs from what it gave.
+    pub learned: Learned,
 }
 
 impl Outcome {
@@ -360,6 +365,7 @@ impl Outcome {
             pages: 0,
             bytes: 0,
             resume: None,
+            learned: Learned::default(),
         }
     }
 }
@@ -393,6 +399,7 @@ mod tests {
             pages: 2,
             bytes: 10,
             resume: None,
+            learned: Learned::default(),
         }
     }
 
