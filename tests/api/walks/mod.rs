@@ -7,6 +7,7 @@ pub mod basics;
 pub mod cursors;
 pub mod exact_apis;
 pub mod hostile_cursors;
+pub mod learned_paging;
 pub mod pagination;
 pub mod parallel;
 pub mod resume;
