@@ -67,6 +67,7 @@ pub mod plan;
 pub mod ports;
 pub mod present;
 pub mod query;
+pub mod resume;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod walk;
@@ -87,6 +88,8 @@ pub use learned::Learned;
 pub use limits::Limits;
 pub use outcome::{Outcome, Provenance, StopReason, StoredJson, Verdict};
 pub use plan::model_tools::{loop_guidance, model_tool, retrieval_tools, ModelTool};
+pub use plan::projection::Projection;
+pub use plan::row_filter::{Clause, Op};
 pub use plan::{parse_call, CallPlan, ForEach, ForEachError};
 pub use ports::{
     progress_due, Clock, NoProgress, Progress, ProgressSink, Upstream, UpstreamFailure,
@@ -94,10 +97,8 @@ pub use ports::{
 };
 pub use present::cache_label::CacheLabel;
 pub use present::inputs::presenting_inputs;
-pub use present::projection::Projection;
-pub use present::row_filter::{Clause, Op};
 pub use present::template::PresentedTemplate;
 pub use present::{present, present_json, Labels, Presented, PresentedJson};
 pub use query::retrieval::{fetch_result, query_result, query_result_json};
-pub use walk::resume::{Pending, Position, Resume, ResumePoint};
+pub use resume::{Pending, Position, Resume, ResumePoint};
 pub use walk::run;

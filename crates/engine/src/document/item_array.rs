@@ -177,9 +177,22 @@ pub(crate) fn bare_envelope(frame: &serde_json::Value, first: Option<&serde_json
     {
         return false;
     }
+    // a count of rows, not a record's own number (`discount`, `account` are no counts)
+    let counts = |k: &str| {
+        k == "count"
+            || k.starts_with("total")
+            || k.ends_with("total")
+            || k.ends_with("estimate")
+            || (k.ends_with("count")
+                && [
+                    "row", "result", "item", "record", "hit", "match", "element", "entr",
+                ]
+                .iter()
+                .any(|w| k.contains(w)))
+    };
     let meta = |k: &str| {
         let k = norm(k);
-        ["total", "count", "estimate"].iter().any(|w| k.contains(w))
+        counts(&k)
             || k.starts_with("next")
             || k.starts_with("prev")
             || ENVELOPE_META.contains(&k.as_str())

@@ -7,6 +7,7 @@
 //! G2 (finding the item array without configuration) is [`crate::document::item_array`], on what
 //! this pass keeps.
 
+pub mod assemble;
 pub mod item;
 pub(crate) mod item_array;
 pub mod path;
@@ -195,7 +196,7 @@ impl Page {
             None => serde_json::to_string(frame).unwrap_or_default(),
             Some(s) => {
                 let len = items.iter().map(Item::len).sum();
-                crate::present::rows::assemble_text(frame, s, items.iter().map(Item::raw), len)
+                crate::document::assemble::assemble_text(frame, s, items.iter().map(Item::raw), len)
             }
         }
     }
@@ -489,6 +490,49 @@ mod tests {
         assert!(!Page::from_value(&json!({"error": "x"})).conform(&want));
         assert!(!Page::parse(b"<html>").conform(&want));
         assert!(!Page::from_value(&json!([{"id": 1}])).conform(&want));
+    }
+
+    #[test]
+    fn g7_a_documented_list_left_out_is_zero_rows_there() {
+        let path = vec!["result".to_owned(), "messages".to_owned()];
+        let mut p = Page::from_value(&json!({"resultSizeEstimate": 0}));
+        assert!(p.documented(&path) && p.items.is_empty());
+        assert_eq!(
+            p.frame,
+            json!({"resultSizeEstimate": 0, "result": {"messages": []}})
+        );
+        let mut p = Page::from_value(&json!({"result": {"messages": null}}));
+        assert!(p.documented(&path));
+        let mut p = Page::from_value(&json!({"result": {"messages": [{"id": 1}]}}));
+        assert!(p.documented(&path) && p.items.len() == 1);
+        // rows elsewhere, a text body, a value where the list should be: left as they are
+        assert!(!Page::from_value(&json!({"data": [{"id": 1}]})).documented(&path));
+        assert!(!Page::parse(b"<html>").documented(&path));
+        assert!(!Page::from_value(&json!({"result": {"messages": 3}})).documented(&path));
+    }
+
+    #[test]
+    fn g7_an_envelope_without_its_list_is_no_record() {
+        let bare = |v: Value| Page::from_value(&v).bare(None);
+        assert!(bare(json!({})));
+        assert!(bare(json!({"resultSizeEstimate": 0})));
+        assert!(bare(
+            json!({"totalSize": 0, "done": true, "nextPageToken": ""})
+        ));
+        assert!(bare(
+            json!({"filtered_table_rows_count": 0, "row_count": 0})
+        ));
+        // records: an id, or fields that are no paging metadata
+        assert!(!bare(json!({"id": 7, "total": 3})));
+        assert!(!bare(json!({"account": "acme", "discount": 10})));
+        assert!(!bare(json!({"name": "x"})));
+        // with the call's first envelope: only its keys
+        let first = json!({"experiments": [], "region": "eu"});
+        let slot = Slot::Key(vec!["experiments".into()]);
+        let mut p = Page::from_value(&json!({"region": "eu"}));
+        assert!(p.bare(Some((&first, &slot))));
+        assert_eq!(p.slot, Some(slot.clone()));
+        assert!(!Page::from_value(&json!({"error": "x"})).bare(Some((&first, &slot))));
     }
 
     #[test]

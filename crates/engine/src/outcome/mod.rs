@@ -3,12 +3,12 @@
 
 pub mod verdict;
 
+use crate::document::assemble::around;
 use crate::document::item::Item;
 use crate::document::{Page, Slot};
 use crate::learned::Learned;
 use crate::plan::ForEachError;
-use crate::present::rows::around;
-use crate::walk::resume::ResumePoint;
+use crate::resume::ResumePoint;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;

@@ -7,8 +7,18 @@ use crate::analysis::ToolAnalysis;
 use crate::limits::Limits;
 use crate::outcome::{StopReason, Verdict};
 use crate::plan::{CallPlan, ForEachError};
-use crate::walk::request::Failed;
 use serde_json::Value;
+
+/// A request that produced no usable page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed {
+    /// Which bound or error ended it.
+    pub stop: StopReason,
+    pub status: Option<u16>,
+    pub message: String,
+    /// The tool's own failure ([`crate::ports::UpstreamFailure::tool_error`]).
+    pub tool_error: bool,
+}
 
 /// How one collection (one `_for_each` value, or the whole call) ended.
 #[derive(Debug, Clone, PartialEq)]

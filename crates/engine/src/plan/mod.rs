@@ -3,15 +3,18 @@
 //! arguments can ever reach the upstream API.
 
 pub mod model_tools;
+pub mod projection;
+pub mod row_filter;
 
 use crate::analysis::{
     ToolAnalysis, CURSOR_NAMES, OFFSET_NAMES, PAGE_NUMBER_NAMES, PAGE_SIZE_NAMES,
 };
 use crate::error::EngineError;
 use crate::limits::{too_many, Limits};
-use crate::present::projection::Projection;
-use crate::present::row_filter::{parse_filter, Clause};
-use crate::walk::resume::Resume;
+use crate::plan::projection::Projection;
+use crate::plan::row_filter::{parse_filter, Clause};
+pub use crate::resume::ForEachError;
+use crate::resume::Resume;
 use serde_json::{json, Map, Value};
 
 pub const RESERVED: &[&str] = &[
@@ -36,15 +39,6 @@ pub struct ForEach {
     pub values: Vec<Value>,
     /// E2: values that could not be coerced; reported in `_forEachErrors`.
     pub rejected: Vec<ForEachError>,
-}
-
-/// E4: one entry of `_forEachErrors`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ForEachError {
-    pub value: Value,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub status: Option<u16>,
-    pub error: String,
 }
 
 /// What one tool call asks for, with the reserved arguments taken out.

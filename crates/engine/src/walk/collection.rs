@@ -17,6 +17,7 @@ use crate::error::EngineError;
 use crate::outcome::verdict::Collection;
 use crate::outcome::StopReason;
 use crate::ports::{Clock, ProgressSink, Upstream, UpstreamRequest};
+use crate::resume::{Pending, Position};
 use crate::walk::ahead_guess::{self, last_position, Extent};
 use crate::walk::first_page::{Answer, Step};
 use crate::walk::paging::{
@@ -24,7 +25,7 @@ use crate::walk::paging::{
     Start, Style,
 };
 use crate::walk::request::{fetch, Failed};
-use crate::walk::resume::{self, Pending, Position};
+use crate::walk::resume;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};

@@ -58,8 +58,8 @@ use crate::analysis::first_page::{SchemaBase, Strength};
 use crate::analysis::signals::{page_echo, url_number, Signals};
 use crate::analysis::Param;
 use crate::outcome::StopReason;
+use crate::resume::Position;
 use crate::walk::request::Failed;
-use crate::walk::resume::Position;
 use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -28,10 +28,10 @@ use crate::outcome::verdict::{self, Collection};
 use crate::outcome::{Outcome, StopReason};
 use crate::plan::{CallPlan, ForEachError};
 use crate::ports::{progress_due, Clock, Progress, ProgressSink, Upstream};
+use crate::resume::{Pending, ResumePoint};
 use crate::walk::ahead::Ahead;
 use crate::walk::paging::{stale, start};
 use crate::walk::request::{Budget, Failed};
-use crate::walk::resume::{Pending, ResumePoint};
 use collection::collection;
 use serde_json::Value;
 

@@ -15,8 +15,8 @@ use crate::learned::Learned;
 use crate::limits::Limits;
 use crate::plan::CallPlan;
 use crate::ports::Upstream;
+use crate::resume::{Pending, Position};
 use crate::walk::first_page::FirstPage;
-use crate::walk::resume::{Pending, Position};
 
 /// P10: a `_continue` that does not fit this call.
 pub(crate) fn stale() -> EngineError {
