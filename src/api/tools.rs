@@ -11,6 +11,7 @@ use super::extract::Studio;
 use super::list::{ListParams, ListResponse};
 use crate::api::state::AppState;
 use crate::store::providers;
+use crate::store::tool_paging;
 use crate::store::tools::{self, Tool, ToolFields, ToolKind};
 use loopgate_engine::analysis::summary::{
     summarize, Confidence, PagingParams, PagingSource, PagingStyle,
@@ -235,9 +236,20 @@ pub struct ToolPagination {
     pub hint: Option<Value>,
     /// One sentence for a person.
     pub note: String,
+    /// What walks established about the tool's paging (P14, P15), used by every later
+    /// walk: `pageBase` (its first page number), `sizeCap` (a page size the API caps
+    /// silently), `nextAt` and `totalAt` (where the next position and the total were
+    /// read), `responsePaging` (its responses link the next page: `_all_pages` is offered),
+    /// and `evidence`, one sentence per fact. Null until a walk learned something; dropped
+    /// when a response contradicts it.
+    #[schema(value_type = Option<Object>)]
+    pub learned: Option<Value>,
+    /// When a walk last confirmed `learned`.
+    pub learned_confirmed_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
-/// How a tool pages: the style, parameters and confidence of pagination detection (P13).
+/// How a tool pages: the style, parameters and confidence of pagination detection (P13),
+/// and what its walks learned (P14, P15).
 #[utoipa::path(get, operation_id = "getToolPagination", path = "/v1/tools/{tool_id}/pagination", tag = "studio",
     params(("tool_id" = String, Path, description = "The tool")),
     responses((status = 200, body = ToolPagination), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
@@ -250,6 +262,7 @@ pub async fn pagination(
         .await
         .map_err(or_not_found("tool"))?;
     let s = summarize(&t.input_schema.0);
+    let learned = tool_paging::get(&state.pool, &key.org, &t.id).await?;
     Ok(HttpResponse::Ok().json(ToolPagination {
         tool_id: t.id,
         style: s.style,
@@ -258,6 +271,8 @@ pub async fn pagination(
         parameters: s.parameters,
         hint: s.hint,
         note: s.note,
+        learned_confirmed_at: learned.as_ref().map(|l| l.confirmed_at),
+        learned: learned.map(|l| l.learned),
     }))
 }
 

@@ -22,7 +22,26 @@ fn unauthorized(e: &RuntimeError) -> bool {
 
 impl Runtime {
     /// The call's credential, then the walk; for a connected app, once more after a 401.
+    /// What a walk learned of the tool's paging is kept (P14).
     pub(crate) async fn fetch_credentialed<P: ProgressSink + Sync>(
+        &self,
+        caller: &Caller,
+        bound: &BoundTool,
+        plan: &CallPlan,
+        cache: CacheUse,
+        progress: &P,
+    ) -> Result<Fetched, RuntimeError> {
+        let fetched = self
+            .fetch_once_or_refreshed(caller, bound, plan, cache, progress)
+            .await?;
+        if fetched.hit.is_none() {
+            self.keep_learned(caller.org(), bound, &fetched.outcome)
+                .await;
+        }
+        Ok(fetched)
+    }
+
+    async fn fetch_once_or_refreshed<P: ProgressSink + Sync>(
         &self,
         caller: &Caller,
         bound: &BoundTool,

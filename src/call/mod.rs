@@ -17,6 +17,7 @@ pub mod event_feed;
 pub mod event_log;
 pub mod event_replay;
 pub mod offered_tools;
+pub mod paging_learned;
 pub mod present_result;
 pub mod query_vectors;
 pub mod refresh_gates;
@@ -325,10 +326,23 @@ impl Runtime {
                 .or_else(|| cache.provider(o, &b.binding.provider_id, b.provider_version))
                 .or_else(|| cache.latest_provider(o, &b.binding.provider_id))
                 .ok_or(RuntimeError::NotFound("provider"))?;
+            // P14: what the tool's walks learned joins what its schema says
+            let learned = b
+                .paging
+                .as_ref()
+                .and_then(|(v, _)| {
+                    serde_json::from_value::<loopgate_engine::Learned>(v.clone()).ok()
+                })
+                .filter(|l| !l.is_empty());
+            let analysis = match learned {
+                Some(l) => Arc::new(compiled.analysis.with_learned(l)),
+                None => compiled.analysis.clone(),
+            };
             tools.push(BoundTool {
                 binding: b.binding,
                 tool: compiled.tool.clone(),
-                analysis: compiled.analysis.clone(),
+                analysis,
+                paging_confirmed: b.paging.map(|(_, at)| at),
                 template: compiled.template.clone(),
                 provider,
                 org_credential: b.org_credential,

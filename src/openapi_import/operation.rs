@@ -94,6 +94,13 @@ fn with_evidence(mut schema: Value, doc: &Value, op: &Map<String, Value>) -> Val
                 found,
             );
         }
+        // G7: where the rows live, so a body that leaves an empty list out is zero rows
+        if let Some(path) = super::responses::items_path(doc, op) {
+            root.insert(
+                loopgate_engine::analysis::signals::ITEMS_HINT.into(),
+                json!(path),
+            );
+        }
     }
     schema
 }

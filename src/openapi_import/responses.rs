@@ -60,7 +60,30 @@ const TOTAL: &[&str] = &[
     "totalhits",
     "totalrows",
     "odatacount",
+    "resultsizeestimate",
+    "filteredtablerowscount",
+    "totalestimate",
+    "estimatedtotal",
     "count",
+];
+/// Envelope keys that hold the rows (the engine's G2 list), in order of preference.
+const ENVELOPE_KEYS: &[&str] = &[
+    "data",
+    "items",
+    "results",
+    "records",
+    "value",
+    "entries",
+    "rows",
+    "elements",
+    "objects",
+    "hits",
+    "list",
+    "nodes",
+    "edges",
+    "resources",
+    "collection",
+    "content",
 ];
 /// Objects whose properties are paging metadata.
 const CONTAINERS: &[&str] = &[
@@ -113,6 +136,81 @@ pub(crate) fn evidence(doc: &Value, op: &Map<String, Value>) -> Option<Value> {
         out.insert("nextIsLink".into(), json!(true));
     }
     (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// G7, G2: the keys from the success response's root to the item array its schema
+/// documents (`["messages"]`, `["data", "items"]`): an array property under an envelope
+/// key, else the only array of records, at the top level or one object down. None for a
+/// top-level array, a record (an `id`-like property beside the array: `{id, tags: []}`)
+/// or a schema with several candidates and no envelope key among them.
+pub(crate) fn items_path(doc: &Value, op: &Map<String, Value>) -> Option<Vec<String>> {
+    let schema = json_schema(doc, success(doc, op)?)?;
+    let props = merged_properties(doc, schema);
+    if props
+        .iter()
+        .any(|(k, _)| matches!(normalize(k).as_str(), "id" | "uuid" | "guid"))
+    {
+        return None;
+    }
+    if let Some(k) = pick_array(doc, &props) {
+        return Some(vec![k]);
+    }
+    let objects: Vec<&(String, &Value)> = props
+        .iter()
+        .filter(|(_, p)| types_of(doc, p).iter().any(|t| t == "object"))
+        .take(16)
+        .collect();
+    let mut found = objects.iter().filter_map(|(k, p)| {
+        let inner = merged_properties(doc, p);
+        pick_array(doc, &inner).map(|a| vec![k.clone(), a])
+    });
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
+}
+
+/// An object schema's properties (`allOf` parts merged, `$ref`s followed), at most 64.
+fn merged_properties<'d>(doc: &'d Value, schema: &'d Value) -> Vec<(String, &'d Value)> {
+    let mut out = Vec::new();
+    let mut parts = vec![schema];
+    if let Some(all) = schema.get("allOf").and_then(Value::as_array) {
+        parts.extend(all.iter().take(16).filter_map(|p| deref(doc, p)));
+    }
+    for part in parts {
+        if let Some(props) = part.get("properties").and_then(Value::as_object) {
+            for (k, v) in props.iter().take(64) {
+                if let Some(v) = deref(doc, v) {
+                    out.push((k.clone(), v));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The array property holding rows: under an envelope key, else the only array whose
+/// items are objects.
+fn pick_array(doc: &Value, props: &[(String, &Value)]) -> Option<String> {
+    let arrays: Vec<&(String, &Value)> = props
+        .iter()
+        .filter(|(_, p)| types_of(doc, p).iter().any(|t| t == "array"))
+        .collect();
+    for name in ENVELOPE_KEYS {
+        if let Some((k, _)) = arrays.iter().find(|(k, _)| normalize(k) == *name) {
+            return Some(k.clone());
+        }
+    }
+    let records: Vec<&&(String, &Value)> = arrays
+        .iter()
+        .filter(|(_, p)| {
+            p.get("items")
+                .and_then(|i| deref(doc, i))
+                .is_some_and(|i| types_of(doc, i).iter().any(|t| t == "object"))
+        })
+        .collect();
+    match records.as_slice() {
+        [only] => Some(only.0.clone()),
+        _ => None,
+    }
 }
 
 /// The first 2xx response (`200`, `2XX`, …) in document order.
@@ -239,8 +337,9 @@ fn read(doc: &Value, schema: &Value, path: &mut Vec<String>, f: &mut Found, budg
 
 /// A key read as "the next page's position": `next` followed by a word for one.
 fn next_shaped(k: &str) -> bool {
+    // Salesforce's `nextRecordsUrl`: a link to the next page under its own word
     const WORDS: &[&str] = &[
-        "page", "cursor", "token", "marker", "key", "offset", "start",
+        "page", "cursor", "token", "marker", "key", "offset", "start", "url", "uri", "link",
     ];
     k.strip_prefix("next")
         .is_some_and(|rest| WORDS.iter().any(|w| rest.contains(w)))

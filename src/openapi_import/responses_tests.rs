@@ -142,3 +142,62 @@ fn p12_an_operations_pagination_hint_is_kept() {
     assert_eq!(loopgate_engine::analysis::hint_problem(s), None);
     assert!(loopgate_engine::analyze(s).page_walkable());
 }
+
+fn items_of(schema: Value) -> Value {
+    let tools = import(&doc(json!([]), schema, json!({}))).unwrap();
+    tools[0].input_schema["x-loopgate-items"].clone()
+}
+
+#[test]
+fn g7_gmail_list_keeps_its_items_path_and_documented_count() {
+    // users.messages.list: protobuf JSON, the list and a zero count left out when empty
+    let page = json!({"type": "object", "properties": {
+        "messages": {"type": "array", "items": {"$ref": "#/components/schemas/Item"}},
+        "nextPageToken": {"type": "string"},
+        "resultSizeEstimate": {"type": "integer", "format": "uint32"}}});
+    assert_eq!(items_of(page.clone()), json!(["messages"]));
+    assert_eq!(
+        evidence(json!([q("pageToken", "string")]), page),
+        json!({"next": ["nextPageToken"], "total": ["resultSizeEstimate"]})
+    );
+    let table = json!({"type": "object", "properties": {
+        "rows": {"type": "array", "items": {"type": "object"}},
+        "filtered_table_rows_count": {"type": "integer"}}});
+    assert_eq!(
+        evidence(json!([]), table),
+        json!({"total": ["filtered_table_rows_count"]})
+    );
+}
+
+#[test]
+fn p15_salesforce_query_is_a_link_walk_with_its_records_path() {
+    let page = json!({"type": "object", "properties": {
+        "totalSize": {"type": "integer"}, "done": {"type": "boolean"},
+        "nextRecordsUrl": {"type": "string"},
+        "records": {"type": "array", "items": {"type": "object"}}}});
+    assert_eq!(items_of(page.clone()), json!(["records"]));
+    assert_eq!(
+        evidence(json!([q("q", "string")]), page),
+        json!({"next": ["nextRecordsUrl"], "total": ["totalSize"], "nextIsLink": true})
+    );
+}
+
+#[test]
+fn g7_items_path_one_level_down_and_never_for_a_record() {
+    let nested = json!({"type": "object", "properties": {
+        "result": {"type": "object", "properties": {
+            "experiments": {"type": "array", "items": {"type": "object"}}}},
+        "status": {"type": "string"}}});
+    assert_eq!(items_of(nested), json!(["result", "experiments"]));
+    // a record's own list is no item array: `{id, tags}` with no tags is still the record
+    let record = json!({"type": "object", "properties": {
+        "id": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "object"}}}});
+    assert_eq!(items_of(record), Value::Null);
+    // two lists of records, neither an envelope key: no guess
+    let two = json!({"type": "object", "properties": {
+        "owners": {"type": "array", "items": {"type": "object"}},
+        "pets": {"type": "array", "items": {"type": "object"}}}});
+    assert_eq!(items_of(two), Value::Null);
+    let top = json!({"type": "array", "items": {"type": "object"}});
+    assert_eq!(items_of(top), Value::Null);
+}

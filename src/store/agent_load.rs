@@ -33,6 +33,9 @@ pub struct VersionedBinding {
     pub org_credential: Option<Sealed>,
     /// A connected-app binding's connection of the caller, when connections were read.
     pub connection: Option<SeenConnection>,
+    /// P14: what walks learned about the tool's paging ([`super::tool_paging`]), and when
+    /// a walk last confirmed it.
+    pub paging: Option<(serde_json::Value, DateTime<Utc>)>,
 }
 
 /// The caller's connection of an app binding's toolkit, as read with the agent.
@@ -99,6 +102,8 @@ struct Row {
     conn_expires_at: Option<DateTime<Utc>>,
     conn_broken: Option<bool>,
     conn_lifetime: Option<i32>,
+    paging_learned: Option<serde_json::Value>,
+    paging_confirmed: Option<DateTime<Utc>>,
 }
 
 /// The agent `id` of `org` with its versioned bindings, the `thread` looked up (a missing
@@ -130,7 +135,8 @@ pub async fn load(
                AS "app_toolkit?",
              c.id AS "conn_id?", c.kind AS "conn_kind?", c.secret_ciphertext AS "conn_secret?",
              c.expires_at AS "conn_expires_at?", c.broken AS "conn_broken?",
-             c.token_lifetime_seconds AS "conn_lifetime?"
+             c.token_lifetime_seconds AS "conn_lifetime?",
+             tp.learned AS "paging_learned?", tp.confirmed_at AS "paging_confirmed?"
            FROM agents a
            JOIN deployments d ON d.org_id = a.org_id AND d.id = a.deployment_id
            LEFT JOIN threads th ON th.org_id = a.org_id AND th.agent_id = a.id
@@ -140,6 +146,7 @@ pub async fn load(
            LEFT JOIN providers p ON p.org_id = b.org_id AND p.id = b.provider_id
            LEFT JOIN connections c ON c.org_id = a.org_id AND c.user_id = $6 AND t.kind = 'app'
              AND c.toolkit = COALESCE(t.toolkit, p.toolkit, p.name) AND c.provider_id = b.provider_id
+           LEFT JOIN tool_paging tp ON tp.org_id = b.org_id AND tp.tool_id = b.tool_id
            WHERE a.org_id = $1 AND a.id = $2
            ORDER BY b.position, b.created_at, b.tool_id"#,
         org.as_str(),
@@ -187,6 +194,7 @@ pub async fn load(
             tool_version,
             provider_version,
             org_credential: r.org_credential.map(Sealed),
+            paging: r.paging_learned.zip(r.paging_confirmed),
             connection: match (connections_of, r.app_toolkit) {
                 (Some(_), Some(toolkit)) => Some(SeenConnection {
                     toolkit,

@@ -29,6 +29,7 @@ pub mod threads;
 pub mod token_revocations;
 pub mod tool_calls;
 pub mod tool_mcp_meta;
+pub mod tool_paging;
 pub mod tool_vectors;
 pub mod tools;
 pub mod webhooks;

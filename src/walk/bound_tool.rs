@@ -23,4 +23,6 @@ pub struct BoundTool {
     /// A connected-app tool's connection of the caller as this call read it with the agent
     /// (sealed); `None` where connections were not read (the call reads its own).
     pub connection: Option<crate::store::agent_load::SeenConnection>,
+    /// P14: when a walk last confirmed what `analysis.learned` holds (read with the agent).
+    pub paging_confirmed: Option<chrono::DateTime<chrono::Utc>>,
 }

@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 use serde_json_path::JsonPath;
 
-use loopgate_engine::present::row_filter;
+use loopgate_engine::plan::row_filter;
 
 /// Why a reference could not be resolved; the detail names the step and the ref.
 #[derive(Debug, Clone, PartialEq)]

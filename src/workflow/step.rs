@@ -9,8 +9,7 @@ use serde_json::{json, Map, Value};
 use super::refs::{self, RefError};
 use crate::call::workflow_tool::BoundRun;
 use loopgate_engine::document::Page;
-use loopgate_engine::plan::value_ref;
-use loopgate_engine::present::row_filter;
+use loopgate_engine::plan::{row_filter, value_ref};
 use loopgate_engine::{CacheLabel, Item, RefSite, Resolved, ValueRef};
 
 /// A step as the run needs it.

@@ -1,8 +1,9 @@
 // Tools: a card per tool with its parameters and how it pages (style, parameters, how
-// sure detection is, the author's hint), a form to edit the pagination hint
-// (`x-loopgate-pagination` in the input schema, saved with PATCH /v1/tools/{id}), and on
-// the Tools page the agents that bind the tool, each with the looping switch (the same
-// accessible name and the same binding as on the agent's page).
+// sure detection is, the author's hint, what its walks learned: P14), a form to edit the
+// pagination hint (`x-loopgate-pagination` in the input schema, saved with
+// PATCH /v1/tools/{id}), and on the Tools page the agents that bind the tool, each with
+// the looping switch (the same accessible name and the same binding as on the agent's
+// page).
 import { useState } from 'preact/hooks';
 import { api, enc, listAll } from './api.js';
 import { ErrorBox, Notice, Select, html, useLoad } from './ui.js';
@@ -38,6 +39,8 @@ function Paging({ tool }) {
     ${used.length ? html`<dt>Paging parameters</dt><dd>${used.map(([k, v]) => html`<code>${v}</code> (${k}) `)}</dd>` : null}
     <dt>Detection</dt><dd>${p.source === 'hint' ? 'from your hint' : 'detected from the schema'}, confidence <strong>${p.confidence}</strong></dd>
     <dt>Note</dt><dd>${p.note}</dd>
+    ${p.learned ? html`<dt>Learned by its walks</dt><dd>${(p.learned.evidence || []).map((e) => html`<div>${e}</div>`)}
+      ${p.learned_confirmed_at ? html`<div class="muted">last confirmed ${new Date(p.learned_confirmed_at).toLocaleString()}</div>` : null}</dd>` : null}
   </dl>`;
 }
 

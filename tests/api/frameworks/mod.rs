@@ -1,6 +1,8 @@
 //! Real frameworks as the oracle (G7, P1–P12): list endpoints built on django-ninja,
 //! Django REST framework,
-//! Litestar, Flask-smorest and fastapi-pagination (`tests/frameworks/`, installed pinned
+//! Litestar, Flask-smorest, fastapi-pagination and FastAPI serving three shapes of public
+//! APIs (lists left out of protobuf-style JSON, a silently capped page size, paging only
+//! through response links) (`tests/frameworks/`, installed pinned
 //! from PyPI by `scripts/setup-frameworks`), each paginated by the framework's own
 //! paginator and imported through the framework's own generated OpenAPI document,
 //! unmodified; and json-server (npm, `npm ci` by the same script, run by node), whose
@@ -15,6 +17,7 @@
 mod django_ninja;
 mod django_rest_framework;
 mod fastapi_pagination;
+mod fastapi_shapes;
 mod flask_smorest;
 mod json_server;
 mod litestar;

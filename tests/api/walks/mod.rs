@@ -8,6 +8,7 @@ pub mod by_reference;
 pub mod cursors;
 pub mod exact_apis;
 pub mod hostile_cursors;
+pub mod learned_paging;
 pub mod pagination;
 pub mod parallel;
 pub mod resume;

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 pub use crate::analysis::signals::ResponseKeys;
 use crate::analysis::signature::Signature;
+use crate::learned::Learned;
 
 /// P1 spellings (compared normalised, so `page[size]`, `PageSize` and `page-size` match
 /// `pageSize`); listed as people write them for the `all_pages_unsupported` message.
@@ -149,6 +150,9 @@ pub struct ToolAnalysis {
     /// P12: where the operation's response schema puts the next position, the has-more
     /// flag and the total (`x-loopgate-response`, written by the OpenAPI importer).
     pub response: ResponseKeys,
+    /// P14: what earlier walks of the tool established (set by the runtime, never read
+    /// from the schema).
+    pub learned: Learned,
 }
 
 impl Param {
@@ -172,7 +176,15 @@ impl ToolAnalysis {
     /// P12: no paging parameter is needed where the response schema says the API links
     /// its next page (a next-link key, or a `Link` header declared on the response).
     pub fn link_walkable(&self) -> bool {
-        self.response.next_is_link
+        self.response.next_is_link || self.learned.response_paging
+    }
+
+    /// P14: this analysis with what the tool's walks established.
+    pub fn with_learned(&self, learned: Learned) -> Self {
+        Self {
+            learned,
+            ..self.clone()
+        }
     }
 
     /// Whether `_all_pages` is offered for this tool.
@@ -229,6 +241,7 @@ pub fn analyze(input_schema: &Value) -> ToolAnalysis {
         cursor: roles[3].clone(),
         params,
         signature: Signature::of(input_schema),
+        learned: Learned::default(),
     }
 }
 

@@ -35,6 +35,9 @@ pub struct Signals {
     /// P12: where the next position (`next_url`, else `next_token`) was read, and so how
     /// sure the walk is that it is one.
     pub next_from: Option<Source>,
+    /// G7: the key the response schema documents as the total (`resultSizeEstimate`,
+    /// `totalSize`), when `total` was read there: the note names it when the rows disagree.
+    pub total_key: Option<String>,
 }
 
 /// P12: where a piece of paging evidence was found, from the surest to the least sure —
@@ -80,6 +83,11 @@ impl Source {
 /// (`{"next": ["next_page"], "total": ["page", "totalElements"]}`).
 pub const RESPONSE_HINT: &str = "x-loopgate-response";
 
+/// G7, G2: the schema extension the OpenAPI importer writes beside [`RESPONSE_HINT`]: the
+/// keys from the response's root to the item array its schema documents
+/// (`["messages"]`), so a body that leaves an empty list out is zero rows there.
+pub const ITEMS_HINT: &str = "x-loopgate-items";
+
 /// P12: [`RESPONSE_HINT`] read.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResponseKeys {
@@ -89,13 +97,28 @@ pub struct ResponseKeys {
     /// The next position is a link (a URL under `next`, or a `Link` header declared on
     /// the response): the walk needs no paging parameter to follow it.
     pub next_is_link: bool,
+    /// G7: where the item array lives ([`ITEMS_HINT`]).
+    pub items: Option<Vec<String>>,
 }
 
 impl ResponseKeys {
     /// The response keys an input schema carries (none when it has no [`RESPONSE_HINT`]).
     pub fn of(input_schema: &Value) -> Self {
+        let items = input_schema
+            .get(ITEMS_HINT)
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|s| s.as_str().map(str::to_owned))
+                    .take(2)
+                    .collect::<Vec<_>>()
+            })
+            .filter(|p| !p.is_empty());
         let Some(hint) = input_schema.get(RESPONSE_HINT) else {
-            return Self::default();
+            return Self {
+                items,
+                ..Self::default()
+            };
         };
         let path = |k: &str| {
             let keys: Vec<String> = hint
@@ -112,6 +135,7 @@ impl ResponseKeys {
             has_more: path("hasMore"),
             total: path("total"),
             next_is_link: hint.get("nextIsLink").and_then(Value::as_bool) == Some(true),
+            items,
         }
     }
 
@@ -222,7 +246,8 @@ const PAGE_COUNTS: &[&str] = &[
 /// often a list.
 const NESTED_PAGE_COUNTS: &[&str] = &["pages"];
 /// Flags saying the opposite: this page is the last one (Spring's `last`).
-const IS_LAST: &[&str] = &["last", "islast", "islastpage", "lastpage"];
+/// Salesforce's `done` says the same of a query's records.
+const IS_LAST: &[&str] = &["last", "islast", "islastpage", "lastpage", "done"];
 /// P11: flags saying this page is the first one (Spring's `first`) …
 const IS_FIRST: &[&str] = &["first", "isfirst", "isfirstpage", "firstpage"];
 /// … or that a page comes before it.
@@ -389,13 +414,14 @@ pub fn read_with(frame: &Value, headers: &[(String, String)], keys: &ResponseKey
     {
         has_more = Some(b);
     }
-    if let Some(n) = keys
+    let mut total_key = None;
+    if let Some((p, n)) = keys
         .total
         .as_deref()
-        .and_then(|p| at_path(frame, p))
-        .and_then(as_count)
+        .and_then(|p| Some((p, as_count(at_path(frame, p)?)?)))
     {
         total = Some(n);
+        total_key = p.last().cloned();
     }
     Signals {
         has_more,
@@ -408,6 +434,7 @@ pub fn read_with(frame: &Value, headers: &[(String, String)], keys: &ResponseKey
         prev_url: prev_link.or(found.prev_url),
         is_first: found.is_first,
         next_from,
+        total_key,
     }
 }
 

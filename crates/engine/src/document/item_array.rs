@@ -125,3 +125,83 @@ fn holds_records(c: &Cap<'_>) -> bool {
         _ => false,
     }
 }
+
+/// Keys (normalised) of paging metadata an envelope carries beside its list.
+const ENVELOPE_META: &[&str] = &[
+    "hasmore",
+    "hasnext",
+    "more",
+    "done",
+    "page",
+    "pagesize",
+    "pagenumber",
+    "perpage",
+    "size",
+    "limit",
+    "offset",
+    "cursor",
+    "kind",
+    "etag",
+    "object",
+    "url",
+    "self",
+    "links",
+    "meta",
+    "metadata",
+    "pagination",
+    "paging",
+    "pageinfo",
+    "responsemetadata",
+    "last",
+    "first",
+];
+
+/// G7: whether a body with no item array is a list's envelope with the list left out
+/// (protobuf-style JSON omits empty lists: Gmail answers `{"resultSizeEstimate": 0}`),
+/// not a record: an empty object; an object of paging metadata only (totals, counts,
+/// estimates, next and previous positions, has-more flags); or — when an earlier page of
+/// the call held its rows in an envelope, `first` (its frame) — an object whose every
+/// key that envelope had too. A key like `id` always makes it a record (E1).
+pub(crate) fn bare_envelope(frame: &serde_json::Value, first: Option<&serde_json::Value>) -> bool {
+    let serde_json::Value::Object(m) = frame else {
+        return false;
+    };
+    let norm = |k: &str| -> String {
+        k.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    if m.keys()
+        .any(|k| matches!(norm(k).as_str(), "id" | "uuid" | "guid"))
+    {
+        return false;
+    }
+    // a count of rows, not a record's own number (`discount`, `account` are no counts)
+    let counts = |k: &str| {
+        k == "count"
+            || k.starts_with("total")
+            || k.ends_with("total")
+            || k.ends_with("estimate")
+            || (k.ends_with("count")
+                && [
+                    "row", "result", "item", "record", "hit", "match", "element", "entr",
+                ]
+                .iter()
+                .any(|w| k.contains(w)))
+    };
+    let meta = |k: &str| {
+        let k = norm(k);
+        counts(&k)
+            || k.starts_with("next")
+            || k.starts_with("prev")
+            || ENVELOPE_META.contains(&k.as_str())
+    };
+    if m.keys().all(|k| meta(k)) {
+        return true;
+    }
+    match first {
+        Some(serde_json::Value::Object(f)) => m.keys().all(|k| f.contains_key(k)),
+        _ => false,
+    }
+}

@@ -7,6 +7,7 @@
 //! G2 (finding the item array without configuration) is [`crate::document::item_array`], on what
 //! this pass keeps.
 
+pub mod assemble;
 pub mod item;
 pub(crate) mod item_array;
 pub mod path;
@@ -120,6 +121,60 @@ impl Page {
         true
     }
 
+    /// G7: reads this page at the item array its response schema documents (`path`). An
+    /// array there is the rows; a body that leaves it out or sends `null` (protobuf-style
+    /// JSON omits empty lists) has zero rows there — the empty array is written into the
+    /// frame, so the page reads back the same from a stored result. False (the page is
+    /// left as it was) when the body is no JSON object, or holds its rows elsewhere.
+    pub fn documented(&mut self, path: &[String]) -> bool {
+        let slot = Slot::Key(path.to_vec());
+        if self.slot.is_some() || !self.json || !self.frame.is_object() || path.is_empty() {
+            return self.slot.as_ref() == Some(&slot);
+        }
+        if self.conform(&slot) {
+            return true;
+        }
+        let mut at = &mut self.frame;
+        for (i, k) in path.iter().enumerate() {
+            let Value::Object(m) = at else {
+                return false;
+            };
+            let last = i + 1 == path.len();
+            let v = m.entry(k.clone()).or_insert(if last {
+                Value::Null
+            } else {
+                Value::Object(Map::new())
+            });
+            if last {
+                if !v.is_null() {
+                    return false;
+                }
+                *v = Value::Array(Vec::new());
+            }
+            at = v;
+        }
+        self.items.clear();
+        self.slot = Some(slot);
+        true
+    }
+
+    /// G7: a body with no item array that is a list's envelope with the list left out
+    /// ([`item_array::bare_envelope`]): zero rows, never one row holding the envelope.
+    /// `first`: the frame and slot of the call's first page that held rows in an envelope;
+    /// the page is then read at that slot (an empty array written there).
+    pub fn bare(&mut self, first: Option<(&Value, &Slot)>) -> bool {
+        if self.slot.is_some() || !self.json {
+            return false;
+        }
+        if !item_array::bare_envelope(&self.frame, first.map(|(f, _)| f)) {
+            return false;
+        }
+        if let Some((_, Slot::Key(path))) = first {
+            self.documented(path);
+        }
+        true
+    }
+
     /// The payload with `items` put back in the slot.
     pub fn assemble(frame: &Value, slot: Option<&Slot>, items: Vec<Value>) -> Value {
         match slot {
@@ -141,7 +196,7 @@ impl Page {
             None => serde_json::to_string(frame).unwrap_or_default(),
             Some(s) => {
                 let len = items.iter().map(Item::len).sum();
-                crate::present::rows::assemble_text(frame, s, items.iter().map(Item::raw), len)
+                crate::document::assemble::assemble_text(frame, s, items.iter().map(Item::raw), len)
             }
         }
     }
@@ -435,6 +490,49 @@ mod tests {
         assert!(!Page::from_value(&json!({"error": "x"})).conform(&want));
         assert!(!Page::parse(b"<html>").conform(&want));
         assert!(!Page::from_value(&json!([{"id": 1}])).conform(&want));
+    }
+
+    #[test]
+    fn g7_a_documented_list_left_out_is_zero_rows_there() {
+        let path = vec!["result".to_owned(), "messages".to_owned()];
+        let mut p = Page::from_value(&json!({"resultSizeEstimate": 0}));
+        assert!(p.documented(&path) && p.items.is_empty());
+        assert_eq!(
+            p.frame,
+            json!({"resultSizeEstimate": 0, "result": {"messages": []}})
+        );
+        let mut p = Page::from_value(&json!({"result": {"messages": null}}));
+        assert!(p.documented(&path));
+        let mut p = Page::from_value(&json!({"result": {"messages": [{"id": 1}]}}));
+        assert!(p.documented(&path) && p.items.len() == 1);
+        // rows elsewhere, a text body, a value where the list should be: left as they are
+        assert!(!Page::from_value(&json!({"data": [{"id": 1}]})).documented(&path));
+        assert!(!Page::parse(b"<html>").documented(&path));
+        assert!(!Page::from_value(&json!({"result": {"messages": 3}})).documented(&path));
+    }
+
+    #[test]
+    fn g7_an_envelope_without_its_list_is_no_record() {
+        let bare = |v: Value| Page::from_value(&v).bare(None);
+        assert!(bare(json!({})));
+        assert!(bare(json!({"resultSizeEstimate": 0})));
+        assert!(bare(
+            json!({"totalSize": 0, "done": true, "nextPageToken": ""})
+        ));
+        assert!(bare(
+            json!({"filtered_table_rows_count": 0, "row_count": 0})
+        ));
+        // records: an id, or fields that are no paging metadata
+        assert!(!bare(json!({"id": 7, "total": 3})));
+        assert!(!bare(json!({"account": "acme", "discount": 10})));
+        assert!(!bare(json!({"name": "x"})));
+        // with the call's first envelope: only its keys
+        let first = json!({"experiments": [], "region": "eu"});
+        let slot = Slot::Key(vec!["experiments".into()]);
+        let mut p = Page::from_value(&json!({"region": "eu"}));
+        assert!(p.bare(Some((&first, &slot))));
+        assert_eq!(p.slot, Some(slot.clone()));
+        assert!(!Page::from_value(&json!({"error": "x"})).bare(Some((&first, &slot))));
     }
 
     #[test]

@@ -3,11 +3,12 @@
 
 pub mod verdict;
 
+use crate::document::assemble::around;
 use crate::document::item::Item;
 use crate::document::{Page, Slot};
+use crate::learned::Learned;
 use crate::plan::ForEachError;
-use crate::present::rows::around;
-use crate::walk::resume::ResumePoint;
+use crate::resume::ResumePoint;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
@@ -191,6 +192,10 @@ pub struct Outcome {
     /// P10: where a walk stopped by a bound would go on (None when nothing is left, or
     /// the walk cannot be resumed).
     pub resume: Option<ResumePoint>,
+    /// P14: what the tool's walks know of its paging after this call (what it was given,
+    /// confirmed, with what this call established and without what a response
+    /// contradicted); the runtime keeps it when it differs from what it gave.
+    pub learned: Learned,
 }
 
 impl Outcome {
@@ -387,6 +392,7 @@ impl Outcome {
             pages: 0,
             bytes: 0,
             resume: None,
+            learned: Learned::default(),
         }
     }
 }
@@ -421,6 +427,7 @@ mod tests {
             pages: 2,
             bytes: 10,
             resume: None,
+            learned: Learned::default(),
         }
     }
 

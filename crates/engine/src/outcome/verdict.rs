@@ -7,8 +7,18 @@ use crate::analysis::ToolAnalysis;
 use crate::limits::Limits;
 use crate::outcome::{StopReason, Verdict};
 use crate::plan::{CallPlan, ForEachError};
-use crate::walk::request::Failed;
 use serde_json::Value;
+
+/// A request that produced no usable page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failed {
+    /// Which bound or error ended it.
+    pub stop: StopReason,
+    pub status: Option<u16>,
+    pub message: String,
+    /// The tool's own failure ([`crate::ports::UpstreamFailure::tool_error`]).
+    pub tool_error: bool,
+}
 
 /// How one collection (one `_for_each` value, or the whole call) ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +41,9 @@ pub struct Collection {
     pub first_page_unknown: bool,
     /// P12: the least sure evidence a next position the walk followed was read from.
     pub followed: Option<Source>,
+    /// G7: the key the response schema documents as the total, when `total` was read
+    /// there (the note names it when the rows disagree).
+    pub total_key: Option<String>,
 }
 
 impl Collection {
@@ -49,6 +62,7 @@ impl Collection {
             off_origin_url: None,
             first_page_unknown: false,
             followed: None,
+            total_key: None,
         }
     }
 
@@ -246,6 +260,10 @@ pub fn combine(
             t - rows as u64
         ));
     }
+    // G7: a count the response schema documents as the total, checked against the rows
+    if let Some(key) = documented_total_disagrees(&fetched, rows) {
+        note.push_str(&key);
+    }
     if !errors.is_empty() {
         let n = plan
             .for_each
@@ -287,6 +305,17 @@ pub fn combine(
         first_page_unknown,
         values: None,
     }
+}
+
+/// G7: the sentence naming the documented total (`resultSizeEstimate`, `totalSize`) of a
+/// single collection whose rows disagree with it, when one does.
+fn documented_total_disagrees(fetched: &[&Collection], rows: usize) -> Option<String> {
+    let [c] = fetched else {
+        return None;
+    };
+    let key = c.total_key.as_ref()?;
+    let t = c.total?;
+    (t != rows as u64).then(|| format!(" The API's `{key}` said {t} rows; the walk holds {rows}."))
 }
 
 /// P11, said in every note of a walk whose first page could not be established.

@@ -3,6 +3,8 @@
 //! arguments can ever reach the upstream API.
 
 pub mod model_tools;
+pub mod projection;
+pub mod row_filter;
 pub mod value_ref;
 
 use crate::analysis::{
@@ -10,9 +12,10 @@ use crate::analysis::{
 };
 use crate::error::EngineError;
 use crate::limits::{too_many, Limits};
-use crate::present::projection::Projection;
-use crate::present::row_filter::{parse_filter, Clause};
-use crate::walk::resume::Resume;
+use crate::plan::projection::Projection;
+use crate::plan::row_filter::{parse_filter, Clause};
+pub use crate::resume::ForEachError;
+use crate::resume::Resume;
 use serde_json::{json, Map, Value};
 use value_ref::{RefSite, Resolved};
 
@@ -41,15 +44,6 @@ pub struct ForEach {
     /// E6: the values came by reference: any number of them (up to `limits.items`), of
     /// which one call walks at most this many, the rest left for `_continue` (P10).
     pub per_call: Option<usize>,
-}
-
-/// E4: one entry of `_forEachErrors`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ForEachError {
-    pub value: Value,
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub status: Option<u16>,
-    pub error: String,
 }
 
 /// What one tool call asks for, with the reserved arguments taken out.

@@ -19,7 +19,7 @@ use crate::document::path::Path;
 use crate::error::EngineError;
 use crate::limits::{too_many, Limits};
 use crate::outcome::Outcome;
-use crate::present::row_filter::{parse_filter, Clause};
+use crate::plan::row_filter::{parse_filter, Clause};
 use crate::present::rows::filtered;
 
 /// Most references one call may hold (each is one read of a stored result).

@@ -14,12 +14,12 @@
 use serde_json::Value;
 
 use crate::limits::Limits;
+use crate::plan::projection::Projection;
+use crate::plan::row_filter::{Clause, Op};
 use crate::plan::{CallPlan, ForEach, ForEachError};
 use crate::present::cache_label::CacheLabel;
-use crate::present::projection::Projection;
-use crate::present::row_filter::{Clause, Op};
 use crate::present::Labels;
-use crate::walk::resume::{Pending, Position, Resume, ResumePoint};
+use crate::resume::{Pending, Position, Resume, ResumePoint};
 
 /// Appends the bytes of (`plan`, `labels`, `limits`) to `out`.
 pub fn presenting_inputs(plan: &CallPlan, labels: &Labels, limits: &Limits, out: &mut Vec<u8>) {

@@ -7,18 +7,17 @@
 
 pub mod cache_label;
 pub mod inputs;
-pub mod projection;
-pub mod row_filter;
 pub mod rows;
 pub mod size_guard;
 pub mod template;
 
+use crate::document::assemble::assemble_text;
 use crate::document::Slot;
 use crate::limits::Limits;
 use crate::outcome::{Outcome, StopReason};
 use crate::plan::CallPlan;
 use crate::present::cache_label::CacheLabel;
-use crate::present::rows::{assemble_text, shape, Row};
+use crate::present::rows::{shape, Row};
 use crate::present::size_guard::{byte_budget, json_len, rows_that_fit, text_prefix};
 use serde_json::{json, Map, Value};
 

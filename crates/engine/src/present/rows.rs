@@ -4,8 +4,8 @@
 
 use crate::document::item::Item;
 use crate::document::raw_scan::value_of;
-use crate::present::projection::{MatchLog, Projection};
-use crate::present::row_filter::Clause;
+use crate::plan::projection::{MatchLog, Projection};
+use crate::plan::row_filter::Clause;
 use serde_json::Value;
 
 /// A row ready to be shown: untouched text, or projected text.
@@ -86,58 +86,4 @@ pub fn shape<'a>(
             (rows, log.unmatched(p))
         }
     }
-}
-
-/// `frame` as JSON text split around its row slot (which holds `[]` in `frame`): the
-/// text before the rows' array and the text after it, so the array is written between
-/// them in place — never built apart and spliced in (a second copy of every row).
-/// `None` when the frame has no such slot (then the rows have no place in it).
-pub(crate) fn around(frame: &Value, slot: &crate::document::Slot) -> Option<(String, String)> {
-    use crate::document::Slot;
-    let Slot::Key(path) = slot else {
-        return Some((String::new(), String::new()));
-    };
-    // A marker no real payload contains stands for the rows.
-    const MARK: &str = "\u{1}loopgate:rows\u{1}";
-    let mut f = frame.clone();
-    let target = path
-        .iter()
-        .try_fold(&mut f, |cur, k| cur.as_object_mut()?.get_mut(k));
-    if let Some(t) = target {
-        *t = Value::String(MARK.into());
-    }
-    let mut text = serde_json::to_string(&f).unwrap_or_default();
-    let quoted = serde_json::to_string(MARK).unwrap_or_default();
-    let at = text.find(&quoted)?;
-    let after = text[at + quoted.len()..].to_owned();
-    text.truncate(at);
-    Some((text, after))
-}
-
-/// Writes `frame` as JSON with `rows` as the array at `slot` (which holds `[]` in `frame`),
-/// in one allocation of its exact length (`rows_len`: the rows' bytes, no separators).
-pub fn assemble_text<'r>(
-    frame: &Value,
-    slot: &crate::document::Slot,
-    rows: impl Iterator<Item = &'r str>,
-    rows_len: usize,
-) -> String {
-    let Some((before, after)) = around(frame, slot) else {
-        return serde_json::to_string(frame).unwrap_or_default();
-    };
-    let mut rows = rows.peekable();
-    let commas = rows.size_hint().0.saturating_sub(1);
-    let mut out = String::with_capacity(before.len() + rows_len + commas + 2 + after.len());
-    out.push_str(&before);
-    out.push('[');
-    if let Some(first) = rows.next() {
-        out.push_str(first);
-        for r in rows {
-            out.push(',');
-            out.push_str(r);
-        }
-    }
-    out.push(']');
-    out.push_str(&after);
-    out
 }

@@ -7,9 +7,9 @@ use proptest::prelude::*;
 use serde_json::{json, Map, Value};
 
 use crate::document::path::Path;
+use crate::plan::row_filter::{Clause, Op};
 use crate::present::inputs::presenting_inputs;
-use crate::present::row_filter::{Clause, Op};
-use crate::walk::resume::{Pending, Position, Resume, ResumePoint};
+use crate::resume::{Pending, Position, Resume, ResumePoint};
 use crate::{CacheLabel, CallPlan, ForEach, ForEachError, Labels, Limits, Projection};
 
 type Inputs = (CallPlan, Labels, Limits);

@@ -1,5 +1,5 @@
 //! Property tests for the engine's invariants.
-use crate::present::row_filter;
+use crate::plan::row_filter;
 use crate::present::size_guard;
 use crate::tests::kit::*;
 use crate::*;

@@ -17,6 +17,7 @@ use crate::error::EngineError;
 use crate::outcome::verdict::Collection;
 use crate::outcome::StopReason;
 use crate::ports::{Clock, ProgressSink, Upstream, UpstreamRequest};
+use crate::resume::{Pending, Position};
 use crate::walk::ahead_guess::{self, last_position, Extent};
 use crate::walk::first_page::{Answer, Step};
 use crate::walk::paging::{
@@ -24,7 +25,7 @@ use crate::walk::paging::{
     Start, Style,
 };
 use crate::walk::request::{fetch, Failed};
-use crate::walk::resume::{self, Pending, Position};
+use crate::walk::resume;
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -50,7 +51,15 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         size,
         mut next_url,
         mut first,
-    } = start(plan, analysis, limits, ctx.ahead.upstream(), value, from)?;
+    } = start(
+        plan,
+        analysis,
+        &ctx.learned,
+        limits,
+        ctx.ahead.upstream(),
+        value,
+        from,
+    )?;
     let walking = !matches!(style, Style::Single);
     ctx.ahead.known(!walking);
     let from_start = starts_at_first_page(analysis, &plan.upstream_args);
@@ -77,6 +86,9 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     let mut held: Vec<Held> = Vec::new();
     // a next link came with an earlier page: the API links its pages (P2, P5)
     let mut linked = false;
+    // P14: a page shorter than asked that the API said was not its last: the size the API
+    // caps silently, once the next page confirms it
+    let mut short_of_more: Option<u64> = None;
     // P10: rows of the first page already kept by the call before
     let mut skip = from.skip;
     col.rows = from.rows;
@@ -140,11 +152,26 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             let page = ctx.ahead.upstream().parse_page(resp.body).await;
             (resp.status, resp.headers, page, false)
         };
+        // G7: rows are where the response schema documents them, and a body that leaves
+        // its list out (or is a list's envelope without it) is an empty page, never a row
+        if let Some(path) = &analysis.response.items {
+            page.documented(path);
+        }
+        let first_envelope = ctx
+            .first
+            .as_ref()
+            .filter(|f| matches!(f.slot, Some(Slot::Key(_))))
+            .and_then(|f| Some((&f.frame, f.slot.as_ref()?)));
+        let bare = page.slot.is_none() && page.bare(first_envelope);
         let expected = if col.pages == 0 {
             ctx.slot.clone()
         } else {
             col_slot.clone()
         };
+        if let (true, Some(Slot::Key(path))) = (bare, &expected) {
+            // the envelope without its list, read where the collection's rows were
+            page.documented(path);
+        }
         if let Some(slot) = expected {
             if !page.conform(&slot) && col.pages > 0 {
                 // G7: a later page that is not the collection the first page was (not
@@ -162,12 +189,13 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         }
         // A response without an item array is a record: its fields are not paging signals
         // (an invoice's `total` is not a row count).
-        let sig = if page.slot.is_some() {
+        let sig = if page.slot.is_some() || bare {
             signals::read_with(&page.frame, &headers, &analysis.response)
         } else {
             Signals::default()
         };
-        if !replayed && page.slot.is_none() && plan.uses_reserved && !page.frame.is_null() {
+        if !replayed && page.slot.is_none() && !bare && plan.uses_reserved && !page.frame.is_null()
+        {
             // A single record (no list in it, or a text body) is one row of the envelope,
             // e.g. a `_for_each` over the ids of a get-one endpoint.
             page.items.push(Item::from_value(&page.frame));
@@ -230,6 +258,9 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         }
         if col.pages == 1 {
             col.total = sig.total.or(col.total);
+            if sig.total.is_some() {
+                col.total_key.clone_from(&sig.total_key);
+            }
             let per_page = analysis.page_size.as_ref().zip(size);
             last_at = sig
                 .last_url
@@ -300,6 +331,14 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             skip = skipped + take;
             break;
         }
+        let seen = Seen {
+            walking,
+            style: &style,
+            size,
+            n,
+            fetched: col.rows,
+        };
+        learn_page(ctx, &seen, &sig, &mut short_of_more);
         let fetched = col.rows;
         let more = sig.says_more(fetched)
             || echo.is_some()
@@ -312,6 +351,17 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         let link_only = matches!(style, Style::Link);
         match &mut style {
             Style::Single => {
+                // P15: a next link on the provider's origin, on a tool with no way to page
+                // in its schema: walkable by its links from now on
+                if !analysis.paginated()
+                    && sig
+                        .next_url
+                        .as_deref()
+                        .is_some_and(|u| ctx.ahead.upstream().follow(u).is_some())
+                {
+                    ctx.learned.response_paging = true;
+                    ctx.learned.next_at = sig.next_from.map(|f| f.said().to_owned());
+                }
                 // P7: "more rows" only when the API says so; a merely full page leaves
                 // the set unproven (not complete) without claiming more.
                 col.single = true;
@@ -441,6 +491,13 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
             guessed_step = expect_pages(ctx, owner, &at, extent, &held);
         }
     }
+    // P14: where the pages start, as this walk established it (or dropped, when its
+    // answers contradicted what was known)
+    if let Some(b) = first.established() {
+        ctx.learned.page_base = Some(b);
+    } else if first.contradicted() {
+        ctx.learned.page_base = None;
+    }
     col.first_page_unknown = from.first_page_unknown || first.unknown(col.stop);
     let unsure = from.first_page_unknown || first.unsure_resumed(col.stop);
     let (at, skip) = match first.resume_from() {
@@ -449,6 +506,57 @@ pub(super) async fn collection<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     };
     let cut = resume::resumable(col.stop).then_some((at, skip, unsure));
     Ok((col, cut))
+}
+
+/// P14: what one merged page of a walk tells about the tool's paging — a size the API caps
+/// silently (a page shorter than asked, not the last: confirmed by rows on the next page;
+/// dropped when a page gives more), and where the next position and the total live.
+fn learn_page<U, P, C>(
+    ctx: &mut Ctx<'_, U, P, C>,
+    seen: &Seen<'_>,
+    sig: &Signals,
+    short_of_more: &mut Option<u64>,
+) {
+    let Seen {
+        walking,
+        style,
+        size,
+        n,
+        fetched,
+    } = *seen;
+    if !walking {
+        return;
+    }
+    let n = n as u64;
+    if ctx.learned.size_cap.is_some_and(|c| n > c) {
+        ctx.learned.size_cap = None;
+    }
+    if let Some(cap) = short_of_more.take() {
+        if n > 0 && n <= cap {
+            ctx.learned.size_cap = Some(cap);
+        }
+    }
+    let numbered = matches!(style, Style::Page(..) | Style::Offset(..));
+    if numbered && n > 0 && size.is_some_and(|s| n < s) && sig.says_more(fetched) {
+        *short_of_more = Some(n);
+    }
+    if let Some(f) = sig.next_from {
+        ctx.learned.next_at = Some(f.said().to_owned());
+    }
+    if sig.total.is_some() {
+        ctx.learned.total_at.clone_from(&sig.total_key);
+    }
+}
+
+/// One merged page, as [`learn_page`] reads it: whether the call walks, how it pages, the
+/// size asked for, the page's rows and the rows so far.
+#[derive(Clone, Copy)]
+struct Seen<'a> {
+    walking: bool,
+    style: &'a Style,
+    size: Option<u64>,
+    n: usize,
+    fetched: usize,
 }
 
 /// Where a walk is after a page: how it pages, its next request, that page's rows, the

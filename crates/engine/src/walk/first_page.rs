@@ -58,8 +58,8 @@ use crate::analysis::first_page::{SchemaBase, Strength};
 use crate::analysis::signals::{page_echo, url_number, Signals};
 use crate::analysis::Param;
 use crate::outcome::StopReason;
+use crate::resume::Position;
 use crate::walk::request::Failed;
-use crate::walk::resume::Position;
 use serde_json::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,6 +134,11 @@ pub(crate) struct FirstPage {
     /// The rows of the first page merged (a walk cut while comparing it resumes after
     /// them).
     first_n: usize,
+    /// P14: the page number of the API's first page, as the answers showed it.
+    base: Option<i64>,
+    /// P14: the walk started without a firm word of the schema, so what it establishes
+    /// is worth keeping for later walks.
+    learnable: bool,
 }
 
 impl FirstPage {
@@ -152,7 +157,37 @@ impl FirstPage {
             schema: base.page,
             first_rows: None,
             first_n: 0,
+            base: None,
+            learnable: base.strength != Strength::Firm,
         }
+    }
+
+    /// P14: a walk from the start (`ours`) of a tool whose earlier walks established that
+    /// its pages start at `page`: no request without the page parameter, only the checks
+    /// a weak guess gets from the walk's own pages (an empty first page, page 0 that turns
+    /// out to be page 1), so a response that contradicts it is seen.
+    pub fn learned(page: i64, ours: bool) -> Self {
+        Self {
+            state: if ours { State::Weak } else { State::Off },
+            schema: page,
+            first_rows: None,
+            first_n: 0,
+            base: None,
+            learnable: true,
+        }
+    }
+
+    /// P14: the first page number this walk established (its first page had rows, and
+    /// the checks were done), when the schema's word was not firm.
+    pub fn established(&self) -> Option<i64> {
+        (self.learnable && self.state == State::Settled && self.first_n > 0)
+            .then_some(self.base)
+            .flatten()
+    }
+
+    /// P14: the walk's answers left the first page unknown: what was learned of it goes.
+    pub fn contradicted(&self) -> bool {
+        self.state == State::Unknown
     }
 
     /// A walk that is not this one's question.
@@ -162,6 +197,8 @@ impl FirstPage {
             schema: 1,
             first_rows: None,
             first_n: 0,
+            base: None,
+            learnable: false,
         }
     }
 
@@ -174,9 +211,14 @@ impl FirstPage {
     /// base is settled).
     pub fn judge(&mut self, a: &Answer<'_>, param: &Param) -> Step {
         let step = self.decide(a, param);
-        if matches!(step, Step::Take(_)) && self.first_rows.is_none() {
+        if let (Step::Take(at), None) = (step, self.first_rows) {
             self.first_rows = Some(a.fingerprint);
             self.first_n = a.rows;
+            self.base = at.or(a.sent);
+        }
+        // page 1 served the rows taken as another page first: the pages start at 1
+        if step == Step::Skip(2) {
+            self.base = Some(1);
         }
         step
     }

@@ -22,15 +22,16 @@ use crate::analysis::ToolAnalysis;
 use crate::document::item::Item;
 use crate::document::{Page, Slot};
 use crate::error::EngineError;
+use crate::learned::Learned;
 use crate::limits::Limits;
 use crate::outcome::verdict::{self, Collection};
 use crate::outcome::{Outcome, StopReason, ValueCount};
 use crate::plan::{CallPlan, ForEachError};
 use crate::ports::{progress_due, Clock, Progress, ProgressSink, Upstream};
+use crate::resume::{Pending, ResumePoint};
 use crate::walk::ahead::Ahead;
 use crate::walk::paging::{stale, start};
 use crate::walk::request::{Budget, Failed};
-use crate::walk::resume::{Pending, ResumePoint};
 use collection::collection;
 use serde_json::Value;
 
@@ -51,6 +52,8 @@ struct Ctx<'a, U, P, C> {
     /// Where the first page with an item array had it: later pages and values are read
     /// the same way (G7).
     slot: Option<Slot>,
+    /// P14: what the tool's walks know of its paging, grown by each value's walk.
+    learned: Learned,
 }
 
 /// Runs a call: every collection, every page when asked, within `limits`.
@@ -84,6 +87,7 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         items: Vec::new(),
         first: None,
         slot: None,
+        learned: analysis.learned.clone(),
     };
     // P10: a resumed call walks only what the call before left, from where it stopped
     let work: Vec<Pending> = match &plan.resume {
@@ -116,7 +120,7 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     }
     // E6: a fan-out by reference walks its per-call share; the rest wait for `_continue`
     let share = plan.for_each.as_ref().and_then(|f| f.per_call);
-    let later = match share {
+    let deferred = match share {
         Some(n) if values.len() > n => values.split_off(n),
         _ => Vec::new(),
     };
@@ -125,15 +129,40 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
     let mut halted: Option<StopReason> = None;
     // P10: what is left for a resumed call, in walk order
     let mut left: Vec<Pending> = Vec::new();
-    if ctx.ahead.parallel() {
-        // P9, E5: the first request of every later value may start while earlier ones walk
-        for (value, pending) in values.iter().skip(1) {
-            if let Ok(s) = start(plan, analysis, limits, upstream, value.as_ref(), pending) {
-                ctx.ahead.expect(pending.value, false, s.args, s.next_url);
+    // P9, E5: the first request of every later value may start while earlier ones walk —
+    // once the first request is known (P14: not while a value still asks where the pages
+    // start: the later values start where it found them, and pay no probe of their own)
+    let mut ahead_started = !ctx.ahead.parallel();
+    let later: Vec<(Option<Value>, Pending)> = values.iter().skip(1).cloned().collect();
+    for (i, (value, pending)) in values.into_iter().enumerate() {
+        if !ahead_started {
+            let probes = start(
+                plan,
+                analysis,
+                &ctx.learned,
+                limits,
+                upstream,
+                value.as_ref(),
+                &pending,
+            )
+            .is_ok_and(|s| s.first.probes());
+            if !probes || i > 0 {
+                ahead_started = true;
+                for (value, pending) in later.iter().skip(i) {
+                    if let Ok(s) = start(
+                        plan,
+                        analysis,
+                        &ctx.learned,
+                        limits,
+                        upstream,
+                        value.as_ref(),
+                        pending,
+                    ) {
+                        ctx.ahead.expect(pending.value, false, s.args, s.next_url);
+                    }
+                }
             }
         }
-    }
-    for (value, pending) in values {
         if let Some(stop) = halted.or_else(|| ctx.budget.exhausted(limits, clock)) {
             halted = Some(stop);
             unfetched.extend(value);
@@ -196,9 +225,9 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         }
         cols.push(col);
     }
-    if !later.is_empty() {
+    if !deferred.is_empty() {
         halted = halted.or(Some(StopReason::Values));
-        for (value, pending) in later {
+        for (value, pending) in deferred {
             unfetched.extend(value);
             left.push(pending);
         }
@@ -218,13 +247,22 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         };
         return Err(EngineError::Upstream { status, detail });
     }
+    // P15: a response that linked its next page makes the tool walkable from now on; the
+    // call that saw it says how to get the rest
+    let now_walkable;
+    let judged = if ctx.learned.response_paging && !analysis.learned.response_paging {
+        now_walkable = analysis.with_learned(ctx.learned.clone());
+        &now_walkable
+    } else {
+        analysis
+    };
     let mut verdict = verdict::combine(
         &cols,
         &unfetched,
         halted.filter(|_| !unfetched.is_empty()),
         &errors,
         plan,
-        analysis,
+        judged,
         limits,
         ctx.items.len() + plan.resume.as_ref().map_or(0, |r| r.rows_before),
     );
@@ -252,6 +290,7 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         pages: cols.iter().map(|c| c.pages).sum(),
         bytes: ctx.budget.bytes,
         resume: (!left.is_empty()).then_some(ResumePoint { pending: left }),
+        learned: ctx.learned.explained(),
     })
 }
 

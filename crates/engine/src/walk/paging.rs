@@ -7,15 +7,16 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::analysis::first_page::schema_base;
+use crate::analysis::first_page::{schema_base, Strength};
 use crate::analysis::signals::Signals;
 use crate::analysis::{Param, ToolAnalysis};
 use crate::error::EngineError;
+use crate::learned::Learned;
 use crate::limits::Limits;
 use crate::plan::CallPlan;
 use crate::ports::Upstream;
+use crate::resume::{Pending, Position};
 use crate::walk::first_page::FirstPage;
-use crate::walk::resume::{Pending, Position};
 
 /// P10: a `_continue` that does not fit this call.
 pub(crate) fn stale() -> EngineError {
@@ -47,10 +48,13 @@ pub(crate) struct Start {
 }
 
 /// The first request of a collection, from its start or from where a call before left it
-/// (P10), and how it pages.
+/// (P10), and how it pages — from what the tool's walks established (P14: `learned`, the
+/// call's own values before this one included).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start<U: Upstream>(
     plan: &CallPlan,
     analysis: &ToolAnalysis,
+    learned: &Learned,
     limits: &Limits,
     upstream: &U,
     value: Option<&Value>,
@@ -72,6 +76,8 @@ pub(crate) fn start<U: Upstream>(
                 .maximum
                 .unwrap_or(u64::from(limits.default_page_size))
                 .max(1);
+            // P14: a size the API caps silently is asked for as it is given
+            let chosen = learned.size_cap.map_or(chosen, |c| chosen.min(c.max(1)));
             set_arg(&mut args, &p.name, p.in_body, p.number(chosen));
             size = Some(chosen);
         }
@@ -90,8 +96,16 @@ pub(crate) fn start<U: Upstream>(
                 // P11: the agent's page, else where the evidence puts the first page
                 let given = get_arg(&args, p).and_then(Value::as_i64);
                 let base = schema_base(p);
-                let n = given.unwrap_or(base.page);
-                first = FirstPage::new(base, given.is_none() && from.at == Position::Start);
+                let ours = given.is_none() && from.at == Position::Start;
+                // P14: where earlier walks found the first page, unless the schema is firm
+                let known = learned
+                    .page_base
+                    .filter(|_| base.strength != Strength::Firm);
+                let n = given.or(known).unwrap_or(base.page);
+                first = match known {
+                    Some(b) => FirstPage::learned(b, ours),
+                    None => FirstPage::new(base, ours),
+                };
                 if first.probes() {
                     remove_arg(&mut args, p);
                 } else {

@@ -3,6 +3,7 @@
 //! budget allows.
 
 use crate::limits::Limits;
+pub use crate::outcome::verdict::Failed;
 use crate::outcome::StopReason;
 use crate::ports::{Clock, Upstream, UpstreamFailure, UpstreamRequest, UpstreamResponse};
 use crate::walk::ahead::{Ahead, Refused};
@@ -45,17 +46,6 @@ impl Budget {
             None
         }
     }
-}
-
-/// A request that produced no usable page.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Failed {
-    /// Which bound or error ended it.
-    pub stop: StopReason,
-    pub status: Option<u16>,
-    pub message: String,
-    /// The tool's own failure ([`UpstreamFailure::tool_error`]).
-    pub tool_error: bool,
 }
 
 /// Makes `req` for collection `owner` through `ahead` (P9: its answer may already be on
