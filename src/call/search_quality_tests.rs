@@ -12,7 +12,7 @@
 //! `LOOPGATE_TEST_ALLOW_MISSING_SERVICES=1`.
 
 use super::search_eval::{sets, split_of, EvalSet, Mode, Req, Score};
-use crate::discovery::hybrid::{Candidates, Fusion, FUSION};
+use crate::discovery::hybrid::{Candidates, Fusion, FUSION, WORDS_ONLY};
 use crate::discovery::search::FieldWeights;
 use crate::embedding::DIM;
 
@@ -64,7 +64,7 @@ fn print_set(e: &EvalSet) {
     for split in ["dev", "test"] {
         for (label, mode) in [
             ("lexical", Mode::Lexical),
-            ("words+", Mode::Words(FUSION)),
+            ("words+", Mode::Words(WORDS_ONLY)),
             ("dense", Mode::Dense),
             ("hybrid", Mode::Hybrid(FUSION)),
         ] {

@@ -28,15 +28,38 @@ pub struct Fusion {
     pub fields: FieldWeights,
 }
 
-/// Fitted on the dev halves of the evaluation sets (see `docs/performance.md`, "Search
-/// quality"); the test halves score it, never choose it.
+/// Fitted on the dev halves of the evaluation sets (coordinate ascent over these
+/// constants and the field weights, `call::search_quality_tests`; see
+/// `docs/performance.md`, "Search quality"); the test halves score it, never choose it.
+/// With meaning fused in, the summary's and parameter names' words add nothing the
+/// description and the vector do not already carry: their weights came out at zero.
 pub const FUSION: Fusion = Fusion {
     lexical: 1.0,
     dense: 0.75,
     action: 0.3,
     toolkit: 0.5,
     depth: 100,
+    fields: FieldWeights([
+        // name, summary, description, path and tags, toolkit
+        (0.5, 0.3),
+        (0.0, 0.3),
+        (1.0, 0.0),
+        (1.0, 0.5),
+        (0.6, 0.3),
+        // action, parameter names, parameter text, response fields
+        (0.0, 0.0),
+        (0.0, 0.75),
+        (0.4, 0.75),
+        (0.3, 0.75),
+    ]),
+};
+
+/// Words alone (no model, or a request that could not be embedded): the summary (or
+/// the name) and the parameter names carry what the vector would have.
+pub const WORDS_ONLY: Fusion = Fusion {
+    dense: 0.0,
     fields: FIELD_WEIGHTS,
+    ..FUSION
 };
 
 /// What is embedded of a tool: its toolkit, its summary (or name as words) and its
@@ -184,7 +207,11 @@ impl HybridIndex {
         toolkit: Option<&str>,
         limit: usize,
     ) -> Vec<usize> {
-        self.search_with(query, query_vector, toolkit, &FUSION, limit)
+        let f = match (&self.dense, query_vector) {
+            (Some(_), Some(_)) => &FUSION,
+            _ => &WORDS_ONLY,
+        };
+        self.search_with(query, query_vector, toolkit, f, limit)
     }
 
     pub fn search_with(
