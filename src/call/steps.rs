@@ -31,8 +31,12 @@ pub struct StepView {
     pub restricted: bool,
 }
 
-/// Removes loopgate's own `x-loopgate-*` annotations: the model needs none of them.
+/// Removes loopgate's own `x-loopgate-*` annotations, at the root (the search document,
+/// paging evidence and hints) and on each property: the model needs none of them.
 fn for_model(mut schema: Value) -> Value {
+    if let Some(root) = schema.as_object_mut() {
+        root.retain(|k, _| !k.starts_with("x-loopgate-"));
+    }
     if let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) {
         for p in props.values_mut() {
             if let Some(o) = p.as_object_mut() {

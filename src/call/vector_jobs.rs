@@ -131,20 +131,46 @@ pub fn request(
         deps.docs.clone(),
     );
     tokio::spawn(async move {
+        // whatever ends the task (a panic in a chunk, the runtime shutting down), the
+        // ids it did not get to stop waiting, so a later search asks for them again
+        let guard = Release {
+            jobs: jobs.clone(),
+            org: org.clone(),
+            ids,
+        };
         let Ok(_turn) = jobs.turn.acquire().await else {
             return;
         };
-        for chunk in ids.chunks(CHUNK) {
+        for chunk in guard.ids.chunks(CHUNK) {
             match embed_chunk(&semantic, &docs, &pool, &cpu, &org, chunk).await {
-                Ok(n) => Metrics::add(&metrics.tool_vectors_computed, n as u64),
+                Ok(n) => {
+                    Metrics::add(&metrics.tool_vectors_computed, n as u64);
+                    jobs.release(&org, chunk);
+                    // pools built without these vectors are built again, once
+                    if n > 0 {
+                        jobs.epoch.fetch_add(1, Ordering::AcqRel);
+                    }
+                }
                 Err(e) => {
+                    jobs.release(&org, chunk);
                     tracing::warn!(error = %e, "tool vectors not computed: a later search asks again")
                 }
             }
-            jobs.release(&org, chunk);
-            jobs.epoch.fetch_add(1, Ordering::AcqRel);
         }
     });
+}
+
+/// Releases a job's ids when it ends (those already released are no longer there).
+struct Release {
+    jobs: Arc<VectorJobs>,
+    org: OrgId,
+    ids: Vec<String>,
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        self.jobs.release(&self.org, &self.ids);
+    }
 }
 
 async fn embed_chunk(

@@ -120,8 +120,10 @@ impl ToolDoc {
             let said = annotation_actions(extras);
             (name_actions(t.name) | said, said)
         } else {
+            // an RPC-style operation says its verb in its name (`messages_trash`,
+            // `pulls/merge`) where its method says only POST or PUT
             let m = method_actions(t.method, t.path);
-            (m, m)
+            (m | name_actions(t.name), m)
         };
         parts[Field::Action as usize] = action_words(said);
         let (names, text) = params_text(t.input_schema);

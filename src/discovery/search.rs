@@ -6,9 +6,10 @@
 //! [`super::text`] at a lower weight. An index is built once per set of pooled tools.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHasher};
 use serde_json::Value;
 
 use super::document::{Field, ToolDoc, ToolSource, FIELD_COUNT};
@@ -74,45 +75,14 @@ impl ToolText<'_> {
     }
 }
 
-/// Terms seen by this process, each given a small number once (an interner): a
-/// tool's document is analysed once into numbered terms ([`AnalysedDoc`]), and a pool's
-/// index is merged from those without reading text again. Bounded: past
-/// [`MAX_TERMS`] distinct terms, new ones share one number (their matches then count
-/// as one rare term's: a ranking slightly off, never unbounded memory).
-pub struct TermTable {
-    ids: RwLock<FxHashMap<String, u32>>,
-}
-
-pub const MAX_TERMS: usize = 2_000_000;
-
-impl TermTable {
-    /// The process's table.
-    pub fn shared() -> &'static TermTable {
-        static TABLE: OnceLock<TermTable> = OnceLock::new();
-        TABLE.get_or_init(|| TermTable {
-            ids: RwLock::new(FxHashMap::default()),
-        })
-    }
-
-    fn id(&self, term: &str) -> u32 {
-        if let Some(id) = self.get(term) {
-            return id;
-        }
-        let mut ids = self.ids.write().unwrap_or_else(|p| p.into_inner());
-        let n = ids.len();
-        if n >= MAX_TERMS {
-            return MAX_TERMS as u32;
-        }
-        *ids.entry(term.to_owned()).or_insert(n as u32)
-    }
-
-    fn get(&self, term: &str) -> Option<u32> {
-        self.ids
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(term)
-            .copied()
-    }
+/// A term's number: a 64-bit hash of it, the same in every process, kept by no table
+/// (nothing grows with what tenants import; two terms sharing a number is a chance of
+/// one in 2⁶⁴ per pair). A tool's document is analysed once into numbered terms
+/// ([`AnalysedDoc`]) and a pool's index merged from those without reading text again.
+pub fn term_id(term: &str) -> u64 {
+    let mut h = FxHasher::default();
+    term.hash(&mut h);
+    h.finish()
 }
 
 /// One tool's document as the index reads it: its numbered terms with their frequency
@@ -120,25 +90,24 @@ impl TermTable {
 /// per tool version (`call::offered_tools` keeps them) and shared by every pool index.
 #[derive(Debug, Clone, Default)]
 pub struct AnalysedDoc {
-    terms: Vec<(u32, [f32; FIELD_COUNT])>,
+    terms: Vec<(u64, [f32; FIELD_COUNT])>,
     lengths: [f32; FIELD_COUNT],
     name: String,
     actions: u16,
-    kit: Vec<u32>,
+    kit: Vec<u64>,
 }
 
 impl AnalysedDoc {
     pub fn new(d: &ToolDoc) -> Self {
-        let table = TermTable::shared();
-        let mut tf: FxHashMap<u32, [f32; FIELD_COUNT]> = FxHashMap::default();
+        let mut tf: FxHashMap<u64, [f32; FIELD_COUNT]> = FxHashMap::default();
         let mut lengths = [0f32; FIELD_COUNT];
         for (field, text) in d.parts.iter().enumerate() {
             for term in terms(text) {
-                tf.entry(table.id(&term)).or_default()[field] += 1.0;
+                tf.entry(term_id(&term)).or_default()[field] += 1.0;
                 lengths[field] += 1.0;
             }
         }
-        let mut terms_: Vec<(u32, [f32; FIELD_COUNT])> = tf.into_iter().collect();
+        let mut terms_: Vec<(u64, [f32; FIELD_COUNT])> = tf.into_iter().collect();
         terms_.sort_unstable_by_key(|t| t.0);
         AnalysedDoc {
             terms: terms_,
@@ -147,16 +116,16 @@ impl AnalysedDoc {
             actions: d.actions,
             kit: terms(&d.parts[Field::Toolkit as usize])
                 .iter()
-                .map(|t| table.id(t))
+                .map(|t| term_id(t))
                 .collect(),
         }
     }
 
     /// Bytes it holds (for the cache's bound).
     pub fn bytes(&self) -> usize {
-        self.terms.len() * std::mem::size_of::<(u32, [f32; FIELD_COUNT])>()
+        self.terms.len() * std::mem::size_of::<(u64, [f32; FIELD_COUNT])>()
             + self.name.len()
-            + self.kit.len() * 4
+            + self.kit.len() * 8
             + std::mem::size_of::<Self>()
     }
 }
@@ -165,7 +134,7 @@ impl AnalysedDoc {
 #[derive(Debug, Default)]
 pub struct SearchIndex {
     /// term → (document, term frequency per field)
-    postings: FxHashMap<u32, Vec<(u32, [f32; FIELD_COUNT])>>,
+    postings: FxHashMap<u64, Vec<(u32, [f32; FIELD_COUNT])>>,
     docs: Vec<Arc<AnalysedDoc>>,
     avg_lengths: [f64; FIELD_COUNT],
 }
@@ -192,7 +161,7 @@ impl SearchIndex {
     /// The index of documents analysed before: their terms merged into postings, no
     /// text read again.
     pub fn from_analysed(docs: Vec<Arc<AnalysedDoc>>) -> Self {
-        let mut postings: FxHashMap<u32, Vec<(u32, [f32; FIELD_COUNT])>> = FxHashMap::default();
+        let mut postings: FxHashMap<u64, Vec<(u32, [f32; FIELD_COUNT])>> = FxHashMap::default();
         let mut sums = [0f64; FIELD_COUNT];
         for (doc, d) in docs.iter().enumerate() {
             for (f, sum) in sums.iter_mut().enumerate() {
@@ -230,13 +199,8 @@ impl SearchIndex {
 
     /// Whether the request names tool `doc`'s toolkit or provider.
     pub fn names_kit(&self, doc: usize, query_terms: &[String]) -> bool {
-        let table = TermTable::shared();
         self.docs.get(doc).is_some_and(|d| {
-            !d.kit.is_empty()
-                && query_terms
-                    .iter()
-                    .filter_map(|t| table.get(t))
-                    .any(|id| d.kit.contains(&id))
+            !d.kit.is_empty() && query_terms.iter().any(|t| d.kit.contains(&term_id(t)))
         })
     }
 
@@ -265,10 +229,9 @@ impl SearchIndex {
     /// `keep` says which tools may be scored (a toolkit filter).
     pub fn scores(&self, query: &str, w: &FieldWeights, keep: &dyn Fn(usize) -> bool) -> Vec<Hit> {
         let n = self.docs.len() as f64;
-        let table = TermTable::shared();
         let mut scores: FxHashMap<usize, f64> = FxHashMap::default();
         for (term, qw) in Self::query_terms(query) {
-            let Some(list) = table.get(&term).and_then(|id| self.postings.get(&id)) else {
+            let Some(list) = self.postings.get(&term_id(&term)) else {
                 continue;
             };
             let df = list.len() as f64;

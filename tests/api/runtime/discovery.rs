@@ -427,6 +427,14 @@ async fn d5_without_the_model_search_is_lexical_and_says_so() {
         .await;
     let found = r.ok(200)["result"]["tools"].as_array().unwrap().clone();
     assert_eq!(found[0]["name"], "users_messages_trash", "{found:?}");
+    let m = app.call(reqwest::Method::GET, "/metrics", None, None).await;
+    assert!(m.text.contains("loopgate_search_semantic 0"), "{}", m.text);
+    assert!(
+        m.text
+            .contains("loopgate_search_queries_total{mode=\"lexical\"} 1"),
+        "{}",
+        m.text
+    );
     // D6: `toolkit` keeps the search to one toolkit; an unknown one names the others
     let r = kits
         .call(
@@ -454,14 +462,6 @@ async fn d5_without_the_model_search_is_lexical_and_says_so() {
     assert!(
         detail.contains("fax") && detail.contains("mail"),
         "{detail}"
-    );
-    let m = app.call(reqwest::Method::GET, "/metrics", None, None).await;
-    assert!(m.text.contains("loopgate_search_semantic 0"), "{}", m.text);
-    assert!(
-        m.text
-            .contains("loopgate_search_queries_total{mode=\"lexical\"} 1"),
-        "{}",
-        m.text
     );
 }
 
