@@ -373,6 +373,7 @@ impl Runtime {
                 let mut kits: Vec<&str> = pooled.iter().map(|b| search_label(b)).collect();
                 kits.sort_unstable();
                 kits.dedup();
+                kits.truncate(crate::discovery::meta::LISTED_TOOLKITS);
                 return Err(invalid(format!(
                     "{SEARCH_TOOLS}: no toolkit named '{k}' is searchable here; toolkits: {}",
                     kits.join(", ")

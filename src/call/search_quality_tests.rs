@@ -133,10 +133,12 @@ fn d6_recall_at_k_against_what_the_agent_reads() {
                 chars[k] as f64 / 4.0 / n.max(1) as f64
             );
         }
-        assert!(
-            found.windows(2).all(|w| w[0] <= w[1]),
-            "recall grows with k"
-        );
+        if e.label == "real" {
+            // a floor under the default limit's recall (measured 84.2 %): a ranking change
+            // that loses it fails here, not only in the printed table
+            let r8 = found[8] as f64 / n.max(1) as f64;
+            assert!(r8 >= 0.80, "real dev recall@8 {:.1}% < 80%", r8 * 100.0);
+        }
     }
 }
 

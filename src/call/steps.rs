@@ -181,3 +181,23 @@ impl Runtime {
         })
     }
 }
+
+#[cfg(test)]
+mod for_model_tests {
+    use super::for_model;
+    use serde_json::json;
+
+    #[test]
+    fn d6_the_model_sees_no_x_loopgate_key_at_the_root_or_on_a_property() {
+        let schema = json!({
+            "type": "object",
+            "x-loopgate-doc": {"summary": "List issues", "responseFields": ["id"]},
+            "x-loopgate-response": {"next": ["next"]},
+            "properties": {"page": {"type": "integer", "x-loopgate-in": "query"}}
+        });
+        assert_eq!(
+            for_model(schema),
+            json!({"type": "object", "properties": {"page": {"type": "integer"}}})
+        );
+    }
+}

@@ -168,7 +168,8 @@ pub fn method_actions(method: &str, path: &str) -> u16 {
     }
 }
 
-/// MCP annotations: a read-only tool reads, a destructive one deletes.
+/// MCP annotations: a destructive tool deletes (a read-only one may list or get: its
+/// name says which).
 fn annotation_actions(extras: Option<&Value>) -> u16 {
     let Some(a) = extras.and_then(|e| e.get("annotations")) else {
         return 0;
