@@ -28,8 +28,11 @@ pub struct DeploymentPatch {
 }
 
 /// Create a deployment.
-#[utoipa::path(post, operation_id = "createDeployment", path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(("org_id" = String, Path, description = "The org")), request_body = DeploymentInput,
-    responses((status = 201, body = Deployment), (status = 404, body = Problem), (status = 409, body = Problem)),
+///
+/// Admin token only. A deployment groups agents and sets their dataset cache mode (`off`,
+/// `shadow`, `on`, LOOP_ENGINE C6). Answers `201`.
+#[utoipa::path(post, operation_id = "createDeployment", path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(("org_id" = String, Path, description = "The org")), request_body(content = DeploymentInput, example = json!({"name": "production", "cache": "on"})),
+    responses((status = 201, body = Deployment, example = json!({"id": "dep_KgUmD6SzErRjjMJSWXUl42", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "production", "cache": "on", "created_at": "2026-12-07T21:27:02.616909Z", "updated_at": "2026-12-07T21:27:02.616909Z"})), (status = 404, body = Problem), (status = 409, body = Problem)),
     security(("adminToken" = [])))]
 pub async fn create(
     admin: AdminOrg,
@@ -56,7 +59,7 @@ pub async fn create(
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 #[utoipa::path(get, operation_id = "listDeployments", path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(("org_id" = String, Path, description = "The org"), ListParams),
-    responses((status = 200, body = ListResponse<Deployment>), (status = 404, body = Problem)), security(("adminToken" = [])))]
+    responses((status = 200, body = ListResponse<Deployment>, example = json!({"data": [{"id": "dep_KgUmD6SzErRjjMJSWXUl42", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "production", "cache": "shadow", "created_at": "2026-12-07T21:28:54.377532Z", "updated_at": "2026-12-07T21:28:54.382769Z"}], "has_more": false, "cursor": null, "total": 1})), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn list(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -67,8 +70,10 @@ pub async fn list(
 }
 
 /// Get a deployment.
+///
+/// Admin token only.
 #[utoipa::path(get, operation_id = "getDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
-    responses((status = 200, body = Deployment), (status = 404, body = Problem)), security(("adminToken" = [])))]
+    responses((status = 200, body = Deployment, example = json!({"id": "dep_KgUmD6SzErRjjMJSWXUl42", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "production", "cache": "shadow", "created_at": "2026-12-07T21:28:54.377532Z", "updated_at": "2026-12-07T21:28:54.382769Z"})), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn get(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -82,8 +87,10 @@ pub async fn get(
 }
 
 /// Rename a deployment or switch its cache mode.
-#[utoipa::path(patch, operation_id = "updateDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin", request_body = DeploymentPatch,
-    responses((status = 200, body = Deployment), (status = 404, body = Problem), (status = 409, body = Problem)), security(("adminToken" = [])))]
+///
+/// Admin token only. Absent fields stay as they are. Answers `200`.
+#[utoipa::path(patch, operation_id = "updateDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin", request_body(content = DeploymentPatch, example = json!({"cache": "shadow"})),
+    responses((status = 200, body = Deployment, example = json!({"id": "dep_KgUmD6SzErRjjMJSWXUl42", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "production", "cache": "shadow", "created_at": "2026-12-07T21:27:02.616909Z", "updated_at": "2026-12-07T21:27:02.646072Z"})), (status = 404, body = Problem), (status = 409, body = Problem)), security(("adminToken" = [])))]
 pub async fn update(
     admin: AdminOrg,
     state: web::Data<AppState>,
@@ -113,6 +120,8 @@ pub async fn update(
 }
 
 /// Delete a deployment (refused with 409 while agents use it).
+///
+/// Admin token only. Answers `204`.
 #[utoipa::path(delete, operation_id = "deleteDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
     responses((status = 204), (status = 404, body = Problem), (status = 409, body = Problem)), security(("adminToken" = [])))]
 pub async fn delete(

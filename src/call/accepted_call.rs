@@ -16,8 +16,10 @@ use crate::walk::drain::InFlight;
 #[serde(deny_unknown_fields)]
 pub struct ToolCallInput {
     pub name: String,
+    /// The tool's arguments, with the loop engine's reserved ones (`_all_pages`, `_fields`,
+    /// `_for_each`, `_filter`, `_continue`, `_refresh`).
     #[serde(default = "empty_object")]
-    #[schema(value_type = Object)]
+    #[schema(schema_with = crate::call::arguments_schema::tool_call_arguments)]
     pub arguments: Value,
     /// Experiment runs never read from or write to the dataset cache.
     #[serde(default)]
