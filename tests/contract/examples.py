@@ -3,8 +3,8 @@
 step `examples`): each operation of `ORDER` is sent its request example (as documented
 in the served /openapi.json) against a fresh org, in order, and its answer must have the
 status of its response example, validate against that response's schema, and have the
-example's shape (the same keys, recursively, and the same JSON types; `null` matches any
-type). An operation with an example that is not in ORDER, or in ORDER without its
+example's shape (the same keys, recursively, but for keys the schema declares optional
+there; the same JSON types, `null` matching any). An operation with an example that is not in ORDER, or in ORDER without its
 examples, fails the run too.
 
 What is substituted before sending, and only that: path parameters and the ids a body
@@ -187,22 +187,34 @@ def kind(v):
         type(v), "number")
 
 
-def shape_diff(want, got, at="$"):
-    """Where `got` differs in shape from the example `want`."""
+def resolve(schema, doc):
+    while isinstance(schema, dict) and "$ref" in schema:
+        schema = doc["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    return schema if isinstance(schema, dict) else {}
+
+
+def shape_diff(want, got, schema, doc, at="$"):
+    """Where `got` differs in shape from the example `want`: a key only one of them has is
+    a difference unless the schema declares it optional there (a delivery's
+    `next_attempt_at` is there while it waits, `last_status_code` once tried)."""
+    schema = resolve(schema, doc)
     if want is None or got is None:
         return []
     if kind(want) != kind(got):
         return [f"{at}: the example is {kind(want)}, the answer {kind(got)}"]
     if isinstance(want, dict):
+        props, required = schema.get("properties") or {}, set(schema.get("required") or [])
+        optional = set(props) - required
+        only_want = sorted(set(want) - set(got) - optional)
+        only_got = sorted(set(got) - set(want) - optional)
         out = []
-        if set(want) != set(got):
-            out.append(f"{at}: keys only in the example {sorted(set(want) - set(got))}, "
-                       f"only in the answer {sorted(set(got) - set(want))}")
+        if only_want or only_got:
+            out.append(f"{at}: keys only in the example {only_want}, only in the answer {only_got}")
         for k in set(want) & set(got):
-            out += shape_diff(want[k], got[k], f"{at}.{k}")
+            out += shape_diff(want[k], got[k], props.get(k, {}), doc, f"{at}.{k}")
         return out
     if isinstance(want, list) and want and got:
-        return shape_diff(want[0], got[0], f"{at}[0]")
+        return shape_diff(want[0], got[0], schema.get("items", {}), doc, f"{at}[0]")
     return []
 
 
@@ -274,7 +286,7 @@ def main():
         root["components"] = doc["components"]
         errs = sorted(Draft202012Validator(root).iter_errors(got), key=lambda e: list(e.path))
         failures += [f"{op_id}: answer does not validate at {list(e.path)}: {e.message[:200]}" for e in errs[:5]]
-        failures += [f"{op_id}: {d}" for d in shape_diff(want, got)]
+        failures += [f"{op_id}: {d}" for d in shape_diff(want, got, schema, doc)]
         if keep and isinstance(got, dict):
             ctx[keep] = got["id"]
         if op_id == "createApiKey":
