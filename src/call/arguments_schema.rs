@@ -8,8 +8,9 @@ use serde_json::json;
 use utoipa::openapi::schema::{Object, Schema};
 
 /// The `arguments` schema: an object open to the tool's own arguments, with the reserved
-/// ones described. (utoipa reads a schema only where it names a `type` or a composition:
-/// every part here does, which the test below holds.)
+/// ones described. (utoipa reads a schema only where it names a `type` or a composition,
+/// and openapi-python-client only where a union's members are single types: every part
+/// here is both, which the test below and the Python client's drift check hold.)
 pub fn tool_call_arguments() -> Schema {
     let clause = json!({
         "type": "object",
@@ -19,9 +20,13 @@ pub fn tool_call_arguments() -> Schema {
             "field": {"type": "string", "maxLength": 256},
             "op": {"type": "string", "enum": ["eq", "neq", "gt", "gte", "lt", "lte", "contains", "in", "exists"]},
             "value": {
-                "type": ["string", "number", "boolean", "array", "object", "null"],
-                "maxItems": 200,
-                "description": "The value compared with; a list (at most 200) for `in`; `true`/`false` for `exists`."
+                "description": "The value compared with; a list (at most 200) for `in`; `true`/`false` for `exists`.",
+                "oneOf": [
+                    {"type": "string"},
+                    {"type": "number"},
+                    {"type": "boolean"},
+                    {"type": "array", "items": {"type": ["string", "number", "boolean"]}, "maxItems": 200}
+                ]
             }
         }
     });

@@ -2185,17 +2185,13 @@ export interface components {
                     /** @enum {string} */
                     op: "eq" | "neq" | "gt" | "gte" | "lt" | "lte" | "contains" | "in" | "exists";
                     /** @description The value compared with; a list (at most 200) for `in`; `true`/`false` for `exists`. */
-                    value?: string | number | boolean | unknown[] | {
-                        [key: string]: unknown;
-                    } | null;
+                    value?: string | number | boolean | (string | number | boolean)[];
                 }[] | {
                     field: string;
                     /** @enum {string} */
                     op: "eq" | "neq" | "gt" | "gte" | "lt" | "lte" | "contains" | "in" | "exists";
                     /** @description The value compared with; a list (at most 200) for `in`; `true`/`false` for `exists`. */
-                    value?: string | number | boolean | unknown[] | {
-                        [key: string]: unknown;
-                    } | null;
+                    value?: string | number | boolean | (string | number | boolean)[];
                 };
                 /** @description Call the tool once per value of its parameter `key` and merge the rows, each tagged with its value (E1); at most 50 distinct values (E2); a `key` that is not a parameter is `400 invalid_for_each_key` (E3); per-value failures go to `_forEachErrors` (E4). */
                 _for_each?: {
@@ -2209,9 +2205,7 @@ export interface components {
                             /** @enum {string} */
                             op: "eq" | "neq" | "gt" | "gte" | "lt" | "lte" | "contains" | "in" | "exists";
                             /** @description The value compared with; a list (at most 200) for `in`; `true`/`false` for `exists`. */
-                            value?: string | number | boolean | unknown[] | {
-                                [key: string]: unknown;
-                            } | null;
+                            value?: string | number | boolean | (string | number | boolean)[];
                         };
                         /** @description The `_resultId` of a stored result of this thread. */
                         fromResult: string;

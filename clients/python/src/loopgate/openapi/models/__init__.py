@@ -100,6 +100,16 @@ from .sync_changes import SyncChanges
 from .sync_report import SyncReport
 from .token_auth_method import TokenAuthMethod
 from .tool import Tool
+from .tool_call_input import ToolCallInput
+from .tool_call_input_arguments import ToolCallInputArguments
+from .tool_call_input_arguments_filter_type_0_item import ToolCallInputArgumentsFilterType0Item
+from .tool_call_input_arguments_filter_type_0_item_op import ToolCallInputArgumentsFilterType0ItemOp
+from .tool_call_input_arguments_filter_type_1 import ToolCallInputArgumentsFilterType1
+from .tool_call_input_arguments_filter_type_1_op import ToolCallInputArgumentsFilterType1Op
+from .tool_call_input_arguments_for_each import ToolCallInputArgumentsForEach
+from .tool_call_input_arguments_for_each_values_type_1 import ToolCallInputArgumentsForEachValuesType1
+from .tool_call_input_arguments_for_each_values_type_1_filter import ToolCallInputArgumentsForEachValuesType1Filter
+from .tool_call_input_arguments_for_each_values_type_1_filter_op import ToolCallInputArgumentsForEachValuesType1FilterOp
 from .tool_call_record import ToolCallRecord
 from .tool_call_record_error_type_0 import ToolCallRecordErrorType0
 from .tool_call_response import ToolCallResponse
@@ -224,6 +234,16 @@ __all__ = (
     "SyncReport",
     "TokenAuthMethod",
     "Tool",
+    "ToolCallInput",
+    "ToolCallInputArguments",
+    "ToolCallInputArgumentsFilterType0Item",
+    "ToolCallInputArgumentsFilterType0ItemOp",
+    "ToolCallInputArgumentsFilterType1",
+    "ToolCallInputArgumentsFilterType1Op",
+    "ToolCallInputArgumentsForEach",
+    "ToolCallInputArgumentsForEachValuesType1",
+    "ToolCallInputArgumentsForEachValuesType1Filter",
+    "ToolCallInputArgumentsForEachValuesType1FilterOp",
     "ToolCallRecord",
     "ToolCallRecordErrorType0",
     "ToolCallResponse",
