@@ -20,11 +20,35 @@ pub struct DeploymentInput {
     pub cache: Option<CacheMode>,
 }
 
+// Read from a JSON object only: serde alone would also read it from an array of its two
+// fields (`[null, null]`, a patch that changes nothing), which the schema does not allow.
+// (`deny_unknown_fields` is enforced by `Fields`; here it is for the schema.)
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    try_from = "serde_json::Map<String, serde_json::Value>",
+    deny_unknown_fields
+)]
 pub struct DeploymentPatch {
     pub name: Option<String>,
     pub cache: Option<CacheMode>,
+}
+
+impl TryFrom<serde_json::Map<String, serde_json::Value>> for DeploymentPatch {
+    type Error = serde_json::Error;
+
+    fn try_from(body: serde_json::Map<String, serde_json::Value>) -> Result<Self, Self::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Fields {
+            name: Option<String>,
+            cache: Option<CacheMode>,
+        }
+        let f: Fields = serde_json::from_value(serde_json::Value::Object(body))?;
+        Ok(Self {
+            name: f.name,
+            cache: f.cache,
+        })
+    }
 }
 
 /// Create a deployment.
@@ -146,4 +170,27 @@ pub async fn delete(
     )
     .await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DeploymentPatch;
+
+    #[test]
+    fn a_patch_is_an_object_of_known_fields() {
+        let ok: DeploymentPatch = serde_json::from_str(r#"{"cache": "shadow"}"#).unwrap();
+        assert!(ok.name.is_none() && ok.cache.is_some());
+        assert!(serde_json::from_str::<DeploymentPatch>("{}").is_ok());
+        for bad in [
+            "[null, null]",
+            r#"["x", "on"]"#,
+            r#"{"colour": "red"}"#,
+            r#"{"cache": "sometimes"}"#,
+        ] {
+            assert!(
+                serde_json::from_str::<DeploymentPatch>(bad).is_err(),
+                "{bad}"
+            );
+        }
+    }
 }
