@@ -25,9 +25,11 @@ pub struct AgentInput {
     pub instructions: String,
     /// Tools offered directly (0–1000) before connected-app toolkits go behind
     /// `search_tools` / `load_tool`; unset: the service-wide setting (15 by default).
+    #[schema(minimum = 0, maximum = 1000)]
     pub direct_tool_budget: Option<i32>,
     /// The size guard's conversation budget for this agent's results, in tokens
     /// (1000–1000000); unset: the service-wide setting (25,000 by default).
+    #[schema(minimum = 1000, maximum = 1000000)]
     pub token_budget: Option<i32>,
     #[serde(rename = "agentTools", default)]
     pub agent_tools: Vec<Binding>,
@@ -41,11 +43,11 @@ pub struct AgentPatch {
     pub instructions: Option<String>,
     /// A new budget of directly offered tools, or `null` for the service-wide setting.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<i32>)]
+    #[schema(value_type = Option<i32>, minimum = 0, maximum = 1000)]
     pub direct_tool_budget: Option<Option<i32>>,
     /// A new size-guard budget in tokens, or `null` for the service-wide setting.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<i32>)]
+    #[schema(value_type = Option<i32>, minimum = 1000, maximum = 1000000)]
     pub token_budget: Option<Option<i32>>,
     /// Replaces every binding when present.
     #[serde(rename = "agentTools")]
@@ -58,7 +60,7 @@ pub struct BindingInput {
     pub loop_responses: Option<bool>,
     /// Hours, 1–8760, or `null` for the default TTL.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<i32>)]
+    #[schema(value_type = Option<i32>, minimum = 1, maximum = 8760)]
     pub dataset_ttl_hours: Option<Option<i32>>,
     #[serde(default, deserialize_with = "double_option")]
     #[schema(value_type = Option<bool>)]
@@ -99,8 +101,12 @@ fn check_instructions(i: &str) -> Result<&str, ApiError> {
 }
 
 /// Create an agent with its tool bindings.
-#[utoipa::path(post, operation_id = "createAgent", path = "/v1/agents", tag = "studio", request_body = AgentInput,
-    responses((status = 201, body = Agent), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
+///
+/// An agent belongs to a deployment of your org and holds its tools through bindings
+/// (`agentTools`); a binding's `loop_responses` turns the loop engine on for that tool (walk
+/// every page, fan out, project, filter). Answers `201` with the agent and its bindings.
+#[utoipa::path(post, operation_id = "createAgent", path = "/v1/agents", tag = "studio", request_body(content = AgentInput, example = json!({"name": "support", "deployment_id": "dep_KgUmD6SzErRjjMJSWXUl42", "instructions": "Answer from the order system; never guess totals.", "agentTools": [{"tool_id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "loop_responses": true}]})),
+    responses((status = 201, body = Agent, example = json!({"id": "agt_4XltK5PpzapDRd5AyrzcEm", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "deployment_id": "dep_KgUmD6SzErRjjMJSWXUl42", "name": "support", "instructions": "Answer from the order system; never guess totals.", "direct_tool_budget": null, "token_budget": null, "agentTools": [{"tool_id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "loop_responses": true, "dataset_ttl_hours": null, "discovery": null}], "created_at": "2026-12-07T21:27:02.717726Z", "updated_at": "2026-12-07T21:27:02.717726Z"})), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn create(
     key: Studio,
     state: web::Data<AppState>,
@@ -131,7 +137,7 @@ pub async fn create(
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 #[utoipa::path(get, operation_id = "listAgents", path = "/v1/agents", tag = "studio", params(ListParams),
-    responses((status = 200, body = ListResponse<Agent>)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = ListResponse<Agent>, example = json!({"data": [{"id": "agt_4XltK5PpzapDRd5AyrzcEm", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "deployment_id": "dep_KgUmD6SzErRjjMJSWXUl42", "name": "support", "instructions": "Answer from the order system; count with queryToolResult, never by hand.", "direct_tool_budget": null, "token_budget": null, "agentTools": [{"tool_id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "loop_responses": true, "dataset_ttl_hours": 6, "discovery": null}, {"tool_id": "tool_J2T54ZJes5fsDocmWMmviT", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "loop_responses": false, "dataset_ttl_hours": null, "discovery": null}], "created_at": "2026-12-07T21:28:54.462653Z", "updated_at": "2026-12-07T21:28:54.666088Z"}], "has_more": false, "cursor": null, "total": 1}))), security(("orgKey" = ["studio"])))]
 pub async fn list(
     key: Studio,
     state: web::Data<AppState>,
@@ -142,8 +148,10 @@ pub async fn list(
 }
 
 /// Get an agent with its bindings.
+///
+/// The agent, its instructions and each binding with its loop settings.
 #[utoipa::path(get, operation_id = "getAgent", path = "/v1/agents/{agent_id}", tag = "studio",
-    responses((status = 200, body = Agent), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = Agent, example = json!({"id": "agt_4XltK5PpzapDRd5AyrzcEm", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "deployment_id": "dep_KgUmD6SzErRjjMJSWXUl42", "name": "support", "instructions": "Answer from the order system; never guess totals.", "direct_tool_budget": null, "token_budget": null, "agentTools": [{"tool_id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "loop_responses": true, "dataset_ttl_hours": null, "discovery": null}], "created_at": "2026-12-07T21:27:02.717726Z", "updated_at": "2026-12-07T21:27:02.717726Z"})), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn get(
     key: Studio,
     state: web::Data<AppState>,
@@ -156,8 +164,10 @@ pub async fn get(
 }
 
 /// Update an agent; `agentTools`, when present, replaces every binding.
-#[utoipa::path(patch, operation_id = "updateAgent", path = "/v1/agents/{agent_id}", tag = "studio", request_body = AgentPatch,
-    responses((status = 200, body = Agent), (status = 404, body = Problem), (status = 422, body = Problem)),
+///
+/// Absent fields stay as they are. Answers `200` with the agent as it now is.
+#[utoipa::path(patch, operation_id = "updateAgent", path = "/v1/agents/{agent_id}", tag = "studio", request_body(content = AgentPatch, example = json!({"instructions": "Answer from the order system; count with queryToolResult, never by hand."})),
+    responses((status = 200, body = Agent, example = json!({"id": "agt_4XltK5PpzapDRd5AyrzcEm", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "deployment_id": "dep_KgUmD6SzErRjjMJSWXUl42", "name": "support", "instructions": "Answer from the order system; count with queryToolResult, never by hand.", "direct_tool_budget": null, "token_budget": null, "agentTools": [{"tool_id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "loop_responses": true, "dataset_ttl_hours": 6, "discovery": null}, {"tool_id": "tool_J2T54ZJes5fsDocmWMmviT", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "loop_responses": false, "dataset_ttl_hours": null, "discovery": null}], "created_at": "2026-12-07T21:28:54.462653Z", "updated_at": "2026-12-07T21:28:54.666088Z"})), (status = 404, body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn update(
     key: Studio,
@@ -197,6 +207,8 @@ pub async fn update(
 }
 
 /// Delete an agent.
+///
+/// Its bindings go with it; threads and stored results expire on their own. Answers `204`.
 #[utoipa::path(delete, operation_id = "deleteAgent", path = "/v1/agents/{agent_id}", tag = "studio",
     responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn delete(
@@ -228,7 +240,7 @@ pub async fn delete(
 /// toolkits direct whole, smallest first, while they fit the budget.
 #[utoipa::path(get, operation_id = "getAgentPlacement", path = "/v1/agents/{agent_id}/placement", tag = "studio",
     params(("agent_id" = String, Path, description = "The agent")),
-    responses((status = 200, body = PlacementPreview), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = PlacementPreview, example = json!({"agent_id": "agt_4XltK5PpzapDRd5AyrzcEm", "budget": 15, "direct": [{"tool_id": "tool_8AX6vJoP57gfk79lJdG8Va", "name": "list_items", "toolkit": null, "reason": "the org's own tool: always direct"}], "pooled": []})), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn placement(
     key: Studio,
     state: web::Data<AppState>,
@@ -240,8 +252,10 @@ pub async fn placement(
 }
 
 /// Bind one more tool to an agent.
-#[utoipa::path(post, operation_id = "addAgentTool", path = "/v1/agents/{agent_id}/tools", tag = "studio", request_body = Binding,
-    responses((status = 201, body = Binding), (status = 404, body = Problem), (status = 409, body = Problem), (status = 422, body = Problem)),
+///
+/// Answers `201` with the binding; binding a tool twice is `409 conflict`.
+#[utoipa::path(post, operation_id = "addAgentTool", path = "/v1/agents/{agent_id}/tools", tag = "studio", request_body(content = Binding, example = json!({"tool_id": "tool_J2T54ZJes5fsDocmWMmviT", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "loop_responses": false})),
+    responses((status = 201, body = Binding, example = json!({"tool_id": "tool_J2T54ZJes5fsDocmWMmviT", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "loop_responses": false, "dataset_ttl_hours": null, "discovery": null})), (status = 404, body = Problem), (status = 409, body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn add_binding(
     key: Studio,
@@ -258,8 +272,11 @@ pub async fn add_binding(
 }
 
 /// Get one binding.
+///
+/// The binding's loop settings (`loop_responses`, `dataset_ttl_hours`, `discovery`) for one
+/// tool of the agent.
 #[utoipa::path(get, operation_id = "getAgentTool", path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio",
-    responses((status = 200, body = Binding), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = Binding, example = json!({"tool_id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "loop_responses": true, "dataset_ttl_hours": null, "discovery": null})), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn get_binding(
     key: Studio,
     state: web::Data<AppState>,
@@ -273,8 +290,10 @@ pub async fn get_binding(
 }
 
 /// Change one binding (the Studio's "Allow response looping for this tool").
-#[utoipa::path(patch, operation_id = "updateAgentTool", path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio", request_body = BindingInput,
-    responses((status = 200, body = Binding), (status = 404, body = Problem), (status = 422, body = Problem)),
+///
+/// Absent fields stay as they are. Answers `200` with the binding.
+#[utoipa::path(patch, operation_id = "updateAgentTool", path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio", request_body(content = BindingInput, example = json!({"loop_responses": true, "dataset_ttl_hours": 6})),
+    responses((status = 200, body = Binding, example = json!({"tool_id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "loop_responses": true, "dataset_ttl_hours": 6, "discovery": null})), (status = 404, body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn update_binding(
     key: Studio,
@@ -316,6 +335,8 @@ pub async fn update_binding(
 }
 
 /// Unbind a tool from an agent.
+///
+/// The tool itself stays. Answers `204`.
 #[utoipa::path(delete, operation_id = "removeAgentTool", path = "/v1/agents/{agent_id}/tools/{tool_id}", tag = "studio",
     responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn remove_binding(

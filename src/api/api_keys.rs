@@ -30,8 +30,12 @@ pub struct CreatedApiKey {
 }
 
 /// Create an API key for an org.
-#[utoipa::path(post, operation_id = "createApiKey", path = "/v1/orgs/{org_id}/api-keys", tag = "admin", params(("org_id" = String, Path, description = "The org")), request_body = ApiKeyInput,
-    responses((status = 201, body = CreatedApiKey), (status = 404, body = Problem), (status = 422, body = Problem)),
+///
+/// Admin token only. The secret (`key`, `lgk_…`) is in this answer and never again; `scopes`
+/// name what it may do (`studio` configuration, `mint` runtime tokens and connections,
+/// `runtime` tool calls). Answers `201`.
+#[utoipa::path(post, operation_id = "createApiKey", path = "/v1/orgs/{org_id}/api-keys", tag = "admin", params(("org_id" = String, Path, description = "The org")), request_body(content = ApiKeyInput, example = json!({"name": "backend", "scopes": ["studio", "mint", "runtime"]})),
+    responses((status = 201, body = CreatedApiKey, example = json!({"id": "key_yhR1tyfzsmkM9JNsUzUkoU", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "backend", "scopes": ["mint", "runtime", "studio"], "created_at": "2026-12-07T21:27:02.612473Z", "revoked_at": null, "last_used_at": null, "key": "lgk_yhR1tyfzsmkM9JNsUzUkoU_shown-once-never-again-example"})), (status = 404, body = Problem), (status = 422, body = Problem)),
     security(("adminToken" = [])))]
 pub async fn create(
     admin: AdminOrg,
@@ -66,7 +70,7 @@ pub async fn create(
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 #[utoipa::path(get, operation_id = "listApiKeys", path = "/v1/orgs/{org_id}/api-keys", tag = "admin", params(("org_id" = String, Path, description = "The org"), ListParams),
-    responses((status = 200, body = ListResponse<ApiKey>), (status = 404, body = Problem)), security(("adminToken" = [])))]
+    responses((status = 200, body = ListResponse<ApiKey>, example = json!({"data": [{"id": "key_yhR1tyfzsmkM9JNsUzUkoU", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "backend", "scopes": ["mint", "runtime", "studio"], "created_at": "2026-12-07T21:28:54.345137Z", "revoked_at": null, "last_used_at": "2026-12-07T21:28:54.386471Z"}], "has_more": false, "cursor": null, "total": 1})), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn list(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -77,8 +81,11 @@ pub async fn list(
 }
 
 /// Get one API key (without its secret).
+///
+/// Admin token only. The key's name, scopes, creation and revocation times; its secret is never
+/// shown again.
 #[utoipa::path(get, operation_id = "getApiKey", path = "/v1/orgs/{org_id}/api-keys/{key_id}", tag = "admin",
-    responses((status = 200, body = ApiKey), (status = 404, body = Problem)), security(("adminToken" = [])))]
+    responses((status = 200, body = ApiKey, example = json!({"id": "key_yhR1tyfzsmkM9JNsUzUkoU", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "backend", "scopes": ["mint", "runtime", "studio"], "created_at": "2026-12-07T21:27:02.612473Z", "revoked_at": null, "last_used_at": null})), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn get(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -92,8 +99,10 @@ pub async fn get(
 }
 
 /// Revoke an API key; it stops working at once. Returns the revoked key.
+///
+/// Admin token only. Runtime tokens it minted stop working too.
 #[utoipa::path(delete, operation_id = "revokeApiKey", path = "/v1/orgs/{org_id}/api-keys/{key_id}", tag = "admin",
-    responses((status = 200, body = ApiKey), (status = 404, body = Problem)), security(("adminToken" = [])))]
+    responses((status = 200, body = ApiKey, example = json!({"id": "key_yhR1tyfzsmkM9JNsUzUkoU", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "backend", "scopes": ["mint", "runtime", "studio"], "created_at": "2026-12-07T21:28:54.345137Z", "revoked_at": "2026-12-07T21:28:54.814905Z", "last_used_at": "2026-12-07T21:28:54.386471Z"})), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn revoke(
     admin: AdminOrg,
     state: web::Data<AppState>,

@@ -177,7 +177,7 @@ pub struct AuditFilter {
 /// after; a secret field's value is `"[secret]"`, never the secret.
 #[utoipa::path(get, operation_id = "listAuditEvents", path = "/v1/audit-events", tag = "studio",
     params(ListParams, AuditFilter),
-    responses((status = 200, body = ListResponse<AuditEvent>), (status = 400, body = Problem)),
+    responses((status = 200, body = ListResponse<AuditEvent>, example = json!({"data": [{"id": "aud_PjuidnyN8dtjgle3elgSLM", "actor": {"type": "api_key", "id": "key_yhR1tyfzsmkM9JNsUzUkoU"}, "action": "update", "resource": {"type": "webhook_endpoint", "id": "whe_3U1VpduByp7xw4kBaOiAY7"}, "changes": {"secret": {"after": "[secret]", "before": "[secret]"}}, "created_at": "2026-12-07T21:28:54.795385Z"}, {"id": "aud_asGeRzvaSgGBp5Ael5rrUE", "actor": {"type": "api_key", "id": "key_yhR1tyfzsmkM9JNsUzUkoU"}, "action": "update", "resource": {"type": "webhook_endpoint", "id": "whe_3U1VpduByp7xw4kBaOiAY7"}, "changes": {"description": {"after": "Nightly report of open items", "before": "Nightly report"}}, "created_at": "2026-12-07T21:28:54.769231Z"}], "has_more": false, "cursor": null, "total": 21})), (status = 400, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn list(
     key: Studio,

@@ -78,6 +78,10 @@ fn connected(toolkit: &str) -> HttpResponse {
 }
 
 /// The connect page of a single-use link (HTML).
+///
+/// Public: the link is the credential, valid once and until it expires. Shows the toolkit's
+/// form (an API key field) or a button that starts the OAuth sign-in; a link that is unknown,
+/// used or expired answers `404`.
 #[utoipa::path(get, operation_id = "getConnectPage", path = "/connect/{link}", tag = "connect",
     params(("link" = String, Path, description = "The link token from `connect_toolkit`")),
     responses((status = 200, description = "The page: an API-key form or a button that starts the sign-in", content_type = "text/html", body = String),
@@ -122,6 +126,10 @@ pub struct ConnectForm {
 }
 
 /// Submit the connect page: stores an API key, or redirects to the OAuth sign-in.
+///
+/// Public, form-encoded (`application/x-www-form-urlencoded`). An API-key toolkit stores the
+/// key and answers an HTML confirmation (`200`); an OAuth toolkit answers `303` to the
+/// authorization server. The link is spent either way.
 #[utoipa::path(post, operation_id = "submitConnectPage", path = "/connect/{link}", tag = "connect",
     params(("link" = String, Path, description = "The link token from `connect_toolkit`")),
     request_body(content = ConnectForm, content_type = "application/x-www-form-urlencoded"),
@@ -160,6 +168,9 @@ pub struct CallbackParams {
 }
 
 /// Where the authorization server sends the user back (OAuth 2.0 redirect URI).
+///
+/// Public: the `state` parameter is the credential. On success the user's connection is stored
+/// and an HTML page says so; a state that is unknown, used or expired answers `404`.
 #[utoipa::path(get, operation_id = "connectCallback", path = "/connect/callback", tag = "connect",
     params(CallbackParams),
     responses((status = 200, description = "Connected (HTML)", content_type = "text/html", body = String),

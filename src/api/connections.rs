@@ -25,7 +25,7 @@ pub struct ConnectionFilter {
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 #[utoipa::path(get, operation_id = "listConnections", path = "/v1/connections", tag = "runtime",
     params(ListParams, ConnectionFilter),
-    responses((status = 200, body = ListResponse<Connection>)), security(("orgKey" = ["mint"])))]
+    responses((status = 200, body = ListResponse<Connection>, example = json!({"data": [], "has_more": false, "cursor": null, "total": 0}))), security(("orgKey" = ["mint"])))]
 pub async fn list(
     key: Mint,
     state: web::Data<AppState>,

@@ -8,7 +8,7 @@
 //!   the method and path (`GET /v1/things` → `listThings`, `PATCH /v1/a/{a_id}/bs/{b_id}`
 //!   → `updateAB`), so ids are unique and meaningful to client generators;
 //! - errors: every status the shared layers answer with — authentication (401, 403),
-//!   the per-org rate limit (429), unknown objects (404), bodies and query strings that do
+//!   the per-org rate limit and the failed-authentication throttle (429), unknown objects (404), bodies and query strings that do
 //!   not parse or fit (400, 422), the database (500, 503) — is declared where it applies,
 //!   and every error response is `application/problem+json` with the `Problem` schema;
 //! - every response has a description, and 429/503 declare `Retry-After`.
@@ -44,7 +44,7 @@ const ERRORS: &[(u16, &str, &str)] = &[
     (409, "Conflict", "The request conflicts with the current state (`conflict`)."),
     (410, "Gone", "The object existed but has expired."),
     (422, "UnprocessableContent", "The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field."),
-    (429, "TooManyRequests", "Too many requests for this org (`rate_limited`); retry after `Retry-After` seconds."),
+    (429, "TooManyRequests", "Too many requests for this org, or too many failed authentications from this address (`rate_limited`); retry after `Retry-After` seconds."),
     (500, "InternalError", "An internal error (`internal_error`); it was logged and none of it is shown."),
     (502, "BadGateway", "The upstream API failed (`upstream_failed`); `detail` says what was learned from it."),
     (503, "Unavailable", "A dependency (Postgres, Redis) is unavailable (`unavailable`); retry after `Retry-After` seconds."),
@@ -185,10 +185,9 @@ fn apply(method: &str, path: &str, op: &mut Operation) {
     let schemes = security_schemes(op);
     let mut implied = Vec::new();
     if !schemes.is_empty() {
-        implied.extend([401, 403]);
-    }
-    if schemes.iter().any(|s| s == ORG_KEY || s == RUNTIME) {
-        implied.push(429);
+        // 429 too: failed authentications are throttled per address (`auth::guard`),
+        // before any token is looked at, the admin token's operations included
+        implied.extend([401, 403, 429]);
     }
     if path.contains('{') {
         implied.push(404);

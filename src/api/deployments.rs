@@ -20,16 +20,43 @@ pub struct DeploymentInput {
     pub cache: Option<CacheMode>,
 }
 
+// Read from a JSON object only: serde alone would also read it from an array of its two
+// fields (`[null, null]`, a patch that changes nothing), which the schema does not allow.
+// (`deny_unknown_fields` is enforced by `Fields`; here it is for the schema.)
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    try_from = "serde_json::Map<String, serde_json::Value>",
+    deny_unknown_fields
+)]
 pub struct DeploymentPatch {
     pub name: Option<String>,
     pub cache: Option<CacheMode>,
 }
 
+impl TryFrom<serde_json::Map<String, serde_json::Value>> for DeploymentPatch {
+    type Error = serde_json::Error;
+
+    fn try_from(body: serde_json::Map<String, serde_json::Value>) -> Result<Self, Self::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Fields {
+            name: Option<String>,
+            cache: Option<CacheMode>,
+        }
+        let f: Fields = serde_json::from_value(serde_json::Value::Object(body))?;
+        Ok(Self {
+            name: f.name,
+            cache: f.cache,
+        })
+    }
+}
+
 /// Create a deployment.
-#[utoipa::path(post, operation_id = "createDeployment", path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(("org_id" = String, Path, description = "The org")), request_body = DeploymentInput,
-    responses((status = 201, body = Deployment), (status = 404, body = Problem), (status = 409, body = Problem)),
+///
+/// Admin token only. A deployment groups agents and sets their dataset cache mode (`off`,
+/// `shadow`, `on`, LOOP_ENGINE C6). Answers `201`.
+#[utoipa::path(post, operation_id = "createDeployment", path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(("org_id" = String, Path, description = "The org")), request_body(content = DeploymentInput, example = json!({"name": "production", "cache": "on"})),
+    responses((status = 201, body = Deployment, example = json!({"id": "dep_KgUmD6SzErRjjMJSWXUl42", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "production", "cache": "on", "created_at": "2026-12-07T21:27:02.616909Z", "updated_at": "2026-12-07T21:27:02.616909Z"})), (status = 404, body = Problem), (status = 409, body = Problem)),
     security(("adminToken" = [])))]
 pub async fn create(
     admin: AdminOrg,
@@ -56,7 +83,7 @@ pub async fn create(
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 #[utoipa::path(get, operation_id = "listDeployments", path = "/v1/orgs/{org_id}/deployments", tag = "admin", params(("org_id" = String, Path, description = "The org"), ListParams),
-    responses((status = 200, body = ListResponse<Deployment>), (status = 404, body = Problem)), security(("adminToken" = [])))]
+    responses((status = 200, body = ListResponse<Deployment>, example = json!({"data": [{"id": "dep_KgUmD6SzErRjjMJSWXUl42", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "production", "cache": "shadow", "created_at": "2026-12-07T21:28:54.377532Z", "updated_at": "2026-12-07T21:28:54.382769Z"}], "has_more": false, "cursor": null, "total": 1})), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn list(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -67,8 +94,10 @@ pub async fn list(
 }
 
 /// Get a deployment.
+///
+/// Admin token only.
 #[utoipa::path(get, operation_id = "getDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
-    responses((status = 200, body = Deployment), (status = 404, body = Problem)), security(("adminToken" = [])))]
+    responses((status = 200, body = Deployment, example = json!({"id": "dep_KgUmD6SzErRjjMJSWXUl42", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "production", "cache": "shadow", "created_at": "2026-12-07T21:28:54.377532Z", "updated_at": "2026-12-07T21:28:54.382769Z"})), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn get(
     AdminOrg(org): AdminOrg,
     state: web::Data<AppState>,
@@ -82,8 +111,10 @@ pub async fn get(
 }
 
 /// Rename a deployment or switch its cache mode.
-#[utoipa::path(patch, operation_id = "updateDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin", request_body = DeploymentPatch,
-    responses((status = 200, body = Deployment), (status = 404, body = Problem), (status = 409, body = Problem)), security(("adminToken" = [])))]
+///
+/// Admin token only. Absent fields stay as they are. Answers `200`.
+#[utoipa::path(patch, operation_id = "updateDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin", request_body(content = DeploymentPatch, example = json!({"cache": "shadow"})),
+    responses((status = 200, body = Deployment, example = json!({"id": "dep_KgUmD6SzErRjjMJSWXUl42", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "production", "cache": "shadow", "created_at": "2026-12-07T21:27:02.616909Z", "updated_at": "2026-12-07T21:27:02.646072Z"})), (status = 404, body = Problem), (status = 409, body = Problem)), security(("adminToken" = [])))]
 pub async fn update(
     admin: AdminOrg,
     state: web::Data<AppState>,
@@ -113,6 +144,8 @@ pub async fn update(
 }
 
 /// Delete a deployment (refused with 409 while agents use it).
+///
+/// Admin token only. Answers `204`.
 #[utoipa::path(delete, operation_id = "deleteDeployment", path = "/v1/orgs/{org_id}/deployments/{deployment_id}", tag = "admin",
     responses((status = 204), (status = 404, body = Problem), (status = 409, body = Problem)), security(("adminToken" = [])))]
 pub async fn delete(
@@ -137,4 +170,27 @@ pub async fn delete(
     )
     .await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DeploymentPatch;
+
+    #[test]
+    fn a_patch_is_an_object_of_known_fields() {
+        let ok: DeploymentPatch = serde_json::from_str(r#"{"cache": "shadow"}"#).unwrap();
+        assert!(ok.name.is_none() && ok.cache.is_some());
+        assert!(serde_json::from_str::<DeploymentPatch>("{}").is_ok());
+        for bad in [
+            "[null, null]",
+            r#"["x", "on"]"#,
+            r#"{"colour": "red"}"#,
+            r#"{"cache": "sometimes"}"#,
+        ] {
+            assert!(
+                serde_json::from_str::<DeploymentPatch>(bad).is_err(),
+                "{bad}"
+            );
+        }
+    }
 }

@@ -139,8 +139,9 @@ fn wants_sse(req: &HttpRequest) -> bool {
 /// stream (progress and `tools/list_changed` notifications, then the result) when the
 /// client accepts one, else as JSON. Notifications and responses get `202`.
 #[utoipa::path(post, path = "/v1/agents/{agent_id}/mcp", tag = "runtime",
-    request_body(content = Object, description = "A JSON-RPC 2.0 message, or a batch of them in a 2025-03-26 session (MCP, streamable HTTP)"),
-    responses((status = 200, description = "A JSON-RPC response (or a batch's responses), as JSON or an SSE stream"),
+    request_body(content = Object, description = "A JSON-RPC 2.0 message, or a batch of them in a 2025-03-26 session (MCP, streamable HTTP)", example = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "example-client", "version": "1.0.0"}}})),
+    responses((status = 200, description = "A JSON-RPC response (or a batch's responses), as JSON or an SSE stream",
+                  content((Object = "application/json", example = json!({"jsonrpc": "2.0", "id": 1, "result": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {"listChanged": true}}, "serverInfo": {"name": "loopgate", "version": "0.1.0"}, "instructions": "Some of your tools can fetch large collections for you. Rules for using them well:\n1. Narrow first: use the tool's own filter and search parameters before …"}})), (String = "text/event-stream"))),
               (status = 202, description = "A notification or response was accepted"),
               (status = 400, description = "A malformed request or a batch of more than 32 messages (problem+json), or a batch in a session whose MCP version has no batches (a JSON-RPC error, -32600, as streamable HTTP allows)",
                   content((Problem = "application/problem+json"), (serde_json::Value = "application/json"))),
@@ -250,6 +251,9 @@ async fn batch(
 
 /// The server-to-client stream of streamable HTTP: not offered (`405`); every message
 /// loopgate sends answers a POST. A session named that is not live is `404`.
+///
+/// Streamable HTTP lets a client open a server-to-client stream with GET; loopgate answers
+/// every message in the response to the POST that carried it, so this is `405`.
 #[utoipa::path(get, path = "/v1/agents/{agent_id}/mcp", tag = "runtime",
     responses((status = 405, body = Problem), (status = 401, body = Problem), (status = 403, body = Problem),
               (status = 404, description = "Not an agent of the caller's org, or an unknown, ended or expired session", body = Problem)),
@@ -273,6 +277,9 @@ pub async fn get(
 
 /// End an MCP session: every later request naming it is `404`. Its thread (stored
 /// results, loaded tools) stays until it expires.
+///
+/// Name the session with the `Mcp-Session-Id` header (a DELETE without it is `400`). Answers
+/// `204`.
 #[utoipa::path(delete, path = "/v1/agents/{agent_id}/mcp", tag = "runtime",
     responses((status = 204), (status = 400, body = Problem), (status = 401, body = Problem),
               (status = 403, body = Problem),
@@ -301,9 +308,12 @@ pub async fn delete(
 /// The protected-resource metadata (RFC 9728) of an agent's MCP endpoint: the resource
 /// and how a token is presented (the `Authorization` header). loopgate issues its tokens
 /// itself (runtime tokens, org keys), so no authorization server is named.
+///
+/// Public (no token): an MCP client reads it after a `401` from `POST
+/// /v1/agents/{agent_id}/mcp` to learn that a bearer token goes in the `Authorization` header.
 #[utoipa::path(get, path = "/.well-known/oauth-protected-resource/v1/agents/{agent_id}/mcp",
     operation_id = "getAgentMcpResourceMetadata", tag = "runtime",
-    responses((status = 200, description = "RFC 9728 protected-resource metadata", body = Object)))]
+    responses((status = 200, description = "RFC 9728 protected-resource metadata", body = Object, example = json!({"resource": "https://loopgate.example.com/v1/agents/agt_4XltK5PpzapDRd5AyrzcEm/mcp", "bearer_methods_supported": ["header"], "resource_name": "loopgate agent MCP server"}))))]
 pub async fn resource_metadata(
     state: web::Data<AppState>,
     path: web::Path<String>,

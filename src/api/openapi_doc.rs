@@ -63,6 +63,9 @@ pub fn openapi_json() -> String {
 }
 
 /// This OpenAPI document (3.1), as committed in `openapi/openapi.json`.
+///
+/// Public. The same bytes as the file committed in the repository; the client packages are
+/// generated from it.
 #[utoipa::path(get, path = "/openapi.json", operation_id = "getOpenapiDocument", tag = "operations",
     responses((status = 200, description = "The OpenAPI 3.1 document", body = Object)))]
 pub async fn openapi_document() -> HttpResponse {

@@ -46,8 +46,11 @@ fn degradations(state: &AppState) -> Vec<String> {
 }
 
 /// The process is up.
+///
+/// Liveness only: answers `200` with `status: ok` while the process runs, without touching
+/// Postgres or Redis (`GET /readyz` checks those).
 #[utoipa::path(get, path = "/healthz", operation_id = "getHealth", tag = "operations",
-    responses((status = 200, description = "The process is up", body = Health)))]
+    responses((status = 200, description = "The process is up", body = Health, example = json!({"status": "ok"}))))]
 pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(Health {
         status: "ok",
@@ -107,6 +110,9 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
 
 /// Prometheus metrics, in the OpenMetrics 1.0 text format (which Prometheus scrapes
 /// natively).
+///
+/// No bearer token: scraped by Prometheus (request counts and latencies, walks and their
+/// bounds, cache and delivery outcomes).
 #[utoipa::path(get, path = "/metrics", operation_id = "getMetrics", tag = "operations",
     responses((status = 200, description = "OpenMetrics 1.0 text exposition", body = String, content_type = "application/openmetrics-text")))]
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {

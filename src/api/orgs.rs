@@ -21,8 +21,11 @@ pub struct OrgInput {
 }
 
 /// Create an org.
-#[utoipa::path(post, operation_id = "createOrg", path = "/v1/orgs", tag = "admin", request_body = OrgInput,
-    responses((status = 201, body = Org), (status = 401, body = Problem), (status = 403, body = Problem), (status = 422, body = Problem)),
+///
+/// Admin token only. An org owns every other object; create its API keys and deployments next.
+/// Answers `201`.
+#[utoipa::path(post, operation_id = "createOrg", path = "/v1/orgs", tag = "admin", request_body(content = OrgInput, example = json!({"name": "Acme"})),
+    responses((status = 201, body = Org, example = json!({"id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "Acme", "created_at": "2026-12-07T21:27:02.605569Z", "updated_at": "2026-12-07T21:27:02.605569Z"})), (status = 401, body = Problem), (status = 403, body = Problem), (status = 422, body = Problem)),
     security(("adminToken" = [])))]
 pub async fn create(
     _: Admin,
@@ -40,7 +43,7 @@ pub async fn create(
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 #[utoipa::path(get, operation_id = "listOrgs", path = "/v1/orgs", tag = "admin", params(ListParams),
-    responses((status = 200, body = ListResponse<Org>), (status = 401, body = Problem)), security(("adminToken" = [])))]
+    responses((status = 200, body = ListResponse<Org>, example = json!({"data": [{"id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "Acme Inc.", "created_at": "2026-12-07T21:28:54.323097Z", "updated_at": "2026-12-07T21:28:54.341314Z"}], "has_more": false, "cursor": null, "total": 1})), (status = 401, body = Problem)), security(("adminToken" = [])))]
 pub async fn list(
     _: Admin,
     state: web::Data<AppState>,
@@ -51,8 +54,10 @@ pub async fn list(
 }
 
 /// Get an org.
+///
+/// Admin token only.
 #[utoipa::path(get, operation_id = "getOrg", path = "/v1/orgs/{org_id}", tag = "admin",
-    responses((status = 200, body = Org), (status = 404, body = Problem)), security(("adminToken" = [])))]
+    responses((status = 200, body = Org, example = json!({"id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "Acme", "created_at": "2026-12-07T21:27:02.605569Z", "updated_at": "2026-12-07T21:27:02.605569Z"})), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn get(
     _: Admin,
     state: web::Data<AppState>,
@@ -65,8 +70,10 @@ pub async fn get(
 }
 
 /// Rename an org.
-#[utoipa::path(patch, operation_id = "updateOrg", path = "/v1/orgs/{org_id}", tag = "admin", request_body = OrgInput,
-    responses((status = 200, body = Org), (status = 404, body = Problem)), security(("adminToken" = [])))]
+///
+/// Admin token only. Answers `200` with the org.
+#[utoipa::path(patch, operation_id = "updateOrg", path = "/v1/orgs/{org_id}", tag = "admin", request_body(content = OrgInput, example = json!({"name": "Acme Inc."})),
+    responses((status = 200, body = Org, example = json!({"id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "Acme Inc.", "created_at": "2026-12-07T21:27:02.605569Z", "updated_at": "2026-12-07T21:27:02.610058Z"})), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn update(
     _: Admin,
     state: web::Data<AppState>,
@@ -94,6 +101,9 @@ pub async fn update(
 }
 
 /// Delete an org and everything it owns.
+///
+/// Admin token only: its keys, deployments, providers, tools, agents, workflows and stored
+/// results go with it. Answers `204`.
 #[utoipa::path(delete, operation_id = "deleteOrg", path = "/v1/orgs/{org_id}", tag = "admin",
     responses((status = 204), (status = 404, body = Problem)), security(("adminToken" = [])))]
 pub async fn delete(

@@ -27,8 +27,13 @@ fn sets_client_secret(c: Option<&ConnectionInput>) -> bool {
 
 /// Create a provider: an HTTP API (`base_url`) or, with `kind: "mcp"`, an MCP server
 /// (`url`, its streamable HTTP endpoint).
-#[utoipa::path(post, operation_id = "createProvider", path = "/v1/providers", tag = "studio", request_body = ProviderInput,
-    responses((status = 201, body = Provider), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
+///
+/// The credential (`credential`, or `connection` for per-user credentials) is stored encrypted
+/// and never returned. `rate_limit_rps`, `rate_limit_burst` and `concurrency` bound how walks
+/// call it. Answers `201`; an MCP server's tools are listed with `POST
+/// /v1/providers/{provider_id}/sync`.
+#[utoipa::path(post, operation_id = "createProvider", path = "/v1/providers", tag = "studio", request_body(content = ProviderInput, example = json!({"name": "Orders API", "base_url": "https://api.example.com", "auth": {"type": "bearer"}, "credential": "example-api-token", "rate_limit": {"requests_per_second": 10, "burst": 20}, "concurrency": 4})),
+    responses((status = 201, body = Provider, example = json!({"id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "Orders API", "kind": "api", "base_url": "https://api.example.com", "auth": {"type": "bearer"}, "has_credential": true, "user_credentials_required": false, "rate_limit": {"requests_per_second": 10.0, "burst": 20}, "concurrency": 4, "propagate_trace_context": false, "created_at": "2026-12-07T21:27:02.650682Z", "updated_at": "2026-12-07T21:27:02.650682Z"})), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn create(
     key: Studio,
     state: web::Data<AppState>,
@@ -60,7 +65,7 @@ pub async fn create(
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 #[utoipa::path(get, operation_id = "listProviders", path = "/v1/providers", tag = "studio", params(ListParams),
-    responses((status = 200, body = ListResponse<Provider>)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = ListResponse<Provider>, example = json!({"data": [{"id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "Orders API", "kind": "api", "base_url": "https://api.example.com", "auth": {"type": "bearer"}, "has_credential": true, "user_credentials_required": false, "rate_limit": {"requests_per_second": 10.0, "burst": 20}, "concurrency": 8, "propagate_trace_context": false, "created_at": "2026-12-07T21:27:02.650682Z", "updated_at": "2026-12-07T21:27:02.663748Z"}], "has_more": false, "cursor": null, "total": 1}))), security(("orgKey" = ["studio"])))]
 pub async fn list(
     key: Studio,
     state: web::Data<AppState>,
@@ -71,8 +76,10 @@ pub async fn list(
 }
 
 /// Get a provider (its credential is never returned).
+///
+/// Whether a credential is set is shown; the credential itself is never returned.
 #[utoipa::path(get, operation_id = "getProvider", path = "/v1/providers/{provider_id}", tag = "studio",
-    responses((status = 200, body = Provider), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = Provider, example = json!({"id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "Orders API", "kind": "api", "base_url": "https://api.example.com", "auth": {"type": "bearer"}, "has_credential": true, "user_credentials_required": false, "rate_limit": {"requests_per_second": 10.0, "burst": 20}, "concurrency": 4, "propagate_trace_context": false, "created_at": "2026-12-07T21:27:02.650682Z", "updated_at": "2026-12-07T21:27:02.650682Z"})), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn get(
     key: Studio,
     state: web::Data<AppState>,
@@ -85,8 +92,11 @@ pub async fn get(
 }
 
 /// Update a provider; absent fields stay as they are.
-#[utoipa::path(patch, operation_id = "updateProvider", path = "/v1/providers/{provider_id}", tag = "studio", request_body = ProviderPatch,
-    responses((status = 200, body = Provider), (status = 404, body = Problem),
+///
+/// A new `credential` replaces the stored one; cached walks fetched with the old one are never
+/// read again (LOOP_ENGINE C2). Answers `200`.
+#[utoipa::path(patch, operation_id = "updateProvider", path = "/v1/providers/{provider_id}", tag = "studio", request_body(content = ProviderPatch, example = json!({"concurrency": 8})),
+    responses((status = 200, body = Provider, example = json!({"id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "name": "Orders API", "kind": "api", "base_url": "https://api.example.com", "auth": {"type": "bearer"}, "has_credential": true, "user_credentials_required": false, "rate_limit": {"requests_per_second": 10.0, "burst": 20}, "concurrency": 8, "propagate_trace_context": false, "created_at": "2026-12-07T21:27:02.650682Z", "updated_at": "2026-12-07T21:27:02.663748Z"})), (status = 404, body = Problem),
         (status = 409, description = "`credential_required`: the origin or auth placement changed without the credential", body = Problem),
         (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
@@ -129,6 +139,8 @@ pub async fn update(
 }
 
 /// Delete a provider and its tools.
+///
+/// Its tools and their agent bindings go with it. Answers `204`.
 #[utoipa::path(delete, operation_id = "deleteProvider", path = "/v1/providers/{provider_id}", tag = "studio",
     responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn delete(

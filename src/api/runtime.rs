@@ -106,8 +106,13 @@ impl MessageBody for ToolCallBody {
 }
 
 /// The tools, system messages and restriction of the thread's next model step.
+///
+/// Call it before each model step: `system` carries the loop guidance and the agent's
+/// instructions, `tools` the tools the model may call now (with the reserved arguments of
+/// looping bindings), and `restricted` says a cut result must be read first (only the retrieval
+/// tools are offered then).
 #[utoipa::path(post, operation_id = "createStep", path = "/v1/agents/{agent_id}/threads/{thread_id}/steps", tag = "runtime",
-    responses((status = 200, body = StepView), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
+    responses((status = 200, body = StepView, example = json!({"step": 1, "system": ["Some of your tools can fetch large collections for you. Rules for using them well:\n1. Narrow first: use the tool's own filter and search parameters before …", "Answer from the order system; never guess totals."], "tools": [{"name": "list_items", "description": "List items, newest first; filter by status. This tool is paginated: one call returns one page unless you pass `_all_pages: true`, which fetches every page at …", "input_schema": {"type": "object", "properties": {"page": {"type": "integer", "minimum": 1}, "status": {"enum": ["open", "closed"], "type": "string"}, "per_page": {"type": "integer", "maximum": 5}, "_fields": {"type": "array", "items": {"type": "string"}, "description": "Keep only these dot-paths of every row, e.g. [\"id\", \"customer.name\", \"lines.sku\"] (a path continues through lists). Applied every time it is given; the full rows stay stored under `_resultId`."}, "_all_pages": {"type": "boolean", "description": "true: fetch every page inside this one call and return all rows merged, with `_pagingComplete` saying whether the set is whole. Use it before counting, ranking or summarising."}, "_for_each": {"type": "object", "description": "Run this tool once per value of one of its parameters and merge the rows; each row gets a field named after the parameter holding the value it came from. At most 50 distinct values.", "properties": {"key": {"type": "string", "enum": ["page", "status", "per_page"], "description": "The parameter to vary."}, "values": {"type": "array", "items": {}, "maxItems": 50, "description": "The values to use, one call each."}}, "required": ["key", "values"]}, "_continue": {"type": "string", "description": "The `_continue` of an earlier result of this tool that stopped at a limit: fetches the rest and adds it to that same `_resultId`. Pass it with the same arguments, or alone."}, "_refresh": {"type": "boolean", "description": "true: ignore any cached copy of this exact call and fetch fresh data."}}}}], "restricted": false})), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn steps(
     RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,
@@ -139,10 +144,10 @@ fn wants_stream(req: &HttpRequest) -> bool {
 /// `_stoppedBy: "values"`, counts them in `_forEachValues: {total, done, left}` and carries
 /// a `_continue` that walks the next ones into the same `_resultId`.
 #[utoipa::path(post, operation_id = "createToolCall", path = "/v1/agents/{agent_id}/threads/{thread_id}/tool-calls", tag = "runtime",
-    request_body = ToolCallInput,
+    request_body(content = ToolCallInput, example = json!({"name": "list_items", "arguments": {"_all_pages": true, "_fields": ["id", "status"], "_filter": [{"field": "status", "op": "eq", "value": "open"}]}})),
     responses(
         (status = 200, description = "The call's outcome as JSON, or with `Accept: text/event-stream` its UI-message stream",
-            content((ToolCallResponse = "application/json"), (UiMessageStream = "text/event-stream"))),
+            content((ToolCallResponse = "application/json", example = json!({"id": "call_VnzrElf0QzY1eHk6clNdwj", "name": "list_items", "result": {"items": [{"id": 2, "status": "open"}, {"id": 3, "status": "open"}, {"id": 5, "status": "open"}, {"id": 6, "status": "open"}, {"id": 8, "status": "open"}, {"id": 9, "status": "open"}, {"id": 11, "status": "open"}, {"id": 12, "status": "open"}], "_itemCount": 8, "_pagingComplete": true, "_likelyMoreRows": false, "_total": 12, "_stoppedBy": "end", "_note": "Every page was fetched: 12 rows from 3 pages. `_filter` kept 8 of 12 fetched rows.", "_resultId": "res_1a252672b68tGa0W63LsrtDxizQuI5J6E4CU68nSZzG"}})), (UiMessageStream = "text/event-stream"))),
         (status = 400, description = "The arguments do not fit the tool (`invalid_arguments`, `invalid_for_each_key`, `all_pages_unsupported`); `detail` is written for the model", body = Problem),
         (status = 404, description = "No such agent, or a `_resultId` (read, or referenced with `fromResult`) that is not this thread's (`not_found`, `result_not_found`)", body = Problem),
         (status = 409, description = "The thread must first read its cut results (`retrieval_required`), load the tool (`tool_not_loaded`), or the user must connect or bring a credential (`connect_required`, `credential_required`)", body = Problem),
@@ -191,8 +196,12 @@ pub async fn tool_call(
 }
 
 /// Read a tool call's outcome (same caller), e.g. after a disconnect mid-walk.
+///
+/// The call's record: `status` (`running`, `succeeded`, `failed`), and once it ended the
+/// `result` as the model saw it or the problem (`error`) it ended with. Only the caller that
+/// made the call may read it (another caller gets `404`).
 #[utoipa::path(get, operation_id = "getToolCall", path = "/v1/tool-calls/{call_id}", tag = "runtime",
-    responses((status = 200, body = ToolCallRecord), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
+    responses((status = 200, body = ToolCallRecord, example = json!({"id": "call_VnzrElf0QzY1eHk6clNdwj", "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm", "name": "list_items", "status": "succeeded", "result": {"items": [{"id": 2, "status": "open"}, {"id": 3, "status": "open"}, {"id": 5, "status": "open"}, {"id": 6, "status": "open"}, {"id": 8, "status": "open"}, {"id": 9, "status": "open"}, {"id": 11, "status": "open"}, {"id": 12, "status": "open"}], "_itemCount": 8, "_pagingComplete": true, "_likelyMoreRows": false, "_total": 12, "_stoppedBy": "end", "_note": "Every page was fetched: 12 rows from 3 pages. `_filter` kept 8 of 12 fetched rows.", "_resultId": "res_1a252672b68tGa0W63LsrtDxizQuI5J6E4CU68nSZzG"}, "error": null, "created_at": "2026-12-07T21:27:02.752278Z", "finished_at": "2026-12-07T21:27:02.760643Z"})), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
 pub async fn get_tool_call(
     RuntimeAccess(caller): RuntimeAccess,
     state: web::Data<AppState>,

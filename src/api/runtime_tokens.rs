@@ -34,6 +34,7 @@ pub struct RuntimeTokenInput {
     /// Share cached datasets across every user minted with the same scope (inside the org).
     pub cache_scope: Option<String>,
     /// Lifetime, 60–86400 seconds (default 3600).
+    #[schema(minimum = 60, maximum = 86400)]
     pub ttl_seconds: Option<i64>,
 }
 
@@ -55,8 +56,12 @@ fn check_label(field: &str, v: &str) -> Result<(), ApiError> {
 }
 
 /// Mint a runtime token for one of your users.
-#[utoipa::path(post, operation_id = "createRuntimeToken", path = "/v1/runtime-tokens", tag = "runtime", request_body = RuntimeTokenInput,
-    responses((status = 201, body = RuntimeToken), (status = 403, body = Problem), (status = 422, body = Problem)),
+///
+/// For the backend that serves your users (org key with scope `mint`): the token (a JWT,
+/// `token`) names `user_id`, expires after `ttl_seconds`, and is what an agent runtime sends as
+/// `Authorization: Bearer` for that user's tool calls. Answers `201`.
+#[utoipa::path(post, operation_id = "createRuntimeToken", path = "/v1/runtime-tokens", tag = "runtime", request_body(content = RuntimeTokenInput, example = json!({"user_id": "user-42", "ttl_seconds": 3600})),
+    responses((status = 201, body = RuntimeToken, example = json!({"token": "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLTQyIn0.example-signature", "id": "rt_yQu4p04razMr2Yz6SRfK9P", "expires_at": "2026-12-07T22:27:02Z"})), (status = 403, body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["mint"])))]
 pub async fn mint(
     key: Mint,
@@ -130,6 +135,8 @@ pub async fn mint(
 /// Revoke a runtime token of your org by its id: it stops working at once on this
 /// replica and within seconds on the others. Revoking the API key that minted a token
 /// revokes the token too.
+///
+/// Answers `204`; an unknown id is `404`.
 #[utoipa::path(delete, operation_id = "revokeRuntimeToken", path = "/v1/runtime-tokens/{token_id}", tag = "runtime",
     params(("token_id" = String, Path, description = "The token's id (`rt_…`), returned when it was minted")),
     responses((status = 204, description = "Revoked (idempotent)"), (status = 404, body = Problem), (status = 422, body = Problem)),

@@ -223,8 +223,8 @@ fn catch_up_str(c: CatchUp) -> &'static str {
 /// follow the zone's clocks: a fixed time in a skipped hour runs once right after the
 /// gap, a fixed time in a repeated hour runs once (its first pass).
 #[utoipa::path(post, operation_id = "createSchedule", path = "/v1/workflows/{workflow_id}/schedules", tag = "studio",
-    request_body = ScheduleInput,
-    responses((status = 201, body = ScheduleView), (status = 404, body = Problem), (status = 422, body = Problem)),
+    request_body(content = ScheduleInput, example = json!({"cron": "0 7 * * 1-5", "timezone": "Europe/Paris", "input": {"status": "open"}})),
+    responses((status = 201, body = ScheduleView, example = json!({"id": "sch_AyPGm3wYX1644wEXma69tk", "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE", "cron": "0 7 * * 1-5", "timezone": "Europe/Paris", "input": {"status": "open"}, "run_as": null, "overlap": "skip", "catch_up": "latest", "paused": false, "next_runs": ["2026-12-08T06:00:00Z", "2026-12-09T06:00:00Z", "2026-12-10T06:00:00Z"], "created_at": "2026-12-07T21:27:02.806646Z"})), (status = 404, body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn create(
     key: Studio,
@@ -276,7 +276,7 @@ pub async fn create(
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 #[utoipa::path(get, operation_id = "listSchedules", path = "/v1/workflows/{workflow_id}/schedules", tag = "studio", params(ListParams),
-    responses((status = 200, body = ListResponse<ScheduleView>), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = ListResponse<ScheduleView>, example = json!({"data": [{"id": "sch_AyPGm3wYX1644wEXma69tk", "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE", "cron": "0 7 * * 1-5", "timezone": "Europe/Paris", "input": {"status": "open"}, "run_as": null, "overlap": "skip", "catch_up": "latest", "paused": true, "next_runs": [], "created_at": "2026-12-07T21:28:54.586117Z"}], "has_more": false, "cursor": null, "total": 1})), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn list(
     key: Studio,
     state: web::Data<AppState>,
@@ -300,8 +300,11 @@ pub async fn list(
 }
 
 /// Get a schedule, with its next three due times and its last run.
+///
+/// Its cron expression and time zone, whether it is paused, its overlap and catch-up policies,
+/// the next three due times and the last run it made.
 #[utoipa::path(get, operation_id = "getSchedule", path = "/v1/schedules/{schedule_id}", tag = "studio",
-    responses((status = 200, body = ScheduleView), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = ScheduleView, example = json!({"id": "sch_AyPGm3wYX1644wEXma69tk", "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE", "cron": "0 7 * * 1-5", "timezone": "Europe/Paris", "input": {"status": "open"}, "run_as": null, "overlap": "skip", "catch_up": "latest", "paused": false, "next_runs": ["2026-12-08T06:00:00Z", "2026-12-09T06:00:00Z", "2026-12-10T06:00:00Z"], "created_at": "2026-12-07T21:27:02.806646Z"})), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn get(
     key: Studio,
     state: web::Data<AppState>,
@@ -317,8 +320,8 @@ pub async fn get(
 ///
 /// A new `cron` or `timezone`, or a resume, starts from the next due time after now.
 #[utoipa::path(patch, operation_id = "updateSchedule", path = "/v1/schedules/{schedule_id}", tag = "studio",
-    request_body = SchedulePatch,
-    responses((status = 200, body = ScheduleView), (status = 404, body = Problem), (status = 422, body = Problem)),
+    request_body(content = SchedulePatch, example = json!({"paused": true})),
+    responses((status = 200, body = ScheduleView, example = json!({"id": "sch_AyPGm3wYX1644wEXma69tk", "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE", "cron": "0 7 * * 1-5", "timezone": "Europe/Paris", "input": {"status": "open"}, "run_as": null, "overlap": "skip", "catch_up": "latest", "paused": true, "next_runs": [], "created_at": "2026-12-07T21:28:54.586117Z"})), (status = 404, body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn update(
     key: Studio,
@@ -380,6 +383,8 @@ pub async fn update(
 }
 
 /// Delete a schedule; the runs it made are kept (until retention).
+///
+/// Answers `204`.
 #[utoipa::path(delete, operation_id = "deleteSchedule", path = "/v1/schedules/{schedule_id}", tag = "studio",
     responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn delete(

@@ -138,8 +138,12 @@ fn path_params(path: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Define a tool by hand.
-#[utoipa::path(post, operation_id = "createTool", path = "/v1/tools", tag = "studio", request_body = ToolInput,
-    responses((status = 201, body = Tool), (status = 404, body = Problem), (status = 422, body = Problem)),
+///
+/// An HTTP tool: `method` and `path` on its provider's `base_url`, an `input_schema` (JSON
+/// Schema) whose properties become query, path or body parameters. Most tools come from `POST
+/// /v1/providers/{provider_id}/openapi` instead. Answers `201`.
+#[utoipa::path(post, operation_id = "createTool", path = "/v1/tools", tag = "studio", request_body(content = ToolInput, example = json!({"provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "name": "list_items", "description": "List items, newest first.", "method": "GET", "path": "/items", "input_schema": {"type": "object", "properties": {"page": {"type": "integer", "minimum": 1}, "per_page": {"type": "integer", "maximum": 5}, "status": {"type": "string", "enum": ["open", "closed"]}}}})),
+    responses((status = 409, description = "The name is taken (`conflict`): a tool of this provider already has that name", body = Problem), (status = 201, body = Tool, example = json!({"id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "name": "list_items", "description": "List items, newest first.", "method": "GET", "path": "/items", "input_schema": {"type": "object", "properties": {"page": {"type": "integer", "minimum": 1}, "status": {"enum": ["open", "closed"], "type": "string"}, "per_page": {"type": "integer", "maximum": 5}}}, "kind": "api", "toolkit": null, "created_at": "2026-12-07T21:27:02.677014Z", "updated_at": "2026-12-07T21:27:02.677014Z"})), (status = 404, body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn create(
     key: Studio,
@@ -187,7 +191,7 @@ pub async fn create(
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 #[utoipa::path(get, operation_id = "listTools", path = "/v1/tools", tag = "studio", params(ListParams, ToolFilter),
-    responses((status = 200, body = ListResponse<Tool>)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = ListResponse<Tool>, example = json!({"data": [{"id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "name": "list_items", "description": "List items, newest first; filter by status.", "method": "GET", "path": "/items", "input_schema": {"type": "object", "properties": {"page": {"type": "integer", "minimum": 1}, "status": {"enum": ["open", "closed"], "type": "string"}, "per_page": {"type": "integer", "maximum": 5}}}, "kind": "api", "toolkit": null, "created_at": "2026-12-07T21:27:02.677014Z", "updated_at": "2026-12-07T21:27:02.697483Z"}, {"id": "tool_J2T54ZJes5fsDocmWMmviT", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "name": "listCustomers", "description": "List customers", "method": "GET", "path": "/customers", "input_schema": {"type": "object", "required": [], "properties": {"page": {"type": "integer", "minimum": 1, "x-loopgate-in": "query"}, "per_page": {"type": "integer", "maximum": 100, "x-loopgate-in": "query"}}}, "kind": "api", "toolkit": null, "created_at": "2026-12-07T21:27:02.671240Z", "updated_at": "2026-12-07T21:27:02.671240Z"}], "has_more": false, "cursor": null, "total": 2}))), security(("orgKey" = ["studio"])))]
 pub async fn list(
     key: Studio,
     state: web::Data<AppState>,
@@ -199,8 +203,10 @@ pub async fn list(
 }
 
 /// Get a tool.
+///
+/// The tool's definition: method, path, input schema, kind and toolkit.
 #[utoipa::path(get, operation_id = "getTool", path = "/v1/tools/{tool_id}", tag = "studio",
-    responses((status = 200, body = Tool), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = Tool, example = json!({"id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "name": "list_items", "description": "List items, newest first.", "method": "GET", "path": "/items", "input_schema": {"type": "object", "properties": {"page": {"type": "integer", "minimum": 1}, "status": {"enum": ["open", "closed"], "type": "string"}, "per_page": {"type": "integer", "maximum": 5}}}, "kind": "api", "toolkit": null, "created_at": "2026-12-07T21:27:02.677014Z", "updated_at": "2026-12-07T21:27:02.677014Z"})), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn get(
     key: Studio,
     state: web::Data<AppState>,
@@ -250,9 +256,13 @@ pub struct ToolPagination {
 
 /// How a tool pages: the style, parameters and confidence of pagination detection (P13),
 /// and what its walks learned (P14, P15).
+///
+/// The detected style (page number, offset, cursor, next link), the parameters used, what walks
+/// have learned (page base, silent page-size cap, where next and total live, paging seen only
+/// in responses) and when it was last confirmed.
 #[utoipa::path(get, operation_id = "getToolPagination", path = "/v1/tools/{tool_id}/pagination", tag = "studio",
     params(("tool_id" = String, Path, description = "The tool")),
-    responses((status = 200, body = ToolPagination), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = ToolPagination, example = json!({"tool_id": "tool_8AX6vJoP57gfk79lJdG8Va", "style": "page", "source": "detected", "confidence": "high", "parameters": {"size": "per_page", "page": "page", "offset": null, "cursor": null}, "hint": null, "note": "Walks set the page size to its maximum and advance the position; later pages may be fetched concurrently once the first response shows random access."})), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn pagination(
     key: Studio,
     state: web::Data<AppState>,
@@ -277,8 +287,10 @@ pub async fn pagination(
 }
 
 /// Update a tool; absent fields stay as they are.
-#[utoipa::path(patch, operation_id = "updateTool", path = "/v1/tools/{tool_id}", tag = "studio", request_body = ToolPatch,
-    responses((status = 200, body = Tool), (status = 404, body = Problem), (status = 422, body = Problem)),
+///
+/// Answers `200` with the tool as it now is.
+#[utoipa::path(patch, operation_id = "updateTool", path = "/v1/tools/{tool_id}", tag = "studio", request_body(content = ToolPatch, example = json!({"description": "List items, newest first; filter by status."})),
+    responses((status = 200, body = Tool, example = json!({"id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "name": "list_items", "description": "List items, newest first; filter by status.", "method": "GET", "path": "/items", "input_schema": {"type": "object", "properties": {"page": {"type": "integer", "minimum": 1}, "status": {"enum": ["open", "closed"], "type": "string"}, "per_page": {"type": "integer", "maximum": 5}}}, "kind": "api", "toolkit": null, "created_at": "2026-12-07T21:27:02.677014Z", "updated_at": "2026-12-07T21:27:02.697483Z"})), (status = 404, body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn update(
     key: Studio,
@@ -326,6 +338,8 @@ pub async fn update(
 }
 
 /// Delete a tool (and its agent bindings).
+///
+/// Answers `204`.
 #[utoipa::path(delete, operation_id = "deleteTool", path = "/v1/tools/{tool_id}", tag = "studio",
     responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn delete(
@@ -356,8 +370,9 @@ pub async fn delete(
 /// Header parameters named Authorization, Cookie or Host are not imported. A document
 /// over `openapi_import_max_bytes` (64 MiB by default) is `413 payload_too_large`.
 #[utoipa::path(post, operation_id = "importOpenapiTools", path = "/v1/providers/{provider_id}/openapi", tag = "studio",
-    request_body(content = String, description = "An OpenAPI 3.0 or 3.1 document", content_type = "application/yaml"),
-    responses((status = 201, body = ImportedTools), (status = 404, body = Problem), (status = 413, body = Problem, description = "The document is larger than `openapi_import_max_bytes` (`payload_too_large`); `detail` names the limit and the setting."), (status = 422, body = Problem)),
+    request_body(description = "An OpenAPI 3.0 or 3.1 document, as JSON or YAML (the body is parsed as YAML, of which JSON is a subset, whatever its `Content-Type`)",
+        content((Object = "application/json", example = json!({"openapi": "3.0.3", "info": {"title": "Orders API", "version": "1.0.0"}, "paths": {"/customers": {"get": {"operationId": "listCustomers", "summary": "List customers", "parameters": [{"name": "page", "in": "query", "schema": {"type": "integer", "minimum": 1}}, {"name": "per_page", "in": "query", "schema": {"type": "integer", "maximum": 100}}], "responses": {"200": {"description": "A page of customers"}}}}}})), (String = "application/yaml"), (String = "text/yaml"))),
+    responses((status = 409, description = "The name is taken (`conflict`): a tool of this provider already has the name of an imported operation; nothing was imported", body = Problem), (status = 201, body = ImportedTools, example = json!({"data": [{"id": "tool_J2T54ZJes5fsDocmWMmviT", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "name": "listCustomers", "description": "List customers", "method": "GET", "path": "/customers", "input_schema": {"type": "object", "required": [], "properties": {"page": {"type": "integer", "minimum": 1, "x-loopgate-in": "query"}, "per_page": {"type": "integer", "maximum": 100, "x-loopgate-in": "query"}}}, "kind": "api", "toolkit": null, "created_at": "2026-12-07T21:27:02.671240Z", "updated_at": "2026-12-07T21:27:02.671240Z"}]})), (status = 404, body = Problem), (status = 413, body = Problem, description = "The document is larger than `openapi_import_max_bytes` (`payload_too_large`); `detail` names the limit and the setting."), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn import_openapi(
     key: Studio,

@@ -160,8 +160,8 @@ fn check_description(d: Option<&str>) -> Result<(), ApiError> {
 /// 2xx is success; otherwise it is retried with doubling back-off for at least 24 hours.
 /// The signing secret is in this answer only.
 #[utoipa::path(post, operation_id = "createWebhookEndpoint", path = "/v1/webhook-endpoints", tag = "studio",
-    request_body = EndpointInput,
-    responses((status = 201, body = EndpointView), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
+    request_body(content = EndpointInput, example = json!({"url": "https://hooks.example.com/loopgate/webhook", "events": ["workflow_run.succeeded", "workflow_run.partial", "workflow_run.failed"], "description": "Nightly report"})),
+    responses((status = 201, body = EndpointView, example = json!({"id": "whe_3U1VpduByp7xw4kBaOiAY7", "url": "https://hooks.example.com/loopgate/webhook", "events": ["workflow_run.succeeded", "workflow_run.partial", "workflow_run.failed"], "description": "Nightly report", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "created_at": "2026-12-07T21:27:02.769780Z"})), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn create(
     key: Studio,
     state: web::Data<AppState>,
@@ -213,7 +213,7 @@ pub async fn create(
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 #[utoipa::path(get, operation_id = "listWebhookEndpoints", path = "/v1/webhook-endpoints", tag = "studio", params(ListParams),
-    responses((status = 200, body = ListResponse<EndpointView>)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = ListResponse<EndpointView>, example = json!({"data": [{"id": "whe_3U1VpduByp7xw4kBaOiAY7", "url": "https://hooks.example.com/loopgate/webhook", "events": ["workflow_run.succeeded", "workflow_run.partial", "workflow_run.failed"], "description": "Nightly report of open items", "created_at": "2026-12-07T21:28:54.538736Z"}], "has_more": false, "cursor": null, "total": 1}))), security(("orgKey" = ["studio"])))]
 pub async fn list(
     key: Studio,
     state: web::Data<AppState>,
@@ -224,8 +224,10 @@ pub async fn list(
 }
 
 /// Get a webhook endpoint (without its secret).
+///
+/// Its URL, events and description; the signing secret is shown only when created or rotated.
 #[utoipa::path(get, operation_id = "getWebhookEndpoint", path = "/v1/webhook-endpoints/{endpoint_id}", tag = "studio",
-    responses((status = 200, body = EndpointView), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = EndpointView, example = json!({"id": "whe_3U1VpduByp7xw4kBaOiAY7", "url": "https://hooks.example.com/loopgate/webhook", "events": ["workflow_run.succeeded", "workflow_run.partial", "workflow_run.failed"], "description": "Nightly report", "created_at": "2026-12-07T21:28:54.538736Z"})), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn get(
     key: Studio,
     state: web::Data<AppState>,
@@ -238,9 +240,11 @@ pub async fn get(
 }
 
 /// Change a webhook endpoint's URL, events or description.
+///
+/// Absent fields stay as they are. Answers `200`.
 #[utoipa::path(patch, operation_id = "updateWebhookEndpoint", path = "/v1/webhook-endpoints/{endpoint_id}", tag = "studio",
-    request_body = EndpointPatch,
-    responses((status = 200, body = EndpointView), (status = 404, body = Problem), (status = 422, body = Problem)),
+    request_body(content = EndpointPatch, example = json!({"description": "Nightly report of open items"})),
+    responses((status = 200, body = EndpointView, example = json!({"id": "whe_3U1VpduByp7xw4kBaOiAY7", "url": "https://hooks.example.com/loopgate/webhook", "events": ["workflow_run.succeeded", "workflow_run.partial", "workflow_run.failed"], "description": "Nightly report of open items", "created_at": "2026-12-07T21:28:54.538736Z"})), (status = 404, body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn update(
     key: Studio,
@@ -289,6 +293,8 @@ pub async fn update(
 }
 
 /// Delete a webhook endpoint and its deliveries.
+///
+/// Answers `204`.
 #[utoipa::path(delete, operation_id = "deleteWebhookEndpoint", path = "/v1/webhook-endpoints/{endpoint_id}", tag = "studio",
     responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn delete(
@@ -314,7 +320,7 @@ pub async fn delete(
 /// both (two space-separated `v1,` signatures), so the receiver can switch without
 /// losing a message.
 #[utoipa::path(post, operation_id = "rotateWebhookSecret", path = "/v1/webhook-endpoints/{endpoint_id}/rotate-secret", tag = "studio",
-    responses((status = 200, body = RotatedSecret), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = RotatedSecret, example = json!({"secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"})), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn rotate_secret(
     key: Studio,
     state: web::Data<AppState>,
@@ -360,7 +366,7 @@ pub async fn rotate_secret(
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 #[utoipa::path(get, operation_id = "listWebhookDeliveries", path = "/v1/webhook-endpoints/{endpoint_id}/deliveries", tag = "studio", params(ListParams),
-    responses((status = 200, body = ListResponse<Delivery>), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = ListResponse<Delivery>, example = json!({"data": [{"id": "msg_c50513ecad30014be87138477a100736", "event_type": "workflow_run.succeeded", "run_id": "run_sxxaFVkFEpH7QGb5cWhsO5", "status": "pending", "attempts": 0, "next_attempt_at": "2026-12-07T21:28:54.559236Z", "created_at": "2026-12-07T21:28:54.559236Z"}], "has_more": false, "cursor": null, "total": 1})), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn deliveries(
     key: Studio,
     state: web::Data<AppState>,

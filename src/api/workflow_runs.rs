@@ -50,9 +50,9 @@ fn wants_stream(req: &HttpRequest) -> bool {
 /// most one per 750 ms), tool-output-available or tool-output-error, finish-step; then
 /// finish and [DONE]. The run is recorded even if the client leaves.
 #[utoipa::path(post, operation_id = "createWorkflowRun", path = "/v1/workflows/{workflow_id}/runs", tag = "runtime",
-    request_body = RunInput,
+    request_body(content = RunInput, example = json!({"input": {"status": "open"}})),
     responses(
-        (status = 201, description = "The run, recorded (`status` says whether every step succeeded)", body = WorkflowRun),
+        (status = 201, description = "The run, recorded (`status` says whether every step succeeded)", body = WorkflowRun, example = json!({"id": "run_sxxaFVkFEpH7QGb5cWhsO5", "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE", "status": "succeeded", "trigger": "api", "input": {"status": "open"}, "experiment": false, "steps": {"all": {"_loop": {"note": "Every page was fetched: 12 rows from 3 pages.", "complete": true, "requests": 3, "itemCount": 12, "stoppedBy": "end"}, "items": [{"id": 1, "status": "closed"}, {"id": 2, "status": "open"}, {"id": 3, "status": "open"}, {"id": 4, "status": "closed"}, {"id": 5, "status": "open"}, {"id": 6, "status": "open"}, {"id": 7, "status": "closed"}, {"id": 8, "status": "open"}, {"id": 9, "status": "open"}, {"id": 10, "status": "closed"}, {"id": 11, "status": "open"}, {"id": 12, "status": "open"}], "total": 12}}, "started_at": "2026-12-07T21:27:02.783722Z", "finished_at": "2026-12-07T21:27:02.788542Z"})),
         (status = 200, description = "With `Accept: text/event-stream`: the run's UI-message stream", body = UiMessageStream, content_type = "text/event-stream"),
         (status = 403, body = Problem), (status = 404, body = Problem)),
     security(("runtimeToken" = []), ("orgKey" = ["runtime"])))]
@@ -102,7 +102,7 @@ pub struct RunFilter {
 /// `studio`), and those run as the token's user for a runtime token. `?schedule_id=`
 /// keeps only one schedule's runs (one per due time, `scheduled_for`).
 #[utoipa::path(get, operation_id = "listWorkflowRuns", path = "/v1/workflows/{workflow_id}/runs", tag = "runtime", params(ListParams, RunFilter),
-    responses((status = 200, body = ListResponse<WorkflowRun>), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"]), ("orgKey" = ["studio"])))]
+    responses((status = 200, body = ListResponse<WorkflowRun>, example = json!({"data": [{"id": "run_sxxaFVkFEpH7QGb5cWhsO5", "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE", "status": "succeeded", "trigger": "api", "input": {"status": "open"}, "experiment": false, "steps": {"all": {"_loop": {"note": "Every page was fetched: 12 rows from 3 pages.", "complete": true, "requests": 3, "itemCount": 12, "stoppedBy": "end"}, "items": [{"id": 1, "status": "closed"}, {"id": 2, "status": "open"}, {"id": 3, "status": "open"}, {"id": 4, "status": "closed"}, {"id": 5, "status": "open"}, {"id": 6, "status": "open"}, {"id": 7, "status": "closed"}, {"id": 8, "status": "open"}, {"id": 9, "status": "open"}, {"id": 10, "status": "closed"}, {"id": 11, "status": "open"}, {"id": 12, "status": "open"}], "total": 12}}, "started_at": "2026-12-07T21:28:54.550796Z", "finished_at": "2026-12-07T21:28:54.559236Z"}], "has_more": false, "cursor": null, "total": 1})), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"]), ("orgKey" = ["studio"])))]
 pub async fn list(
     RunReader(caller): RunReader,
     state: web::Data<AppState>,
@@ -131,8 +131,12 @@ pub async fn list(
 }
 
 /// Read a workflow run (same caller, or a scheduled run as listed), e.g. after a disconnect mid-run.
+///
+/// The run's status, each step's output (`steps`) and its timing; the end of a run is also
+/// delivered to the org's webhook endpoints (`workflow_run.succeeded`, `workflow_run.partial`,
+/// `workflow_run.failed`), signed as Standard Webhooks.
 #[utoipa::path(get, operation_id = "getWorkflowRun", path = "/v1/workflows/{workflow_id}/runs/{run_id}", tag = "runtime",
-    responses((status = 200, body = WorkflowRun), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"]), ("orgKey" = ["studio"])))]
+    responses((status = 200, body = WorkflowRun, example = json!({"id": "run_sxxaFVkFEpH7QGb5cWhsO5", "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE", "status": "succeeded", "trigger": "api", "input": {"status": "open"}, "experiment": false, "steps": {"all": {"_loop": {"note": "Every page was fetched: 12 rows from 3 pages.", "complete": true, "requests": 3, "itemCount": 12, "stoppedBy": "end"}, "items": [{"id": 1, "status": "closed"}, {"id": 2, "status": "open"}, {"id": 3, "status": "open"}, {"id": 4, "status": "closed"}, {"id": 5, "status": "open"}, {"id": 6, "status": "open"}, {"id": 7, "status": "closed"}, {"id": 8, "status": "open"}, {"id": 9, "status": "open"}, {"id": 10, "status": "closed"}, {"id": 11, "status": "open"}, {"id": 12, "status": "open"}], "total": 12}}, "started_at": "2026-12-07T21:27:02.783722Z", "finished_at": "2026-12-07T21:27:02.788542Z"})), (status = 404, body = Problem)), security(("runtimeToken" = []), ("orgKey" = ["runtime"]), ("orgKey" = ["studio"])))]
 pub async fn get(
     RunReader(caller): RunReader,
     state: web::Data<AppState>,

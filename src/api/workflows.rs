@@ -174,8 +174,12 @@ fn check_loop_and_if(i: usize, step: &Value) -> Result<(), ApiError> {
 }
 
 /// Create a workflow.
-#[utoipa::path(post, operation_id = "createWorkflow", path = "/v1/workflows", tag = "studio", request_body = WorkflowInput,
-    responses((status = 201, body = Workflow), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
+///
+/// A workflow is `{name, agent_id, steps}`: tool-call steps of one agent run in order, each
+/// able to use the reserved arguments and read earlier steps' outputs and the run's `input`
+/// (LOOP_ENGINE W1-W3). Answers `201`.
+#[utoipa::path(post, operation_id = "createWorkflow", path = "/v1/workflows", tag = "studio", request_body(content = WorkflowInput, example = json!({"name": "open items", "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm", "steps": [{"id": "all", "type": "tool", "tool": "list_items", "input": {"status": {"ref": "$.input.status"}}, "loop": {"all_pages": true, "fields": ["id", "status"]}}]})),
+    responses((status = 201, body = Workflow, example = json!({"id": "wf_rg7j9PlGoSheTglV8fcZWE", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm", "name": "open items", "steps": [{"id": "all", "loop": {"fields": ["id", "status"], "all_pages": true}, "tool": "list_items", "type": "tool", "input": {"status": {"ref": "$.input.status"}}}], "created_at": "2026-12-07T21:27:02.778902Z", "updated_at": "2026-12-07T21:27:02.778902Z"})), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn create(
     key: Studio,
     state: web::Data<AppState>,
@@ -207,7 +211,7 @@ pub async fn create(
 /// Paginated, newest first: the first page reports `total`; when `has_more` is true,
 /// pass the returned `cursor` back as `?cursor=` to get the next page, until `has_more` is false.
 #[utoipa::path(get, operation_id = "listWorkflows", path = "/v1/workflows", tag = "studio", params(ListParams),
-    responses((status = 200, body = ListResponse<Workflow>)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = ListResponse<Workflow>, example = json!({"data": [{"id": "wf_rg7j9PlGoSheTglV8fcZWE", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm", "name": "open items, every page", "steps": [{"id": "all", "loop": {"fields": ["id", "status"], "all_pages": true}, "tool": "list_items", "type": "tool", "input": {"status": {"ref": "$.input.status"}}}], "created_at": "2026-12-07T21:28:54.544691Z", "updated_at": "2026-12-07T21:28:54.707917Z"}], "has_more": false, "cursor": null, "total": 1}))), security(("orgKey" = ["studio"])))]
 pub async fn list(
     key: Studio,
     state: web::Data<AppState>,
@@ -218,8 +222,10 @@ pub async fn list(
 }
 
 /// Get a workflow.
+///
+/// Its steps as stored.
 #[utoipa::path(get, operation_id = "getWorkflow", path = "/v1/workflows/{workflow_id}", tag = "studio",
-    responses((status = 200, body = Workflow), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 200, body = Workflow, example = json!({"id": "wf_rg7j9PlGoSheTglV8fcZWE", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm", "name": "open items", "steps": [{"id": "all", "loop": {"fields": ["id", "status"], "all_pages": true}, "tool": "list_items", "type": "tool", "input": {"status": {"ref": "$.input.status"}}}], "created_at": "2026-12-07T21:28:54.544691Z", "updated_at": "2026-12-07T21:28:54.544691Z"})), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn get(
     key: Studio,
     state: web::Data<AppState>,
@@ -232,8 +238,10 @@ pub async fn get(
 }
 
 /// Rename a workflow or replace its steps.
-#[utoipa::path(patch, operation_id = "updateWorkflow", path = "/v1/workflows/{workflow_id}", tag = "studio", request_body = WorkflowPatch,
-    responses((status = 200, body = Workflow), (status = 404, body = Problem), (status = 422, body = Problem)),
+///
+/// `steps`, when present, replaces every step. Answers `200`.
+#[utoipa::path(patch, operation_id = "updateWorkflow", path = "/v1/workflows/{workflow_id}", tag = "studio", request_body(content = WorkflowPatch, example = json!({"name": "open items, every page"})),
+    responses((status = 200, body = Workflow, example = json!({"id": "wf_rg7j9PlGoSheTglV8fcZWE", "org_id": "org_YZoKAaXfA24JkOlfALKMDP", "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm", "name": "open items, every page", "steps": [{"id": "all", "loop": {"fields": ["id", "status"], "all_pages": true}, "tool": "list_items", "type": "tool", "input": {"status": {"ref": "$.input.status"}}}], "created_at": "2026-12-07T21:28:54.544691Z", "updated_at": "2026-12-07T21:28:54.707917Z"})), (status = 404, body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn update(
     key: Studio,
@@ -271,6 +279,8 @@ pub async fn update(
 }
 
 /// Delete a workflow.
+///
+/// Its schedules go with it. Answers `204`.
 #[utoipa::path(delete, operation_id = "deleteWorkflow", path = "/v1/workflows/{workflow_id}", tag = "studio",
     responses((status = 204), (status = 404, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn delete(

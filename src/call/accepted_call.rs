@@ -16,13 +16,14 @@ use crate::walk::drain::InFlight;
 #[serde(deny_unknown_fields)]
 pub struct ToolCallInput {
     pub name: String,
-    /// The tool's arguments, with the reserved ones of a looping binding. Values by
-    /// reference (LOOP_ENGINE E6): `_for_each.values`, or any argument not declared an
-    /// object, may be `{"fromResult": "<_resultId>", "path": "<field of each row>",
-    /// "filter"?: [clauses]}`, read server-side from this thread's own stored result; a
-    /// fan-out by reference walks 50 values a call and continues with `_continue`.
+    /// The tool's arguments, with the loop engine's reserved ones (`_all_pages`, `_fields`,
+    /// `_for_each`, `_filter`, `_continue`, `_refresh`). Values by reference (LOOP_ENGINE
+    /// E6): `_for_each.values`, or any argument not declared an object, may be
+    /// `{"fromResult": "<_resultId>", "path": "<field of each row>", "filter"?: [clauses]}`,
+    /// read server-side from this thread's own stored result; a fan-out by reference walks
+    /// 50 values a call and continues with `_continue`.
     #[serde(default = "empty_object")]
-    #[schema(value_type = Object)]
+    #[schema(schema_with = crate::call::arguments_schema::tool_call_arguments)]
     pub arguments: Value,
     /// Experiment runs never read from or write to the dataset cache.
     #[serde(default)]

@@ -6,6 +6,7 @@
 pub mod accepted_call;
 pub mod agent_memory;
 pub mod app_connections;
+pub mod arguments_schema;
 pub mod call_records;
 pub mod compiled_tools;
 pub mod connect_page;

@@ -21,8 +21,10 @@ pub struct Binding {
     /// Walk pages, fan out, project and filter inside one call ("Allow response looping").
     #[serde(default)]
     pub loop_responses: bool,
-    /// Overrides how long a cached complete walk stays fresh for this agent.
+    /// Overrides how long a cached complete walk stays fresh for this agent, in hours
+    /// (1 to 8760).
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 8760)]
     pub dataset_ttl_hours: Option<i32>,
     /// `true`: always behind tool search; `false`: always offered directly; unset: by budget.
     #[serde(default)]

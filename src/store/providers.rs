@@ -97,6 +97,7 @@ pub struct Provider {
     /// P9: requests one walk keeps in flight at once against this provider (1 to 32;
     /// absent: the default, 4). The rate limit still spaces them.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1, maximum = 32)]
     pub concurrency: Option<u32>,
     /// Whether upstream requests carry the call's W3C trace context (`traceparent`,
     /// `tracestate`), so the API's own traces join the call's (default false).

@@ -42,6 +42,7 @@ pub struct ProviderInput {
     pub rate_limit: Option<RateLimit>,
     /// P9: requests one walk keeps in flight at once against this provider, 1 to 32
     /// (default 4); the rate limit still spaces them. 1 walks one page at a time.
+    #[schema(minimum = 1, maximum = 32)]
     pub concurrency: Option<u32>,
     /// Send the call's W3C trace context (`traceparent`, `tracestate`) with upstream
     /// requests, so the API's own traces join the call's (default false).
@@ -74,7 +75,7 @@ pub struct ProviderPatch {
     pub rate_limit: Option<Option<RateLimit>>,
     /// A new concurrency bound (1 to 32), or `null` for the default.
     #[serde(default, deserialize_with = "double_option")]
-    #[schema(value_type = Option<u32>)]
+    #[schema(value_type = Option<u32>, minimum = 1, maximum = 32)]
     pub concurrency: Option<Option<u32>>,
     /// Whether upstream requests carry the call's W3C trace context.
     pub propagate_trace_context: Option<bool>,

@@ -42,11 +42,19 @@ pub enum ConnectionInput {
         token_endpoint_auth_method: Option<TokenAuthMethod>,
         /// Extra authorization request parameters; the flow's own are refused.
         #[serde(default)]
+        #[schema(value_type = AuthorizationParams)]
         authorization_params: BTreeMap<String, String>,
     },
     /// A form where the user pastes an API key; `instructions` say where to find one.
     ApiKey { instructions: Option<String> },
 }
+
+/// Extra authorization request parameters by name (at most 20, names of 1 to 100
+/// characters, values of at most 1000). The schema of `authorization_params`, named so
+/// that client generators make one model of it.
+#[derive(ToSchema)]
+#[allow(dead_code)] // a schema only: the field is read as a map
+pub struct AuthorizationParams(BTreeMap<String, String>);
 
 fn valid_toolkit(t: &str) -> bool {
     !t.is_empty()

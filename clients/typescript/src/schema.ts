@@ -15,6 +15,8 @@ export interface paths {
          * The protected-resource metadata (RFC 9728) of an agent's MCP endpoint: the resource
          *     and how a token is presented (the `Authorization` header). loopgate issues its tokens
          *     itself (runtime tokens, org keys), so no authorization server is named.
+         * @description Public (no token): an MCP client reads it after a `401` from `POST
+         *     /v1/agents/{agent_id}/mcp` to learn that a bearer token goes in the `Authorization` header.
          */
         get: operations["getAgentMcpResourceMetadata"];
         put?: never;
@@ -32,7 +34,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Where the authorization server sends the user back (OAuth 2.0 redirect URI). */
+        /**
+         * Where the authorization server sends the user back (OAuth 2.0 redirect URI).
+         * @description Public: the `state` parameter is the credential. On success the user's connection is stored
+         *     and an HTML page says so; a state that is unknown, used or expired answers `404`.
+         */
         get: operations["connectCallback"];
         put?: never;
         post?: never;
@@ -49,10 +55,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The connect page of a single-use link (HTML). */
+        /**
+         * The connect page of a single-use link (HTML).
+         * @description Public: the link is the credential, valid once and until it expires. Shows the toolkit's
+         *     form (an API key field) or a button that starts the OAuth sign-in; a link that is unknown,
+         *     used or expired answers `404`.
+         */
         get: operations["getConnectPage"];
         put?: never;
-        /** Submit the connect page: stores an API key, or redirects to the OAuth sign-in. */
+        /**
+         * Submit the connect page: stores an API key, or redirects to the OAuth sign-in.
+         * @description Public, form-encoded (`application/x-www-form-urlencoded`). An API-key toolkit stores the
+         *     key and answers an HTML confirmation (`200`); an OAuth toolkit answers `303` to the
+         *     authorization server. The link is spent either way.
+         */
         post: operations["submitConnectPage"];
         delete?: never;
         options?: never;
@@ -67,7 +83,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The process is up. */
+        /**
+         * The process is up.
+         * @description Liveness only: answers `200` with `status: ok` while the process runs, without touching
+         *     Postgres or Redis (`GET /readyz` checks those).
+         */
         get: operations["getHealth"];
         put?: never;
         post?: never;
@@ -87,6 +107,8 @@ export interface paths {
         /**
          * Prometheus metrics, in the OpenMetrics 1.0 text format (which Prometheus scrapes
          *     natively).
+         * @description No bearer token: scraped by Prometheus (request counts and latencies, walks and their
+         *     bounds, cache and delivery outcomes).
          */
         get: operations["getMetrics"];
         put?: never;
@@ -104,7 +126,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This OpenAPI document (3.1), as committed in `openapi/openapi.json`. */
+        /**
+         * This OpenAPI document (3.1), as committed in `openapi/openapi.json`.
+         * @description Public. The same bytes as the file committed in the repository; the client packages are
+         *     generated from it.
+         */
         get: operations["getOpenapiDocument"];
         put?: never;
         post?: never;
@@ -149,7 +175,12 @@ export interface paths {
          */
         get: operations["listAgents"];
         put?: never;
-        /** Create an agent with its tool bindings. */
+        /**
+         * Create an agent with its tool bindings.
+         * @description An agent belongs to a deployment of your org and holds its tools through bindings
+         *     (`agentTools`); a binding's `loop_responses` turns the loop engine on for that tool (walk
+         *     every page, fan out, project, filter). Answers `201` with the agent and its bindings.
+         */
         post: operations["createAgent"];
         delete?: never;
         options?: never;
@@ -164,15 +195,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an agent with its bindings. */
+        /**
+         * Get an agent with its bindings.
+         * @description The agent, its instructions and each binding with its loop settings.
+         */
         get: operations["getAgent"];
         put?: never;
         post?: never;
-        /** Delete an agent. */
+        /**
+         * Delete an agent.
+         * @description Its bindings go with it; threads and stored results expire on their own. Answers `204`.
+         */
         delete: operations["deleteAgent"];
         options?: never;
         head?: never;
-        /** Update an agent; `agentTools`, when present, replaces every binding. */
+        /**
+         * Update an agent; `agentTools`, when present, replaces every binding.
+         * @description Absent fields stay as they are. Answers `200` with the agent as it now is.
+         */
         patch: operations["updateAgent"];
         trace?: never;
     };
@@ -186,6 +226,8 @@ export interface paths {
         /**
          * The server-to-client stream of streamable HTTP: not offered (`405`); every message
          *     loopgate sends answers a POST. A session named that is not live is `404`.
+         * @description Streamable HTTP lets a client open a server-to-client stream with GET; loopgate answers
+         *     every message in the response to the POST that carried it, so this is `405`.
          */
         get: operations["getAgentMcp"];
         put?: never;
@@ -202,6 +244,8 @@ export interface paths {
         /**
          * End an MCP session: every later request naming it is `404`. Its thread (stored
          *     results, loaded tools) stays until it expires.
+         * @description Name the session with the `Mcp-Session-Id` header (a DELETE without it is `400`). Answers
+         *     `204`.
          */
         delete: operations["deleteAgentMcp"];
         options?: never;
@@ -240,7 +284,13 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The tools, system messages and restriction of the thread's next model step. */
+        /**
+         * The tools, system messages and restriction of the thread's next model step.
+         * @description Call it before each model step: `system` carries the loop guidance and the agent's
+         *     instructions, `tools` the tools the model may call now (with the reserved arguments of
+         *     looping bindings), and `restricted` says a cut result must be read first (only the retrieval
+         *     tools are offered then).
+         */
         post: operations["createStep"];
         delete?: never;
         options?: never;
@@ -263,13 +313,6 @@ export interface paths {
          *     start, start-step, tool-input-available, data-tool-loop-progress (at most one per
          *     750 ms), tool-output-available or tool-output-error, finish-step, finish, [DONE].
          *     The call runs to its end even if the client leaves; read it back with GET /v1/tool-calls/{id}.
-         *
-         *     Values by reference (E6): `_for_each.values` (or any array or scalar argument) may be
-         *     `{"fromResult": "res_…", "path": "id", "filter": {…}}`, read server-side from the thread's
-         *     own stored result, so an agent never copies ids out of one result into the next call.
-         *     A fan-out by reference walks 50 values a call; when values are left the envelope says
-         *     `_stoppedBy: "values"`, counts them in `_forEachValues: {total, done, left}` and carries
-         *     a `_continue` that walks the next ones into the same `_resultId`.
          */
         post: operations["createToolCall"];
         delete?: never;
@@ -287,7 +330,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Bind one more tool to an agent. */
+        /**
+         * Bind one more tool to an agent.
+         * @description Answers `201` with the binding; binding a tool twice is `409 conflict`.
+         */
         post: operations["addAgentTool"];
         delete?: never;
         options?: never;
@@ -302,15 +348,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one binding. */
+        /**
+         * Get one binding.
+         * @description The binding's loop settings (`loop_responses`, `dataset_ttl_hours`, `discovery`) for one
+         *     tool of the agent.
+         */
         get: operations["getAgentTool"];
         put?: never;
         post?: never;
-        /** Unbind a tool from an agent. */
+        /**
+         * Unbind a tool from an agent.
+         * @description The tool itself stays. Answers `204`.
+         */
         delete: operations["removeAgentTool"];
         options?: never;
         head?: never;
-        /** Change one binding (the Studio's "Allow response looping for this tool"). */
+        /**
+         * Change one binding (the Studio's "Allow response looping for this tool").
+         * @description Absent fields stay as they are. Answers `200` with the binding.
+         */
         patch: operations["updateAgentTool"];
         trace?: never;
     };
@@ -395,7 +451,11 @@ export interface paths {
          */
         get: operations["listOrgs"];
         put?: never;
-        /** Create an org. */
+        /**
+         * Create an org.
+         * @description Admin token only. An org owns every other object; create its API keys and deployments next.
+         *     Answers `201`.
+         */
         post: operations["createOrg"];
         delete?: never;
         options?: never;
@@ -410,15 +470,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an org. */
+        /**
+         * Get an org.
+         * @description Admin token only.
+         */
         get: operations["getOrg"];
         put?: never;
         post?: never;
-        /** Delete an org and everything it owns. */
+        /**
+         * Delete an org and everything it owns.
+         * @description Admin token only: its keys, deployments, providers, tools, agents, workflows and stored
+         *     results go with it. Answers `204`.
+         */
         delete: operations["deleteOrg"];
         options?: never;
         head?: never;
-        /** Rename an org. */
+        /**
+         * Rename an org.
+         * @description Admin token only. Answers `200` with the org.
+         */
         patch: operations["updateOrg"];
         trace?: never;
     };
@@ -436,7 +506,12 @@ export interface paths {
          */
         get: operations["listApiKeys"];
         put?: never;
-        /** Create an API key for an org. */
+        /**
+         * Create an API key for an org.
+         * @description Admin token only. The secret (`key`, `lgk_…`) is in this answer and never again; `scopes`
+         *     name what it may do (`studio` configuration, `mint` runtime tokens and connections,
+         *     `runtime` tool calls). Answers `201`.
+         */
         post: operations["createApiKey"];
         delete?: never;
         options?: never;
@@ -451,11 +526,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one API key (without its secret). */
+        /**
+         * Get one API key (without its secret).
+         * @description Admin token only. The key's name, scopes, creation and revocation times; its secret is never
+         *     shown again.
+         */
         get: operations["getApiKey"];
         put?: never;
         post?: never;
-        /** Revoke an API key; it stops working at once. Returns the revoked key. */
+        /**
+         * Revoke an API key; it stops working at once. Returns the revoked key.
+         * @description Admin token only. Runtime tokens it minted stop working too.
+         */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
@@ -476,7 +558,11 @@ export interface paths {
          */
         get: operations["listDeployments"];
         put?: never;
-        /** Create a deployment. */
+        /**
+         * Create a deployment.
+         * @description Admin token only. A deployment groups agents and sets their dataset cache mode (`off`,
+         *     `shadow`, `on`, LOOP_ENGINE C6). Answers `201`.
+         */
         post: operations["createDeployment"];
         delete?: never;
         options?: never;
@@ -491,15 +577,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a deployment. */
+        /**
+         * Get a deployment.
+         * @description Admin token only.
+         */
         get: operations["getDeployment"];
         put?: never;
         post?: never;
-        /** Delete a deployment (refused with 409 while agents use it). */
+        /**
+         * Delete a deployment (refused with 409 while agents use it).
+         * @description Admin token only. Answers `204`.
+         */
         delete: operations["deleteDeployment"];
         options?: never;
         head?: never;
-        /** Rename a deployment or switch its cache mode. */
+        /**
+         * Rename a deployment or switch its cache mode.
+         * @description Admin token only. Absent fields stay as they are. Answers `200`.
+         */
         patch: operations["updateDeployment"];
         trace?: never;
     };
@@ -520,6 +615,10 @@ export interface paths {
         /**
          * Create a provider: an HTTP API (`base_url`) or, with `kind: "mcp"`, an MCP server
          *     (`url`, its streamable HTTP endpoint).
+         * @description The credential (`credential`, or `connection` for per-user credentials) is stored encrypted
+         *     and never returned. `rate_limit_rps`, `rate_limit_burst` and `concurrency` bound how walks
+         *     call it. Answers `201`; an MCP server's tools are listed with `POST
+         *     /v1/providers/{provider_id}/sync`.
          */
         post: operations["createProvider"];
         delete?: never;
@@ -535,15 +634,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a provider (its credential is never returned). */
+        /**
+         * Get a provider (its credential is never returned).
+         * @description Whether a credential is set is shown; the credential itself is never returned.
+         */
         get: operations["getProvider"];
         put?: never;
         post?: never;
-        /** Delete a provider and its tools. */
+        /**
+         * Delete a provider and its tools.
+         * @description Its tools and their agent bindings go with it. Answers `204`.
+         */
         delete: operations["deleteProvider"];
         options?: never;
         head?: never;
-        /** Update a provider; absent fields stay as they are. */
+        /**
+         * Update a provider; absent fields stay as they are.
+         * @description A new `credential` replaces the stored one; cached walks fetched with the old one are never
+         *     read again (LOOP_ENGINE C2). Answers `200`.
+         */
         patch: operations["updateProvider"];
         trace?: never;
     };
@@ -602,7 +711,12 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mint a runtime token for one of your users. */
+        /**
+         * Mint a runtime token for one of your users.
+         * @description For the backend that serves your users (org key with scope `mint`): the token (a JWT,
+         *     `token`) names `user_id`, expires after `ttl_seconds`, and is what an agent runtime sends as
+         *     `Authorization: Bearer` for that user's tool calls. Answers `201`.
+         */
         post: operations["createRuntimeToken"];
         delete?: never;
         options?: never;
@@ -624,6 +738,7 @@ export interface paths {
          * Revoke a runtime token of your org by its id: it stops working at once on this
          *     replica and within seconds on the others. Revoking the API key that minted a token
          *     revokes the token too.
+         * @description Answers `204`; an unknown id is `404`.
          */
         delete: operations["revokeRuntimeToken"];
         options?: never;
@@ -638,11 +753,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a schedule, with its next three due times and its last run. */
+        /**
+         * Get a schedule, with its next three due times and its last run.
+         * @description Its cron expression and time zone, whether it is paused, its overlap and catch-up policies,
+         *     the next three due times and the last run it made.
+         */
         get: operations["getSchedule"];
         put?: never;
         post?: never;
-        /** Delete a schedule; the runs it made are kept (until retention). */
+        /**
+         * Delete a schedule; the runs it made are kept (until retention).
+         * @description Answers `204`.
+         */
         delete: operations["deleteSchedule"];
         options?: never;
         head?: never;
@@ -660,7 +782,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a tool call's outcome (same caller), e.g. after a disconnect mid-walk. */
+        /**
+         * Read a tool call's outcome (same caller), e.g. after a disconnect mid-walk.
+         * @description The call's record: `status` (`running`, `succeeded`, `failed`), and once it ended the
+         *     `result` as the model saw it or the problem (`error`) it ended with. Only the caller that
+         *     made the call may read it (another caller gets `404`).
+         */
         get: operations["getToolCall"];
         put?: never;
         post?: never;
@@ -707,7 +834,12 @@ export interface paths {
          */
         get: operations["listTools"];
         put?: never;
-        /** Define a tool by hand. */
+        /**
+         * Define a tool by hand.
+         * @description An HTTP tool: `method` and `path` on its provider's `base_url`, an `input_schema` (JSON
+         *     Schema) whose properties become query, path or body parameters. Most tools come from `POST
+         *     /v1/providers/{provider_id}/openapi` instead. Answers `201`.
+         */
         post: operations["createTool"];
         delete?: never;
         options?: never;
@@ -722,15 +854,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a tool. */
+        /**
+         * Get a tool.
+         * @description The tool's definition: method, path, input schema, kind and toolkit.
+         */
         get: operations["getTool"];
         put?: never;
         post?: never;
-        /** Delete a tool (and its agent bindings). */
+        /**
+         * Delete a tool (and its agent bindings).
+         * @description Answers `204`.
+         */
         delete: operations["deleteTool"];
         options?: never;
         head?: never;
-        /** Update a tool; absent fields stay as they are. */
+        /**
+         * Update a tool; absent fields stay as they are.
+         * @description Answers `200` with the tool as it now is.
+         */
         patch: operations["updateTool"];
         trace?: never;
     };
@@ -741,7 +882,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** How a tool pages: the style, parameters and confidence of pagination detection (P13). */
+        /**
+         * How a tool pages: the style, parameters and confidence of pagination detection (P13).
+         * @description The detected style (page number, offset, cursor, next link), the parameters used, what walks
+         *     have confirmed (page base, silent page-size cap, where next and total live) and when
+         *     (LOOP_ENGINE P13).
+         */
         get: operations["getToolPagination"];
         put?: never;
         post?: never;
@@ -788,15 +934,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a webhook endpoint (without its secret). */
+        /**
+         * Get a webhook endpoint (without its secret).
+         * @description Its URL, events and description; the signing secret is shown only when created or rotated.
+         */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
-        /** Delete a webhook endpoint and its deliveries. */
+        /**
+         * Delete a webhook endpoint and its deliveries.
+         * @description Answers `204`.
+         */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
-        /** Change a webhook endpoint's URL, events or description. */
+        /**
+         * Change a webhook endpoint's URL, events or description.
+         * @description Absent fields stay as they are. Answers `200`.
+         */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
@@ -859,7 +1014,12 @@ export interface paths {
          */
         get: operations["listWorkflows"];
         put?: never;
-        /** Create a workflow. */
+        /**
+         * Create a workflow.
+         * @description A workflow is `{name, agent_id, steps}`: tool-call steps of one agent run in order, each
+         *     able to use the reserved arguments and read earlier steps' outputs and the run's `input`
+         *     (LOOP_ENGINE W1-W3). Answers `201`.
+         */
         post: operations["createWorkflow"];
         delete?: never;
         options?: never;
@@ -874,15 +1034,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a workflow. */
+        /**
+         * Get a workflow.
+         * @description Its steps as stored.
+         */
         get: operations["getWorkflow"];
         put?: never;
         post?: never;
-        /** Delete a workflow. */
+        /**
+         * Delete a workflow.
+         * @description Its schedules go with it. Answers `204`.
+         */
         delete: operations["deleteWorkflow"];
         options?: never;
         head?: never;
-        /** Rename a workflow or replace its steps. */
+        /**
+         * Rename a workflow or replace its steps.
+         * @description `steps`, when present, replaces every step. Answers `200`.
+         */
         patch: operations["updateWorkflow"];
         trace?: never;
     };
@@ -929,7 +1098,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a workflow run (same caller, or a scheduled run as listed), e.g. after a disconnect mid-run. */
+        /**
+         * Read a workflow run (same caller, or a scheduled run as listed), e.g. after a disconnect mid-run.
+         * @description The run's status, each step's output (`steps`) and its timing; the end of a run is also
+         *     delivered to the org's webhook endpoints (`workflow_run.succeeded`, `workflow_run.partial`,
+         *     `workflow_run.failed`), signed as Standard Webhooks.
+         */
         get: operations["getWorkflowRun"];
         put?: never;
         post?: never;
@@ -1099,11 +1273,20 @@ export interface components {
          * @enum {string}
          */
         AuthType: "bearer" | "header" | "query" | "none";
+        /**
+         * @description Extra authorization request parameters by name (at most 20, names of 1 to 100
+         *     characters, values of at most 1000). The schema of `authorization_params`, named so
+         *     that client generators make one model of it.
+         */
+        AuthorizationParams: {
+            [key: string]: string;
+        };
         /** @description One tool bound to an agent. */
         Binding: {
             /**
              * Format: int32
-             * @description Overrides how long a cached complete walk stays fresh for this agent.
+             * @description Overrides how long a cached complete walk stays fresh for this agent, in hours
+             *     (1 to 8760).
              */
             dataset_ttl_hours?: number | null;
             /** @description `true`: always behind tool search; `false`: always offered directly; unset: by budget. */
@@ -1161,9 +1344,7 @@ export interface components {
         /** @description How end users connect a toolkit, as written by the Studio. */
         ConnectionInput: {
             /** @description Extra authorization request parameters; the flow's own are refused. */
-            authorization_params?: {
-                [key: string]: string;
-            };
+            authorization_params?: components["schemas"]["AuthorizationParams"];
             authorize_url?: string | null;
             client_id: string;
             /** @description Encrypted at rest, never returned. */
@@ -1990,14 +2171,51 @@ export interface components {
         };
         /** @description `POST …/tool-calls` body. */
         ToolCallInput: {
-            /**
-             * @description The tool's arguments, with the reserved ones of a looping binding. Values by
-             *     reference (LOOP_ENGINE E6): `_for_each.values`, or any argument not declared an
-             *     object, may be `{"fromResult": "<_resultId>", "path": "<field of each row>",
-             *     "filter"?: [clauses]}`, read server-side from this thread's own stored result; a
-             *     fan-out by reference walks 50 values a call and continues with `_continue`.
-             */
+            /** @description The tool's own arguments (its `input_schema`), plus the reserved arguments below on a binding with `loop_responses: true` (LOOP_ENGINE L2). Reserved arguments are read by loopgate and never sent upstream (L3). A call that uses any of them answers the envelope `{items, _itemCount, _pagingComplete, _likelyMoreRows, _total?, _stoppedBy?, _note, _resultId, _continue?, _unmatchedFields?, _forEachErrors?, _cache?}`. */
             arguments?: {
+                /** @description true: walk every page inside this one call and merge the rows (P1–P5), within 20 pages per collection, 60 requests, 5,000 items, 24 MB and 60 s (`_stoppedBy` names the first bound hit). On a tool where no pagination was detected it is `400 all_pages_unsupported` (P6). */
+                _all_pages?: boolean;
+                /** @description The `_continue` of an earlier result of this tool that stopped at a bound: fetches the rest under a fresh budget and grows the same `_resultId` (P10). Pass it with the same arguments. */
+                _continue?: string;
+                /** @description Keep only these dot-paths of every row, e.g. `["id", "customer.name", "lines.sku"]` (F1); paths that matched no row are reported in `_unmatchedFields` (F4). The full rows stay stored under `_resultId` (F3). */
+                _fields?: string[];
+                /** @description Clauses ANDed over the merged rows, applied after the walk and the fan-out and before `_fields` (R1–R2); at most 20. Honoured on every looping binding, though not advertised to the model. */
+                _filter?: {
+                    field: string;
+                    /** @enum {string} */
+                    op: "eq" | "neq" | "gt" | "gte" | "lt" | "lte" | "contains" | "in" | "exists";
+                    /** @description The value compared with; a list (at most 200) for `in`; `true`/`false` for `exists`. */
+                    value?: string | number | boolean | (string | number | boolean)[];
+                }[] | {
+                    field: string;
+                    /** @enum {string} */
+                    op: "eq" | "neq" | "gt" | "gte" | "lt" | "lte" | "contains" | "in" | "exists";
+                    /** @description The value compared with; a list (at most 200) for `in`; `true`/`false` for `exists`. */
+                    value?: string | number | boolean | (string | number | boolean)[];
+                };
+                /** @description Call the tool once per value of its parameter `key` and merge the rows, each tagged with its value (E1); at most 50 distinct values (E2); a `key` that is not a parameter is `400 invalid_for_each_key` (E3); per-value failures go to `_forEachErrors` (E4). */
+                _for_each?: {
+                    /** @description The parameter to vary. */
+                    key: string;
+                    /** @description The values, one call each (at most 500 sent, 50 distinct), or a reference to a stored result's rows. */
+                    values: (string | number | boolean)[] | {
+                        /** @description Keep rows where `field` (a dot-path; through an array it matches when any element does) compares with `value` by `op`. */
+                        filter?: {
+                            field: string;
+                            /** @enum {string} */
+                            op: "eq" | "neq" | "gt" | "gte" | "lt" | "lte" | "contains" | "in" | "exists";
+                            /** @description The value compared with; a list (at most 200) for `in`; `true`/`false` for `exists`. */
+                            value?: string | number | boolean | (string | number | boolean)[];
+                        };
+                        /** @description The `_resultId` of a stored result of this thread. */
+                        fromResult: string;
+                        /** @description The dot-path into each stored row, e.g. `id`. */
+                        path: string;
+                    };
+                };
+                /** @description true: bypass the cache of complete walks and replace its entry with fresh data (C4). */
+                _refresh?: boolean;
+            } & {
                 [key: string]: unknown;
             };
             /** @description Experiment runs never read from or write to the dataset cache. */
@@ -2189,7 +2407,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse or holds a control character. */
+        /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -2243,7 +2461,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Too many requests for this org (`rate_limited`); retry after `Retry-After` seconds. */
+        /** @description Too many requests for this org, or too many failed authentications from this address (`rate_limited`); retry after `Retry-After` seconds. */
         TooManyRequests: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -2310,10 +2528,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "resource": "https://loopgate.example.com/v1/agents/agt_4XltK5PpzapDRd5AyrzcEm/mcp",
+                     *       "bearer_methods_supported": [
+                     *         "header"
+                     *       ],
+                     *       "resource_name": "loopgate agent MCP server"
+                     *     }
+                     */
                     "application/json": Record<string, never>;
                 };
             };
-            400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2383,7 +2609,6 @@ export interface operations {
                     "text/html": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
             404: {
                 headers: {
@@ -2427,7 +2652,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse or holds a control character. */
+            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2471,6 +2696,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Health"];
                 };
             };
@@ -2567,6 +2797,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "agt_4XltK5PpzapDRd5AyrzcEm",
+                     *           "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *           "deployment_id": "dep_KgUmD6SzErRjjMJSWXUl42",
+                     *           "name": "support",
+                     *           "instructions": "Answer from the order system; count with queryToolResult, never by hand.",
+                     *           "direct_tool_budget": null,
+                     *           "token_budget": null,
+                     *           "agentTools": [
+                     *             {
+                     *               "tool_id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                     *               "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *               "loop_responses": true,
+                     *               "dataset_ttl_hours": 6,
+                     *               "discovery": null
+                     *             },
+                     *             {
+                     *               "tool_id": "tool_J2T54ZJes5fsDocmWMmviT",
+                     *               "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *               "loop_responses": false,
+                     *               "dataset_ttl_hours": null,
+                     *               "discovery": null
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-12-07T21:28:54.462653Z",
+                     *           "updated_at": "2026-12-07T21:28:54.666088Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_Agent"];
                 };
             };
@@ -2588,6 +2854,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "support",
+                 *       "deployment_id": "dep_KgUmD6SzErRjjMJSWXUl42",
+                 *       "instructions": "Answer from the order system; never guess totals.",
+                 *       "agentTools": [
+                 *         {
+                 *           "tool_id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                 *           "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                 *           "loop_responses": true
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["AgentInput"];
             };
         };
@@ -2598,6 +2878,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "agt_4XltK5PpzapDRd5AyrzcEm",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "deployment_id": "dep_KgUmD6SzErRjjMJSWXUl42",
+                     *       "name": "support",
+                     *       "instructions": "Answer from the order system; never guess totals.",
+                     *       "direct_tool_budget": null,
+                     *       "token_budget": null,
+                     *       "agentTools": [
+                     *         {
+                     *           "tool_id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                     *           "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *           "loop_responses": true,
+                     *           "dataset_ttl_hours": null,
+                     *           "discovery": null
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-12-07T21:27:02.717726Z",
+                     *       "updated_at": "2026-12-07T21:27:02.717726Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Agent"];
                 };
             };
@@ -2635,10 +2937,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "agt_4XltK5PpzapDRd5AyrzcEm",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "deployment_id": "dep_KgUmD6SzErRjjMJSWXUl42",
+                     *       "name": "support",
+                     *       "instructions": "Answer from the order system; never guess totals.",
+                     *       "direct_tool_budget": null,
+                     *       "token_budget": null,
+                     *       "agentTools": [
+                     *         {
+                     *           "tool_id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                     *           "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *           "loop_responses": true,
+                     *           "dataset_ttl_hours": null,
+                     *           "discovery": null
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-12-07T21:27:02.717726Z",
+                     *       "updated_at": "2026-12-07T21:27:02.717726Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Agent"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -2673,7 +2996,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -2701,6 +3023,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "instructions": "Answer from the order system; count with queryToolResult, never by hand."
+                 *     }
+                 */
                 "application/json": components["schemas"]["AgentPatch"];
             };
         };
@@ -2711,6 +3038,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "agt_4XltK5PpzapDRd5AyrzcEm",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "deployment_id": "dep_KgUmD6SzErRjjMJSWXUl42",
+                     *       "name": "support",
+                     *       "instructions": "Answer from the order system; count with queryToolResult, never by hand.",
+                     *       "direct_tool_budget": null,
+                     *       "token_budget": null,
+                     *       "agentTools": [
+                     *         {
+                     *           "tool_id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                     *           "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *           "loop_responses": true,
+                     *           "dataset_ttl_hours": 6,
+                     *           "discovery": null
+                     *         },
+                     *         {
+                     *           "tool_id": "tool_J2T54ZJes5fsDocmWMmviT",
+                     *           "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *           "loop_responses": false,
+                     *           "dataset_ttl_hours": null,
+                     *           "discovery": null
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-12-07T21:28:54.462653Z",
+                     *       "updated_at": "2026-12-07T21:28:54.666088Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Agent"];
                 };
             };
@@ -2751,7 +3107,6 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            400: components["responses"]["BadRequest"];
             /** @description No bearer token, or one that is unknown, revoked or expired (`unauthorized`). */
             401: {
                 headers: {
@@ -2807,6 +3162,21 @@ export interface operations {
         /** @description A JSON-RPC 2.0 message, or a batch of them in a 2025-03-26 session (MCP, streamable HTTP) */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 1,
+                 *       "method": "initialize",
+                 *       "params": {
+                 *         "protocolVersion": "2025-06-18",
+                 *         "capabilities": {},
+                 *         "clientInfo": {
+                 *           "name": "example-client",
+                 *           "version": "1.0.0"
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": Record<string, never>;
             };
         };
@@ -2816,7 +3186,29 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": 1,
+                     *       "result": {
+                     *         "protocolVersion": "2025-06-18",
+                     *         "capabilities": {
+                     *           "tools": {
+                     *             "listChanged": true
+                     *           }
+                     *         },
+                     *         "serverInfo": {
+                     *           "name": "loopgate",
+                     *           "version": "0.1.0"
+                     *         },
+                     *         "instructions": "Some of your tools can fetch large collections for you. Rules for using them well:\n1. Narrow first: use the tool's own filter and search parameters before …"
+                     *       }
+                     *     }
+                     */
+                    "application/json": Record<string, never>;
+                    "text/event-stream": string;
+                };
             };
             /** @description A notification or response was accepted */
             202: {
@@ -2888,7 +3280,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse or holds a control character. */
+            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2949,10 +3341,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm",
+                     *       "budget": 15,
+                     *       "direct": [
+                     *         {
+                     *           "tool_id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                     *           "name": "list_items",
+                     *           "toolkit": null,
+                     *           "reason": "the org's own tool: always direct"
+                     *         }
+                     *       ],
+                     *       "pooled": []
+                     *     }
+                     */
                     "application/json": components["schemas"]["PlacementPreview"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -2987,10 +3393,89 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "step": 1,
+                     *       "system": [
+                     *         "Some of your tools can fetch large collections for you. Rules for using them well:\n1. Narrow first: use the tool's own filter and search parameters before …",
+                     *         "Answer from the order system; never guess totals."
+                     *       ],
+                     *       "tools": [
+                     *         {
+                     *           "name": "list_items",
+                     *           "description": "List items, newest first; filter by status. This tool is paginated: one call returns one page unless you pass `_all_pages: true`, which fetches every page at …",
+                     *           "input_schema": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "page": {
+                     *                 "type": "integer",
+                     *                 "minimum": 1
+                     *               },
+                     *               "status": {
+                     *                 "enum": [
+                     *                   "open",
+                     *                   "closed"
+                     *                 ],
+                     *                 "type": "string"
+                     *               },
+                     *               "per_page": {
+                     *                 "type": "integer",
+                     *                 "maximum": 5
+                     *               },
+                     *               "_fields": {
+                     *                 "type": "array",
+                     *                 "items": {
+                     *                   "type": "string"
+                     *                 },
+                     *                 "description": "Keep only these dot-paths of every row, e.g. [\"id\", \"customer.name\", \"lines.sku\"] (a path continues through lists). Applied every time it is given; the full rows stay stored under `_resultId`."
+                     *               },
+                     *               "_all_pages": {
+                     *                 "type": "boolean",
+                     *                 "description": "true: fetch every page inside this one call and return all rows merged, with `_pagingComplete` saying whether the set is whole. Use it before counting, ranking or summarising."
+                     *               },
+                     *               "_for_each": {
+                     *                 "type": "object",
+                     *                 "description": "Run this tool once per value of one of its parameters and merge the rows; each row gets a field named after the parameter holding the value it came from. At most 50 distinct values.",
+                     *                 "properties": {
+                     *                   "key": {
+                     *                     "type": "string",
+                     *                     "enum": [
+                     *                       "page",
+                     *                       "status",
+                     *                       "per_page"
+                     *                     ],
+                     *                     "description": "The parameter to vary."
+                     *                   },
+                     *                   "values": {
+                     *                     "type": "array",
+                     *                     "items": {},
+                     *                     "maxItems": 50,
+                     *                     "description": "The values to use, one call each."
+                     *                   }
+                     *                 },
+                     *                 "required": [
+                     *                   "key",
+                     *                   "values"
+                     *                 ]
+                     *               },
+                     *               "_continue": {
+                     *                 "type": "string",
+                     *                 "description": "The `_continue` of an earlier result of this tool that stopped at a limit: fetches the rest and adds it to that same `_resultId`. Pass it with the same arguments, or alone."
+                     *               },
+                     *               "_refresh": {
+                     *                 "type": "boolean",
+                     *                 "description": "true: ignore any cached copy of this exact call and fetch fresh data."
+                     *               }
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "restricted": false
+                     *     }
+                     */
                     "application/json": components["schemas"]["StepView"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3019,6 +3504,25 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "list_items",
+                 *       "arguments": {
+                 *         "_all_pages": true,
+                 *         "_fields": [
+                 *           "id",
+                 *           "status"
+                 *         ],
+                 *         "_filter": [
+                 *           {
+                 *             "field": "status",
+                 *             "op": "eq",
+                 *             "value": "open"
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["ToolCallInput"];
             };
         };
@@ -3029,6 +3533,55 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "call_VnzrElf0QzY1eHk6clNdwj",
+                     *       "name": "list_items",
+                     *       "result": {
+                     *         "items": [
+                     *           {
+                     *             "id": 2,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 3,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 5,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 6,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 8,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 9,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 11,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 12,
+                     *             "status": "open"
+                     *           }
+                     *         ],
+                     *         "_itemCount": 8,
+                     *         "_pagingComplete": true,
+                     *         "_likelyMoreRows": false,
+                     *         "_total": 12,
+                     *         "_stoppedBy": "end",
+                     *         "_note": "Every page was fetched: 12 rows from 3 pages. `_filter` kept 8 of 12 fetched rows.",
+                     *         "_resultId": "res_1a252672b68tGa0W63LsrtDxizQuI5J6E4CU68nSZzG"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ToolCallResponse"];
                     "text/event-stream": components["schemas"]["UiMessageStream"];
                 };
@@ -3044,7 +3597,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description No such agent, or a `_resultId` (read, or referenced with `fromResult`) that is not this thread's (`not_found`, `result_not_found`) */
+            /** @description No such agent, or a `_resultId` that is not this thread's (`not_found`, `result_not_found`) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3107,6 +3660,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "tool_id": "tool_J2T54ZJes5fsDocmWMmviT",
+                 *       "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                 *       "loop_responses": false
+                 *     }
+                 */
                 "application/json": components["schemas"]["Binding"];
             };
         };
@@ -3117,6 +3677,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tool_id": "tool_J2T54ZJes5fsDocmWMmviT",
+                     *       "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *       "loop_responses": false,
+                     *       "dataset_ttl_hours": null,
+                     *       "discovery": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Binding"];
                 };
             };
@@ -3173,10 +3742,18 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tool_id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                     *       "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *       "loop_responses": true,
+                     *       "dataset_ttl_hours": null,
+                     *       "discovery": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Binding"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3212,7 +3789,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3241,6 +3817,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "loop_responses": true,
+                 *       "dataset_ttl_hours": 6
+                 *     }
+                 */
                 "application/json": components["schemas"]["BindingInput"];
             };
         };
@@ -3251,6 +3833,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tool_id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                     *       "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *       "loop_responses": true,
+                     *       "dataset_ttl_hours": 6,
+                     *       "discovery": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["Binding"];
                 };
             };
@@ -3307,10 +3898,57 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "aud_PjuidnyN8dtjgle3elgSLM",
+                     *           "actor": {
+                     *             "type": "api_key",
+                     *             "id": "key_yhR1tyfzsmkM9JNsUzUkoU"
+                     *           },
+                     *           "action": "update",
+                     *           "resource": {
+                     *             "type": "webhook_endpoint",
+                     *             "id": "whe_3U1VpduByp7xw4kBaOiAY7"
+                     *           },
+                     *           "changes": {
+                     *             "secret": {
+                     *               "after": "[secret]",
+                     *               "before": "[secret]"
+                     *             }
+                     *           },
+                     *           "created_at": "2026-12-07T21:28:54.795385Z"
+                     *         },
+                     *         {
+                     *           "id": "aud_asGeRzvaSgGBp5Ael5rrUE",
+                     *           "actor": {
+                     *             "type": "api_key",
+                     *             "id": "key_yhR1tyfzsmkM9JNsUzUkoU"
+                     *           },
+                     *           "action": "update",
+                     *           "resource": {
+                     *             "type": "webhook_endpoint",
+                     *             "id": "whe_3U1VpduByp7xw4kBaOiAY7"
+                     *           },
+                     *           "changes": {
+                     *             "description": {
+                     *               "after": "Nightly report of open items",
+                     *               "before": "Nightly report"
+                     *             }
+                     *           },
+                     *           "created_at": "2026-12-07T21:28:54.769231Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 21
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_AuditEvent"];
                 };
             };
-            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse or holds a control character. */
+            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3349,6 +3987,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 0
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_Connection"];
                 };
             };
@@ -3381,7 +4027,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3418,6 +4063,21 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *           "name": "Acme Inc.",
+                     *           "created_at": "2026-12-07T21:28:54.323097Z",
+                     *           "updated_at": "2026-12-07T21:28:54.341314Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_Org"];
                 };
             };
@@ -3435,6 +4095,7 @@ export interface operations {
             };
             403: components["responses"]["Forbidden"];
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3448,6 +4109,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Acme"
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrgInput"];
             };
         };
@@ -3458,6 +4124,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "name": "Acme",
+                     *       "created_at": "2026-12-07T21:27:02.605569Z",
+                     *       "updated_at": "2026-12-07T21:27:02.605569Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Org"];
                 };
             };
@@ -3491,6 +4165,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3512,10 +4187,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "name": "Acme",
+                     *       "created_at": "2026-12-07T21:27:02.605569Z",
+                     *       "updated_at": "2026-12-07T21:27:02.605569Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Org"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3527,6 +4209,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3549,7 +4232,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3561,6 +4243,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3576,6 +4259,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Inc."
+                 *     }
+                 */
                 "application/json": components["schemas"]["OrgInput"];
             };
         };
@@ -3586,6 +4274,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "name": "Acme Inc.",
+                     *       "created_at": "2026-12-07T21:27:02.605569Z",
+                     *       "updated_at": "2026-12-07T21:27:02.610058Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Org"];
                 };
             };
@@ -3602,6 +4298,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3629,6 +4326,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "key_yhR1tyfzsmkM9JNsUzUkoU",
+                     *           "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *           "name": "backend",
+                     *           "scopes": [
+                     *             "mint",
+                     *             "runtime",
+                     *             "studio"
+                     *           ],
+                     *           "created_at": "2026-12-07T21:28:54.345137Z",
+                     *           "revoked_at": null,
+                     *           "last_used_at": "2026-12-07T21:28:54.386471Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_ApiKey"];
                 };
             };
@@ -3645,6 +4364,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3661,6 +4381,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "backend",
+                 *       "scopes": [
+                 *         "studio",
+                 *         "mint",
+                 *         "runtime"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["ApiKeyInput"];
             };
         };
@@ -3671,6 +4401,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "key_yhR1tyfzsmkM9JNsUzUkoU",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "name": "backend",
+                     *       "scopes": [
+                     *         "mint",
+                     *         "runtime",
+                     *         "studio"
+                     *       ],
+                     *       "created_at": "2026-12-07T21:27:02.612473Z",
+                     *       "revoked_at": null,
+                     *       "last_used_at": null,
+                     *       "key": "lgk_yhR1tyfzsmkM9JNsUzUkoU_shown-once-never-again-example"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
@@ -3695,6 +4441,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3717,10 +4464,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "key_yhR1tyfzsmkM9JNsUzUkoU",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "name": "backend",
+                     *       "scopes": [
+                     *         "mint",
+                     *         "runtime",
+                     *         "studio"
+                     *       ],
+                     *       "created_at": "2026-12-07T21:27:02.612473Z",
+                     *       "revoked_at": null,
+                     *       "last_used_at": null
+                     *     }
+                     */
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3732,6 +4493,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3754,10 +4516,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "key_yhR1tyfzsmkM9JNsUzUkoU",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "name": "backend",
+                     *       "scopes": [
+                     *         "mint",
+                     *         "runtime",
+                     *         "studio"
+                     *       ],
+                     *       "created_at": "2026-12-07T21:28:54.345137Z",
+                     *       "revoked_at": "2026-12-07T21:28:54.814905Z",
+                     *       "last_used_at": "2026-12-07T21:28:54.386471Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3769,6 +4545,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3796,6 +4573,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "dep_KgUmD6SzErRjjMJSWXUl42",
+                     *           "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *           "name": "production",
+                     *           "cache": "shadow",
+                     *           "created_at": "2026-12-07T21:28:54.377532Z",
+                     *           "updated_at": "2026-12-07T21:28:54.382769Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_Deployment"];
                 };
             };
@@ -3812,6 +4606,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3828,6 +4623,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "production",
+                 *       "cache": "on"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DeploymentInput"];
             };
         };
@@ -3838,6 +4639,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "dep_KgUmD6SzErRjjMJSWXUl42",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "name": "production",
+                     *       "cache": "on",
+                     *       "created_at": "2026-12-07T21:27:02.616909Z",
+                     *       "updated_at": "2026-12-07T21:27:02.616909Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Deployment"];
                 };
             };
@@ -3863,6 +4674,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3885,10 +4697,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "dep_KgUmD6SzErRjjMJSWXUl42",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "name": "production",
+                     *       "cache": "shadow",
+                     *       "created_at": "2026-12-07T21:28:54.377532Z",
+                     *       "updated_at": "2026-12-07T21:28:54.382769Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Deployment"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3900,6 +4721,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3923,7 +4745,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3944,6 +4765,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -3960,6 +4782,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "cache": "shadow"
+                 *     }
+                 */
                 "application/json": components["schemas"]["DeploymentPatch"];
             };
         };
@@ -3970,6 +4797,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "dep_KgUmD6SzErRjjMJSWXUl42",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "name": "production",
+                     *       "cache": "shadow",
+                     *       "created_at": "2026-12-07T21:27:02.616909Z",
+                     *       "updated_at": "2026-12-07T21:27:02.646072Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Deployment"];
                 };
             };
@@ -3995,6 +4832,7 @@ export interface operations {
                 };
             };
             422: components["responses"]["UnprocessableContent"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];
         };
@@ -4019,6 +4857,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *           "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *           "name": "Orders API",
+                     *           "kind": "api",
+                     *           "base_url": "https://api.example.com",
+                     *           "auth": {
+                     *             "type": "bearer"
+                     *           },
+                     *           "has_credential": true,
+                     *           "user_credentials_required": false,
+                     *           "rate_limit": {
+                     *             "requests_per_second": 10,
+                     *             "burst": 20
+                     *           },
+                     *           "concurrency": 8,
+                     *           "propagate_trace_context": false,
+                     *           "created_at": "2026-12-07T21:27:02.650682Z",
+                     *           "updated_at": "2026-12-07T21:27:02.663748Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_Provider"];
                 };
             };
@@ -4040,6 +4907,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Orders API",
+                 *       "base_url": "https://api.example.com",
+                 *       "auth": {
+                 *         "type": "bearer"
+                 *       },
+                 *       "credential": "example-api-token",
+                 *       "rate_limit": {
+                 *         "requests_per_second": 10,
+                 *         "burst": 20
+                 *       },
+                 *       "concurrency": 4
+                 *     }
+                 */
                 "application/json": components["schemas"]["ProviderInput"];
             };
         };
@@ -4050,6 +4932,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "name": "Orders API",
+                     *       "kind": "api",
+                     *       "base_url": "https://api.example.com",
+                     *       "auth": {
+                     *         "type": "bearer"
+                     *       },
+                     *       "has_credential": true,
+                     *       "user_credentials_required": false,
+                     *       "rate_limit": {
+                     *         "requests_per_second": 10,
+                     *         "burst": 20
+                     *       },
+                     *       "concurrency": 4,
+                     *       "propagate_trace_context": false,
+                     *       "created_at": "2026-12-07T21:27:02.650682Z",
+                     *       "updated_at": "2026-12-07T21:27:02.650682Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Provider"];
                 };
             };
@@ -4087,10 +4991,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "name": "Orders API",
+                     *       "kind": "api",
+                     *       "base_url": "https://api.example.com",
+                     *       "auth": {
+                     *         "type": "bearer"
+                     *       },
+                     *       "has_credential": true,
+                     *       "user_credentials_required": false,
+                     *       "rate_limit": {
+                     *         "requests_per_second": 10,
+                     *         "burst": 20
+                     *       },
+                     *       "concurrency": 4,
+                     *       "propagate_trace_context": false,
+                     *       "created_at": "2026-12-07T21:27:02.650682Z",
+                     *       "updated_at": "2026-12-07T21:27:02.650682Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Provider"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4125,7 +5050,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4153,6 +5077,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "concurrency": 8
+                 *     }
+                 */
                 "application/json": components["schemas"]["ProviderPatch"];
             };
         };
@@ -4163,6 +5092,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "name": "Orders API",
+                     *       "kind": "api",
+                     *       "base_url": "https://api.example.com",
+                     *       "auth": {
+                     *         "type": "bearer"
+                     *       },
+                     *       "has_credential": true,
+                     *       "user_credentials_required": false,
+                     *       "rate_limit": {
+                     *         "requests_per_second": 10,
+                     *         "burst": 20
+                     *       },
+                     *       "concurrency": 8,
+                     *       "propagate_trace_context": false,
+                     *       "created_at": "2026-12-07T21:27:02.650682Z",
+                     *       "updated_at": "2026-12-07T21:27:02.663748Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Provider"];
                 };
             };
@@ -4210,10 +5161,52 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description An OpenAPI 3.0 or 3.1 document */
+        /** @description An OpenAPI 3.0 or 3.1 document, as JSON or YAML (the body is parsed as YAML, of which JSON is a subset, whatever its `Content-Type`) */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "openapi": "3.0.3",
+                 *       "info": {
+                 *         "title": "Orders API",
+                 *         "version": "1.0.0"
+                 *       },
+                 *       "paths": {
+                 *         "/customers": {
+                 *           "get": {
+                 *             "operationId": "listCustomers",
+                 *             "summary": "List customers",
+                 *             "parameters": [
+                 *               {
+                 *                 "name": "page",
+                 *                 "in": "query",
+                 *                 "schema": {
+                 *                   "type": "integer",
+                 *                   "minimum": 1
+                 *                 }
+                 *               },
+                 *               {
+                 *                 "name": "per_page",
+                 *                 "in": "query",
+                 *                 "schema": {
+                 *                   "type": "integer",
+                 *                   "maximum": 100
+                 *                 }
+                 *               }
+                 *             ],
+                 *             "responses": {
+                 *               "200": {
+                 *                 "description": "A page of customers"
+                 *               }
+                 *             }
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": Record<string, never>;
                 "application/yaml": string;
+                "text/yaml": string;
             };
         };
         responses: {
@@ -4223,6 +5216,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "tool_J2T54ZJes5fsDocmWMmviT",
+                     *           "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *           "name": "listCustomers",
+                     *           "description": "List customers",
+                     *           "method": "GET",
+                     *           "path": "/customers",
+                     *           "input_schema": {
+                     *             "type": "object",
+                     *             "required": [],
+                     *             "properties": {
+                     *               "page": {
+                     *                 "type": "integer",
+                     *                 "minimum": 1,
+                     *                 "x-loopgate-in": "query"
+                     *               },
+                     *               "per_page": {
+                     *                 "type": "integer",
+                     *                 "maximum": 100,
+                     *                 "x-loopgate-in": "query"
+                     *               }
+                     *             }
+                     *           },
+                     *           "kind": "api",
+                     *           "toolkit": null,
+                     *           "created_at": "2026-12-07T21:27:02.671240Z",
+                     *           "updated_at": "2026-12-07T21:27:02.671240Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ImportedTools"];
                 };
             };
@@ -4231,6 +5258,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The name is taken (`conflict`): a tool of this provider already has the name of an imported operation; nothing was imported */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4281,7 +5317,6 @@ export interface operations {
                     "application/json": components["schemas"]["SyncReport"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4325,6 +5360,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user_id": "user-42",
+                 *       "ttl_seconds": 3600
+                 *     }
+                 */
                 "application/json": components["schemas"]["RuntimeTokenInput"];
             };
         };
@@ -4335,6 +5376,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "token": "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLTQyIn0.example-signature",
+                     *       "id": "rt_yQu4p04razMr2Yz6SRfK9P",
+                     *       "expires_at": "2026-12-07T22:27:02Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RuntimeToken"];
                 };
             };
@@ -4382,7 +5430,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4425,10 +5472,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sch_AyPGm3wYX1644wEXma69tk",
+                     *       "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE",
+                     *       "cron": "0 7 * * 1-5",
+                     *       "timezone": "Europe/Paris",
+                     *       "input": {
+                     *         "status": "open"
+                     *       },
+                     *       "run_as": null,
+                     *       "overlap": "skip",
+                     *       "catch_up": "latest",
+                     *       "paused": false,
+                     *       "next_runs": [
+                     *         "2026-12-08T06:00:00Z",
+                     *         "2026-12-09T06:00:00Z",
+                     *         "2026-12-10T06:00:00Z"
+                     *       ],
+                     *       "created_at": "2026-12-07T21:27:02.806646Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ScheduleView"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4463,7 +5530,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4491,6 +5557,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "paused": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["SchedulePatch"];
             };
         };
@@ -4501,6 +5572,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sch_AyPGm3wYX1644wEXma69tk",
+                     *       "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE",
+                     *       "cron": "0 7 * * 1-5",
+                     *       "timezone": "Europe/Paris",
+                     *       "input": {
+                     *         "status": "open"
+                     *       },
+                     *       "run_as": null,
+                     *       "overlap": "skip",
+                     *       "catch_up": "latest",
+                     *       "paused": true,
+                     *       "next_runs": [],
+                     *       "created_at": "2026-12-07T21:28:54.586117Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ScheduleView"];
                 };
             };
@@ -4547,10 +5635,63 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "call_VnzrElf0QzY1eHk6clNdwj",
+                     *       "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm",
+                     *       "name": "list_items",
+                     *       "status": "succeeded",
+                     *       "result": {
+                     *         "items": [
+                     *           {
+                     *             "id": 2,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 3,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 5,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 6,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 8,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 9,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 11,
+                     *             "status": "open"
+                     *           },
+                     *           {
+                     *             "id": 12,
+                     *             "status": "open"
+                     *           }
+                     *         ],
+                     *         "_itemCount": 8,
+                     *         "_pagingComplete": true,
+                     *         "_likelyMoreRows": false,
+                     *         "_total": 12,
+                     *         "_stoppedBy": "end",
+                     *         "_note": "Every page was fetched: 12 rows from 3 pages. `_filter` kept 8 of 12 fetched rows.",
+                     *         "_resultId": "res_1a252672b68tGa0W63LsrtDxizQuI5J6E4CU68nSZzG"
+                     *       },
+                     *       "error": null,
+                     *       "created_at": "2026-12-07T21:27:02.752278Z",
+                     *       "finished_at": "2026-12-07T21:27:02.760643Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ToolCallRecord"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4590,7 +5731,6 @@ export interface operations {
                     "text/event-stream": components["schemas"]["UiMessageStream"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4629,6 +5769,75 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                     *           "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *           "name": "list_items",
+                     *           "description": "List items, newest first; filter by status.",
+                     *           "method": "GET",
+                     *           "path": "/items",
+                     *           "input_schema": {
+                     *             "type": "object",
+                     *             "properties": {
+                     *               "page": {
+                     *                 "type": "integer",
+                     *                 "minimum": 1
+                     *               },
+                     *               "status": {
+                     *                 "enum": [
+                     *                   "open",
+                     *                   "closed"
+                     *                 ],
+                     *                 "type": "string"
+                     *               },
+                     *               "per_page": {
+                     *                 "type": "integer",
+                     *                 "maximum": 5
+                     *               }
+                     *             }
+                     *           },
+                     *           "kind": "api",
+                     *           "toolkit": null,
+                     *           "created_at": "2026-12-07T21:27:02.677014Z",
+                     *           "updated_at": "2026-12-07T21:27:02.697483Z"
+                     *         },
+                     *         {
+                     *           "id": "tool_J2T54ZJes5fsDocmWMmviT",
+                     *           "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *           "name": "listCustomers",
+                     *           "description": "List customers",
+                     *           "method": "GET",
+                     *           "path": "/customers",
+                     *           "input_schema": {
+                     *             "type": "object",
+                     *             "required": [],
+                     *             "properties": {
+                     *               "page": {
+                     *                 "type": "integer",
+                     *                 "minimum": 1,
+                     *                 "x-loopgate-in": "query"
+                     *               },
+                     *               "per_page": {
+                     *                 "type": "integer",
+                     *                 "maximum": 100,
+                     *                 "x-loopgate-in": "query"
+                     *               }
+                     *             }
+                     *           },
+                     *           "kind": "api",
+                     *           "toolkit": null,
+                     *           "created_at": "2026-12-07T21:27:02.671240Z",
+                     *           "updated_at": "2026-12-07T21:27:02.671240Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 2
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_Tool"];
                 };
             };
@@ -4650,6 +5859,35 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                 *       "name": "list_items",
+                 *       "description": "List items, newest first.",
+                 *       "method": "GET",
+                 *       "path": "/items",
+                 *       "input_schema": {
+                 *         "type": "object",
+                 *         "properties": {
+                 *           "page": {
+                 *             "type": "integer",
+                 *             "minimum": 1
+                 *           },
+                 *           "per_page": {
+                 *             "type": "integer",
+                 *             "maximum": 5
+                 *           },
+                 *           "status": {
+                 *             "type": "string",
+                 *             "enum": [
+                 *               "open",
+                 *               "closed"
+                 *             ]
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["ToolInput"];
             };
         };
@@ -4660,6 +5898,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                     *       "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *       "name": "list_items",
+                     *       "description": "List items, newest first.",
+                     *       "method": "GET",
+                     *       "path": "/items",
+                     *       "input_schema": {
+                     *         "type": "object",
+                     *         "properties": {
+                     *           "page": {
+                     *             "type": "integer",
+                     *             "minimum": 1
+                     *           },
+                     *           "status": {
+                     *             "enum": [
+                     *               "open",
+                     *               "closed"
+                     *             ],
+                     *             "type": "string"
+                     *           },
+                     *           "per_page": {
+                     *             "type": "integer",
+                     *             "maximum": 5
+                     *           }
+                     *         }
+                     *       },
+                     *       "kind": "api",
+                     *       "toolkit": null,
+                     *       "created_at": "2026-12-07T21:27:02.677014Z",
+                     *       "updated_at": "2026-12-07T21:27:02.677014Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Tool"];
                 };
             };
@@ -4668,6 +5940,15 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The name is taken (`conflict`): a tool of this provider already has that name */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4706,10 +5987,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                     *       "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *       "name": "list_items",
+                     *       "description": "List items, newest first.",
+                     *       "method": "GET",
+                     *       "path": "/items",
+                     *       "input_schema": {
+                     *         "type": "object",
+                     *         "properties": {
+                     *           "page": {
+                     *             "type": "integer",
+                     *             "minimum": 1
+                     *           },
+                     *           "status": {
+                     *             "enum": [
+                     *               "open",
+                     *               "closed"
+                     *             ],
+                     *             "type": "string"
+                     *           },
+                     *           "per_page": {
+                     *             "type": "integer",
+                     *             "maximum": 5
+                     *           }
+                     *         }
+                     *       },
+                     *       "kind": "api",
+                     *       "toolkit": null,
+                     *       "created_at": "2026-12-07T21:27:02.677014Z",
+                     *       "updated_at": "2026-12-07T21:27:02.677014Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Tool"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4744,7 +6058,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4772,6 +6085,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "description": "List items, newest first; filter by status."
+                 *     }
+                 */
                 "application/json": components["schemas"]["ToolPatch"];
             };
         };
@@ -4782,6 +6100,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                     *       "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu",
+                     *       "name": "list_items",
+                     *       "description": "List items, newest first; filter by status.",
+                     *       "method": "GET",
+                     *       "path": "/items",
+                     *       "input_schema": {
+                     *         "type": "object",
+                     *         "properties": {
+                     *           "page": {
+                     *             "type": "integer",
+                     *             "minimum": 1
+                     *           },
+                     *           "status": {
+                     *             "enum": [
+                     *               "open",
+                     *               "closed"
+                     *             ],
+                     *             "type": "string"
+                     *           },
+                     *           "per_page": {
+                     *             "type": "integer",
+                     *             "maximum": 5
+                     *           }
+                     *         }
+                     *       },
+                     *       "kind": "api",
+                     *       "toolkit": null,
+                     *       "created_at": "2026-12-07T21:27:02.677014Z",
+                     *       "updated_at": "2026-12-07T21:27:02.697483Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Tool"];
                 };
             };
@@ -4829,10 +6181,25 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "tool_id": "tool_8AX6vJoP57gfk79lJdG8Va",
+                     *       "style": "page",
+                     *       "source": "detected",
+                     *       "confidence": "high",
+                     *       "parameters": {
+                     *         "size": "per_page",
+                     *         "page": "page",
+                     *         "offset": null,
+                     *         "cursor": null
+                     *       },
+                     *       "hint": null,
+                     *       "note": "Walks set the page size to its maximum and advance the position; later pages may be fetched concurrently once the first response shows random access."
+                     *     }
+                     */
                     "application/json": components["schemas"]["ToolPagination"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4869,6 +6236,26 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "whe_3U1VpduByp7xw4kBaOiAY7",
+                     *           "url": "https://hooks.example.com/loopgate/webhook",
+                     *           "events": [
+                     *             "workflow_run.succeeded",
+                     *             "workflow_run.partial",
+                     *             "workflow_run.failed"
+                     *           ],
+                     *           "description": "Nightly report of open items",
+                     *           "created_at": "2026-12-07T21:28:54.538736Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_EndpointView"];
                 };
             };
@@ -4890,6 +6277,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/loopgate/webhook",
+                 *       "events": [
+                 *         "workflow_run.succeeded",
+                 *         "workflow_run.partial",
+                 *         "workflow_run.failed"
+                 *       ],
+                 *       "description": "Nightly report"
+                 *     }
+                 */
                 "application/json": components["schemas"]["EndpointInput"];
             };
         };
@@ -4900,6 +6298,20 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "whe_3U1VpduByp7xw4kBaOiAY7",
+                     *       "url": "https://hooks.example.com/loopgate/webhook",
+                     *       "events": [
+                     *         "workflow_run.succeeded",
+                     *         "workflow_run.partial",
+                     *         "workflow_run.failed"
+                     *       ],
+                     *       "description": "Nightly report",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+                     *       "created_at": "2026-12-07T21:27:02.769780Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EndpointView"];
                 };
             };
@@ -4937,10 +6349,22 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "whe_3U1VpduByp7xw4kBaOiAY7",
+                     *       "url": "https://hooks.example.com/loopgate/webhook",
+                     *       "events": [
+                     *         "workflow_run.succeeded",
+                     *         "workflow_run.partial",
+                     *         "workflow_run.failed"
+                     *       ],
+                     *       "description": "Nightly report",
+                     *       "created_at": "2026-12-07T21:28:54.538736Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EndpointView"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4975,7 +6399,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5003,6 +6426,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "description": "Nightly report of open items"
+                 *     }
+                 */
                 "application/json": components["schemas"]["EndpointPatch"];
             };
         };
@@ -5013,6 +6441,19 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "whe_3U1VpduByp7xw4kBaOiAY7",
+                     *       "url": "https://hooks.example.com/loopgate/webhook",
+                     *       "events": [
+                     *         "workflow_run.succeeded",
+                     *         "workflow_run.partial",
+                     *         "workflow_run.failed"
+                     *       ],
+                     *       "description": "Nightly report of open items",
+                     *       "created_at": "2026-12-07T21:28:54.538736Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["EndpointView"];
                 };
             };
@@ -5064,6 +6505,24 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "msg_c50513ecad30014be87138477a100736",
+                     *           "event_type": "workflow_run.succeeded",
+                     *           "run_id": "run_sxxaFVkFEpH7QGb5cWhsO5",
+                     *           "status": "pending",
+                     *           "attempts": 0,
+                     *           "next_attempt_at": "2026-12-07T21:28:54.559236Z",
+                     *           "created_at": "2026-12-07T21:28:54.559236Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_Delivery"];
                 };
             };
@@ -5102,10 +6561,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RotatedSecret"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5142,6 +6605,42 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "wf_rg7j9PlGoSheTglV8fcZWE",
+                     *           "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *           "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm",
+                     *           "name": "open items, every page",
+                     *           "steps": [
+                     *             {
+                     *               "id": "all",
+                     *               "loop": {
+                     *                 "fields": [
+                     *                   "id",
+                     *                   "status"
+                     *                 ],
+                     *                 "all_pages": true
+                     *               },
+                     *               "tool": "list_items",
+                     *               "type": "tool",
+                     *               "input": {
+                     *                 "status": {
+                     *                   "ref": "$.input.status"
+                     *                 }
+                     *               }
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-12-07T21:28:54.544691Z",
+                     *           "updated_at": "2026-12-07T21:28:54.707917Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_Workflow"];
                 };
             };
@@ -5163,6 +6662,31 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "open items",
+                 *       "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm",
+                 *       "steps": [
+                 *         {
+                 *           "id": "all",
+                 *           "type": "tool",
+                 *           "tool": "list_items",
+                 *           "input": {
+                 *             "status": {
+                 *               "ref": "$.input.status"
+                 *             }
+                 *           },
+                 *           "loop": {
+                 *             "all_pages": true,
+                 *             "fields": [
+                 *               "id",
+                 *               "status"
+                 *             ]
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["WorkflowInput"];
             };
         };
@@ -5173,6 +6697,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wf_rg7j9PlGoSheTglV8fcZWE",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm",
+                     *       "name": "open items",
+                     *       "steps": [
+                     *         {
+                     *           "id": "all",
+                     *           "loop": {
+                     *             "fields": [
+                     *               "id",
+                     *               "status"
+                     *             ],
+                     *             "all_pages": true
+                     *           },
+                     *           "tool": "list_items",
+                     *           "type": "tool",
+                     *           "input": {
+                     *             "status": {
+                     *               "ref": "$.input.status"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-12-07T21:27:02.778902Z",
+                     *       "updated_at": "2026-12-07T21:27:02.778902Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Workflow"];
                 };
             };
@@ -5210,10 +6763,38 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wf_rg7j9PlGoSheTglV8fcZWE",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm",
+                     *       "name": "open items",
+                     *       "steps": [
+                     *         {
+                     *           "id": "all",
+                     *           "loop": {
+                     *             "fields": [
+                     *               "id",
+                     *               "status"
+                     *             ],
+                     *             "all_pages": true
+                     *           },
+                     *           "tool": "list_items",
+                     *           "type": "tool",
+                     *           "input": {
+                     *             "status": {
+                     *               "ref": "$.input.status"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-12-07T21:28:54.544691Z",
+                     *       "updated_at": "2026-12-07T21:28:54.544691Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Workflow"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5248,7 +6829,6 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5276,6 +6856,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "open items, every page"
+                 *     }
+                 */
                 "application/json": components["schemas"]["WorkflowPatch"];
             };
         };
@@ -5286,6 +6871,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "wf_rg7j9PlGoSheTglV8fcZWE",
+                     *       "org_id": "org_YZoKAaXfA24JkOlfALKMDP",
+                     *       "agent_id": "agt_4XltK5PpzapDRd5AyrzcEm",
+                     *       "name": "open items, every page",
+                     *       "steps": [
+                     *         {
+                     *           "id": "all",
+                     *           "loop": {
+                     *             "fields": [
+                     *               "id",
+                     *               "status"
+                     *             ],
+                     *             "all_pages": true
+                     *           },
+                     *           "tool": "list_items",
+                     *           "type": "tool",
+                     *           "input": {
+                     *             "status": {
+                     *               "ref": "$.input.status"
+                     *             }
+                     *           }
+                     *         }
+                     *       ],
+                     *       "created_at": "2026-12-07T21:28:54.544691Z",
+                     *       "updated_at": "2026-12-07T21:28:54.707917Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["Workflow"];
                 };
             };
@@ -5339,6 +6953,89 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "run_sxxaFVkFEpH7QGb5cWhsO5",
+                     *           "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE",
+                     *           "status": "succeeded",
+                     *           "trigger": "api",
+                     *           "input": {
+                     *             "status": "open"
+                     *           },
+                     *           "experiment": false,
+                     *           "steps": {
+                     *             "all": {
+                     *               "_loop": {
+                     *                 "note": "Every page was fetched: 12 rows from 3 pages.",
+                     *                 "complete": true,
+                     *                 "requests": 3,
+                     *                 "itemCount": 12,
+                     *                 "stoppedBy": "end"
+                     *               },
+                     *               "items": [
+                     *                 {
+                     *                   "id": 1,
+                     *                   "status": "closed"
+                     *                 },
+                     *                 {
+                     *                   "id": 2,
+                     *                   "status": "open"
+                     *                 },
+                     *                 {
+                     *                   "id": 3,
+                     *                   "status": "open"
+                     *                 },
+                     *                 {
+                     *                   "id": 4,
+                     *                   "status": "closed"
+                     *                 },
+                     *                 {
+                     *                   "id": 5,
+                     *                   "status": "open"
+                     *                 },
+                     *                 {
+                     *                   "id": 6,
+                     *                   "status": "open"
+                     *                 },
+                     *                 {
+                     *                   "id": 7,
+                     *                   "status": "closed"
+                     *                 },
+                     *                 {
+                     *                   "id": 8,
+                     *                   "status": "open"
+                     *                 },
+                     *                 {
+                     *                   "id": 9,
+                     *                   "status": "open"
+                     *                 },
+                     *                 {
+                     *                   "id": 10,
+                     *                   "status": "closed"
+                     *                 },
+                     *                 {
+                     *                   "id": 11,
+                     *                   "status": "open"
+                     *                 },
+                     *                 {
+                     *                   "id": 12,
+                     *                   "status": "open"
+                     *                 }
+                     *               ],
+                     *               "total": 12
+                     *             }
+                     *           },
+                     *           "started_at": "2026-12-07T21:28:54.550796Z",
+                     *           "finished_at": "2026-12-07T21:28:54.559236Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_WorkflowRun"];
                 };
             };
@@ -5371,6 +7068,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "input": {
+                 *         "status": "open"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["RunInput"];
             };
         };
@@ -5390,6 +7094,82 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "run_sxxaFVkFEpH7QGb5cWhsO5",
+                     *       "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE",
+                     *       "status": "succeeded",
+                     *       "trigger": "api",
+                     *       "input": {
+                     *         "status": "open"
+                     *       },
+                     *       "experiment": false,
+                     *       "steps": {
+                     *         "all": {
+                     *           "_loop": {
+                     *             "note": "Every page was fetched: 12 rows from 3 pages.",
+                     *             "complete": true,
+                     *             "requests": 3,
+                     *             "itemCount": 12,
+                     *             "stoppedBy": "end"
+                     *           },
+                     *           "items": [
+                     *             {
+                     *               "id": 1,
+                     *               "status": "closed"
+                     *             },
+                     *             {
+                     *               "id": 2,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 3,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 4,
+                     *               "status": "closed"
+                     *             },
+                     *             {
+                     *               "id": 5,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 6,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 7,
+                     *               "status": "closed"
+                     *             },
+                     *             {
+                     *               "id": 8,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 9,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 10,
+                     *               "status": "closed"
+                     *             },
+                     *             {
+                     *               "id": 11,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 12,
+                     *               "status": "open"
+                     *             }
+                     *           ],
+                     *           "total": 12
+                     *         }
+                     *       },
+                     *       "started_at": "2026-12-07T21:27:02.783722Z",
+                     *       "finished_at": "2026-12-07T21:27:02.788542Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WorkflowRun"];
                 };
             };
@@ -5437,10 +7217,85 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "run_sxxaFVkFEpH7QGb5cWhsO5",
+                     *       "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE",
+                     *       "status": "succeeded",
+                     *       "trigger": "api",
+                     *       "input": {
+                     *         "status": "open"
+                     *       },
+                     *       "experiment": false,
+                     *       "steps": {
+                     *         "all": {
+                     *           "_loop": {
+                     *             "note": "Every page was fetched: 12 rows from 3 pages.",
+                     *             "complete": true,
+                     *             "requests": 3,
+                     *             "itemCount": 12,
+                     *             "stoppedBy": "end"
+                     *           },
+                     *           "items": [
+                     *             {
+                     *               "id": 1,
+                     *               "status": "closed"
+                     *             },
+                     *             {
+                     *               "id": 2,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 3,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 4,
+                     *               "status": "closed"
+                     *             },
+                     *             {
+                     *               "id": 5,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 6,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 7,
+                     *               "status": "closed"
+                     *             },
+                     *             {
+                     *               "id": 8,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 9,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 10,
+                     *               "status": "closed"
+                     *             },
+                     *             {
+                     *               "id": 11,
+                     *               "status": "open"
+                     *             },
+                     *             {
+                     *               "id": 12,
+                     *               "status": "open"
+                     *             }
+                     *           ],
+                     *           "total": 12
+                     *         }
+                     *       },
+                     *       "started_at": "2026-12-07T21:27:02.783722Z",
+                     *       "finished_at": "2026-12-07T21:27:02.788542Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["WorkflowRun"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5481,7 +7336,6 @@ export interface operations {
                     "text/event-stream": components["schemas"]["UiMessageStream"];
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5520,6 +7374,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "sch_AyPGm3wYX1644wEXma69tk",
+                     *           "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE",
+                     *           "cron": "0 7 * * 1-5",
+                     *           "timezone": "Europe/Paris",
+                     *           "input": {
+                     *             "status": "open"
+                     *           },
+                     *           "run_as": null,
+                     *           "overlap": "skip",
+                     *           "catch_up": "latest",
+                     *           "paused": true,
+                     *           "next_runs": [],
+                     *           "created_at": "2026-12-07T21:28:54.586117Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "cursor": null,
+                     *       "total": 1
+                     *     }
+                     */
                     "application/json": components["schemas"]["ListResponse_ScheduleView"];
                 };
             };
@@ -5552,6 +7430,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "cron": "0 7 * * 1-5",
+                 *       "timezone": "Europe/Paris",
+                 *       "input": {
+                 *         "status": "open"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["ScheduleInput"];
             };
         };
@@ -5562,6 +7449,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "sch_AyPGm3wYX1644wEXma69tk",
+                     *       "workflow_id": "wf_rg7j9PlGoSheTglV8fcZWE",
+                     *       "cron": "0 7 * * 1-5",
+                     *       "timezone": "Europe/Paris",
+                     *       "input": {
+                     *         "status": "open"
+                     *       },
+                     *       "run_as": null,
+                     *       "overlap": "skip",
+                     *       "catch_up": "latest",
+                     *       "paused": false,
+                     *       "next_runs": [
+                     *         "2026-12-08T06:00:00Z",
+                     *         "2026-12-09T06:00:00Z",
+                     *         "2026-12-10T06:00:00Z"
+                     *       ],
+                     *       "created_at": "2026-12-07T21:27:02.806646Z"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ScheduleView"];
                 };
             };

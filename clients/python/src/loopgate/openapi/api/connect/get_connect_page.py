@@ -1,0 +1,191 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.problem import Problem
+from typing import cast
+
+
+
+def _get_kwargs(
+    link: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/connect/{link}".format(link=quote(str(link), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | str | None:
+    if response.status_code == 200:
+        response_200 = response.text
+        return response_200
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | str]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    link: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[Problem | str]:
+    """ The connect page of a single-use link (HTML).
+
+     Public: the link is the credential, valid once and until it expires. Shows the toolkit's
+    form (an API key field) or a button that starts the OAuth sign-in; a link that is unknown,
+    used or expired answers `404`.
+
+    Args:
+        link (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | str]
+     """
+
+
+    kwargs = _get_kwargs(
+        link=link,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    link: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Problem | str | None:
+    """ The connect page of a single-use link (HTML).
+
+     Public: the link is the credential, valid once and until it expires. Shows the toolkit's
+    form (an API key field) or a button that starts the OAuth sign-in; a link that is unknown,
+    used or expired answers `404`.
+
+    Args:
+        link (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | str
+     """
+
+
+    return sync_detailed(
+        link=link,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    link: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Response[Problem | str]:
+    """ The connect page of a single-use link (HTML).
+
+     Public: the link is the credential, valid once and until it expires. Shows the toolkit's
+    form (an API key field) or a button that starts the OAuth sign-in; a link that is unknown,
+    used or expired answers `404`.
+
+    Args:
+        link (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | str]
+     """
+
+
+    kwargs = _get_kwargs(
+        link=link,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    link: str,
+    *,
+    client: AuthenticatedClient | Client,
+
+) -> Problem | str | None:
+    """ The connect page of a single-use link (HTML).
+
+     Public: the link is the credential, valid once and until it expires. Shows the toolkit's
+    form (an API key field) or a button that starts the OAuth sign-in; a link that is unknown,
+    used or expired answers `404`.
+
+    Args:
+        link (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | str
+     """
+
+
+    return (await asyncio_detailed(
+        link=link,
+client=client,
+
+    )).parsed

@@ -1,0 +1,244 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.problem import Problem
+from ...models.runtime_token import RuntimeToken
+from ...models.runtime_token_input import RuntimeTokenInput
+from typing import cast
+
+
+
+def _get_kwargs(
+    *,
+    body: RuntimeTokenInput,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/runtime-tokens",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | RuntimeToken | None:
+    if response.status_code == 201:
+        response_201 = RuntimeToken.from_dict(response.json())
+
+
+
+        return response_201
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | RuntimeToken]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: RuntimeTokenInput,
+
+) -> Response[Problem | RuntimeToken]:
+    """ Mint a runtime token for one of your users.
+
+     For the backend that serves your users (org key with scope `mint`): the token (a JWT,
+    `token`) names `user_id`, expires after `ttl_seconds`, and is what an agent runtime sends as
+    `Authorization: Bearer` for that user's tool calls. Answers `201`.
+
+    Args:
+        body (RuntimeTokenInput):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | RuntimeToken]
+     """
+
+
+    kwargs = _get_kwargs(
+        body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    *,
+    client: AuthenticatedClient,
+    body: RuntimeTokenInput,
+
+) -> Problem | RuntimeToken | None:
+    """ Mint a runtime token for one of your users.
+
+     For the backend that serves your users (org key with scope `mint`): the token (a JWT,
+    `token`) names `user_id`, expires after `ttl_seconds`, and is what an agent runtime sends as
+    `Authorization: Bearer` for that user's tool calls. Answers `201`.
+
+    Args:
+        body (RuntimeTokenInput):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | RuntimeToken
+     """
+
+
+    return sync_detailed(
+        client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient,
+    body: RuntimeTokenInput,
+
+) -> Response[Problem | RuntimeToken]:
+    """ Mint a runtime token for one of your users.
+
+     For the backend that serves your users (org key with scope `mint`): the token (a JWT,
+    `token`) names `user_id`, expires after `ttl_seconds`, and is what an agent runtime sends as
+    `Authorization: Bearer` for that user's tool calls. Answers `201`.
+
+    Args:
+        body (RuntimeTokenInput):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | RuntimeToken]
+     """
+
+
+    kwargs = _get_kwargs(
+        body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient,
+    body: RuntimeTokenInput,
+
+) -> Problem | RuntimeToken | None:
+    """ Mint a runtime token for one of your users.
+
+     For the backend that serves your users (org key with scope `mint`): the token (a JWT,
+    `token`) names `user_id`, expires after `ttl_seconds`, and is what an agent runtime sends as
+    `Authorization: Bearer` for that user's tool calls. Answers `201`.
+
+    Args:
+        body (RuntimeTokenInput):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | RuntimeToken
+     """
+
+
+    return (await asyncio_detailed(
+        client=client,
+body=body,
+
+    )).parsed

@@ -1,0 +1,243 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.problem import Problem
+from ...models.workflow_run import WorkflowRun
+from typing import cast
+
+
+
+def _get_kwargs(
+    workflow_id: str,
+    run_id: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/workflows/{workflow_id}/runs/{run_id}".format(workflow_id=quote(str(workflow_id), safe=""),run_id=quote(str(run_id), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | WorkflowRun | None:
+    if response.status_code == 200:
+        response_200 = WorkflowRun.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | WorkflowRun]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    workflow_id: str,
+    run_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[Problem | WorkflowRun]:
+    """ Read a workflow run (same caller, or a scheduled run as listed), e.g. after a disconnect mid-run.
+
+     The run's status, each step's output (`steps`) and its timing; the end of a run is also
+    delivered to the org's webhook endpoints (`workflow_run.succeeded`, `workflow_run.partial`,
+    `workflow_run.failed`), signed as Standard Webhooks.
+
+    Args:
+        workflow_id (str):
+        run_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | WorkflowRun]
+     """
+
+
+    kwargs = _get_kwargs(
+        workflow_id=workflow_id,
+run_id=run_id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    workflow_id: str,
+    run_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Problem | WorkflowRun | None:
+    """ Read a workflow run (same caller, or a scheduled run as listed), e.g. after a disconnect mid-run.
+
+     The run's status, each step's output (`steps`) and its timing; the end of a run is also
+    delivered to the org's webhook endpoints (`workflow_run.succeeded`, `workflow_run.partial`,
+    `workflow_run.failed`), signed as Standard Webhooks.
+
+    Args:
+        workflow_id (str):
+        run_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | WorkflowRun
+     """
+
+
+    return sync_detailed(
+        workflow_id=workflow_id,
+run_id=run_id,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    workflow_id: str,
+    run_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[Problem | WorkflowRun]:
+    """ Read a workflow run (same caller, or a scheduled run as listed), e.g. after a disconnect mid-run.
+
+     The run's status, each step's output (`steps`) and its timing; the end of a run is also
+    delivered to the org's webhook endpoints (`workflow_run.succeeded`, `workflow_run.partial`,
+    `workflow_run.failed`), signed as Standard Webhooks.
+
+    Args:
+        workflow_id (str):
+        run_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | WorkflowRun]
+     """
+
+
+    kwargs = _get_kwargs(
+        workflow_id=workflow_id,
+run_id=run_id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    workflow_id: str,
+    run_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Problem | WorkflowRun | None:
+    """ Read a workflow run (same caller, or a scheduled run as listed), e.g. after a disconnect mid-run.
+
+     The run's status, each step's output (`steps`) and its timing; the end of a run is also
+    delivered to the org's webhook endpoints (`workflow_run.succeeded`, `workflow_run.partial`,
+    `workflow_run.failed`), signed as Standard Webhooks.
+
+    Args:
+        workflow_id (str):
+        run_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | WorkflowRun
+     """
+
+
+    return (await asyncio_detailed(
+        workflow_id=workflow_id,
+run_id=run_id,
+client=client,
+
+    )).parsed

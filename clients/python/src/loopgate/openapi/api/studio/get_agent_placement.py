@@ -1,0 +1,230 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.placement_preview import PlacementPreview
+from ...models.problem import Problem
+from typing import cast
+
+
+
+def _get_kwargs(
+    agent_id: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/agents/{agent_id}/placement".format(agent_id=quote(str(agent_id), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> PlacementPreview | Problem | None:
+    if response.status_code == 200:
+        response_200 = PlacementPreview.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[PlacementPreview | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    agent_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[PlacementPreview | Problem]:
+    """ Preview which of the agent's tools are offered directly and which are pooled (D2).
+
+     The same placement a new thread gets (before any `load_tool`): the org's own tools and
+    `discovery: false` bindings direct, `discovery: true` pooled, then connected-app
+    toolkits direct whole, smallest first, while they fit the budget.
+
+    Args:
+        agent_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[PlacementPreview | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        agent_id=agent_id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    agent_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> PlacementPreview | Problem | None:
+    """ Preview which of the agent's tools are offered directly and which are pooled (D2).
+
+     The same placement a new thread gets (before any `load_tool`): the org's own tools and
+    `discovery: false` bindings direct, `discovery: true` pooled, then connected-app
+    toolkits direct whole, smallest first, while they fit the budget.
+
+    Args:
+        agent_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        PlacementPreview | Problem
+     """
+
+
+    return sync_detailed(
+        agent_id=agent_id,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    agent_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[PlacementPreview | Problem]:
+    """ Preview which of the agent's tools are offered directly and which are pooled (D2).
+
+     The same placement a new thread gets (before any `load_tool`): the org's own tools and
+    `discovery: false` bindings direct, `discovery: true` pooled, then connected-app
+    toolkits direct whole, smallest first, while they fit the budget.
+
+    Args:
+        agent_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[PlacementPreview | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        agent_id=agent_id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    agent_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> PlacementPreview | Problem | None:
+    """ Preview which of the agent's tools are offered directly and which are pooled (D2).
+
+     The same placement a new thread gets (before any `load_tool`): the org's own tools and
+    `discovery: false` bindings direct, `discovery: true` pooled, then connected-app
+    toolkits direct whole, smallest first, while they fit the budget.
+
+    Args:
+        agent_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        PlacementPreview | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        agent_id=agent_id,
+client=client,
+
+    )).parsed

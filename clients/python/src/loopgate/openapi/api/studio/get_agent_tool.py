@@ -1,0 +1,239 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.binding import Binding
+from ...models.problem import Problem
+from typing import cast
+
+
+
+def _get_kwargs(
+    agent_id: str,
+    tool_id: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/agents/{agent_id}/tools/{tool_id}".format(agent_id=quote(str(agent_id), safe=""),tool_id=quote(str(tool_id), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Binding | Problem | None:
+    if response.status_code == 200:
+        response_200 = Binding.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Binding | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    agent_id: str,
+    tool_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[Binding | Problem]:
+    """ Get one binding.
+
+     The binding's loop settings (`loop_responses`, `dataset_ttl_hours`, `discovery`) for one
+    tool of the agent.
+
+    Args:
+        agent_id (str):
+        tool_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Binding | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        agent_id=agent_id,
+tool_id=tool_id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    agent_id: str,
+    tool_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Binding | Problem | None:
+    """ Get one binding.
+
+     The binding's loop settings (`loop_responses`, `dataset_ttl_hours`, `discovery`) for one
+    tool of the agent.
+
+    Args:
+        agent_id (str):
+        tool_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Binding | Problem
+     """
+
+
+    return sync_detailed(
+        agent_id=agent_id,
+tool_id=tool_id,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    agent_id: str,
+    tool_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[Binding | Problem]:
+    """ Get one binding.
+
+     The binding's loop settings (`loop_responses`, `dataset_ttl_hours`, `discovery`) for one
+    tool of the agent.
+
+    Args:
+        agent_id (str):
+        tool_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Binding | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        agent_id=agent_id,
+tool_id=tool_id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    agent_id: str,
+    tool_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Binding | Problem | None:
+    """ Get one binding.
+
+     The binding's loop settings (`loop_responses`, `dataset_ttl_hours`, `discovery`) for one
+    tool of the agent.
+
+    Args:
+        agent_id (str):
+        tool_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Binding | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        agent_id=agent_id,
+tool_id=tool_id,
+client=client,
+
+    )).parsed

@@ -1,0 +1,278 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.import_openapi_tools_json_body import ImportOpenapiToolsJsonBody
+from ...models.imported_tools import ImportedTools
+from ...models.problem import Problem
+from typing import cast
+
+
+
+def _get_kwargs(
+    provider_id: str,
+    *,
+    body: ImportOpenapiToolsJsonBody,
+
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/providers/{provider_id}/openapi".format(provider_id=quote(str(provider_id), safe=""),),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> ImportedTools | Problem | None:
+    if response.status_code == 201:
+        response_201 = ImportedTools.from_dict(response.json())
+
+
+
+        return response_201
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = Problem.from_dict(response.json())
+
+
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[ImportedTools | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    provider_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: ImportOpenapiToolsJsonBody,
+
+) -> Response[ImportedTools | Problem]:
+    """ Import an OpenAPI 3.0/3.1 document (JSON or YAML): one tool per operation, all or nothing.
+
+     Only local `$ref`s are followed; a remote `$ref` is refused, never fetched.
+    Header parameters named Authorization, Cookie or Host are not imported. A document
+    over `openapi_import_max_bytes` (64 MiB by default) is `413 payload_too_large`.
+
+    Args:
+        provider_id (str):
+        body (ImportOpenapiToolsJsonBody):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ImportedTools | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        provider_id=provider_id,
+body=body,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    provider_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: ImportOpenapiToolsJsonBody,
+
+) -> ImportedTools | Problem | None:
+    """ Import an OpenAPI 3.0/3.1 document (JSON or YAML): one tool per operation, all or nothing.
+
+     Only local `$ref`s are followed; a remote `$ref` is refused, never fetched.
+    Header parameters named Authorization, Cookie or Host are not imported. A document
+    over `openapi_import_max_bytes` (64 MiB by default) is `413 payload_too_large`.
+
+    Args:
+        provider_id (str):
+        body (ImportOpenapiToolsJsonBody):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ImportedTools | Problem
+     """
+
+
+    return sync_detailed(
+        provider_id=provider_id,
+client=client,
+body=body,
+
+    ).parsed
+
+async def asyncio_detailed(
+    provider_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: ImportOpenapiToolsJsonBody,
+
+) -> Response[ImportedTools | Problem]:
+    """ Import an OpenAPI 3.0/3.1 document (JSON or YAML): one tool per operation, all or nothing.
+
+     Only local `$ref`s are followed; a remote `$ref` is refused, never fetched.
+    Header parameters named Authorization, Cookie or Host are not imported. A document
+    over `openapi_import_max_bytes` (64 MiB by default) is `413 payload_too_large`.
+
+    Args:
+        provider_id (str):
+        body (ImportOpenapiToolsJsonBody):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ImportedTools | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        provider_id=provider_id,
+body=body,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    provider_id: str,
+    *,
+    client: AuthenticatedClient,
+    body: ImportOpenapiToolsJsonBody,
+
+) -> ImportedTools | Problem | None:
+    """ Import an OpenAPI 3.0/3.1 document (JSON or YAML): one tool per operation, all or nothing.
+
+     Only local `$ref`s are followed; a remote `$ref` is refused, never fetched.
+    Header parameters named Authorization, Cookie or Host are not imported. A document
+    over `openapi_import_max_bytes` (64 MiB by default) is `413 payload_too_large`.
+
+    Args:
+        provider_id (str):
+        body (ImportOpenapiToolsJsonBody):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ImportedTools | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        provider_id=provider_id,
+client=client,
+body=body,
+
+    )).parsed

@@ -1,0 +1,252 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.problem import Problem
+from ...models.sync_report import SyncReport
+from typing import cast
+
+
+
+def _get_kwargs(
+    provider_id: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/providers/{provider_id}/sync".format(provider_id=quote(str(provider_id), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Problem | SyncReport | None:
+    if response.status_code == 200:
+        response_200 = SyncReport.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 422:
+        response_422 = Problem.from_dict(response.json())
+
+
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 502:
+        response_502 = Problem.from_dict(response.json())
+
+
+
+        return response_502
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Problem | SyncReport]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    provider_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[Problem | SyncReport]:
+    """ Sync an MCP provider's tools (M1).
+
+     Lists the MCP server's tools (`tools/list`, every page) with the org's credential and
+    makes them the provider's tools of kind `mcp`: new ones are added, changed ones updated
+    in place (agent bindings kept), the ones the server no longer lists removed. The answer
+    holds the provider's tools and what changed (`added`, `updated`, `removed` by name,
+    `unchanged`, and `skipped` tools with the reason).
+
+    Args:
+        provider_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | SyncReport]
+     """
+
+
+    kwargs = _get_kwargs(
+        provider_id=provider_id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    provider_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Problem | SyncReport | None:
+    """ Sync an MCP provider's tools (M1).
+
+     Lists the MCP server's tools (`tools/list`, every page) with the org's credential and
+    makes them the provider's tools of kind `mcp`: new ones are added, changed ones updated
+    in place (agent bindings kept), the ones the server no longer lists removed. The answer
+    holds the provider's tools and what changed (`added`, `updated`, `removed` by name,
+    `unchanged`, and `skipped` tools with the reason).
+
+    Args:
+        provider_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | SyncReport
+     """
+
+
+    return sync_detailed(
+        provider_id=provider_id,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    provider_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[Problem | SyncReport]:
+    """ Sync an MCP provider's tools (M1).
+
+     Lists the MCP server's tools (`tools/list`, every page) with the org's credential and
+    makes them the provider's tools of kind `mcp`: new ones are added, changed ones updated
+    in place (agent bindings kept), the ones the server no longer lists removed. The answer
+    holds the provider's tools and what changed (`added`, `updated`, `removed` by name,
+    `unchanged`, and `skipped` tools with the reason).
+
+    Args:
+        provider_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Problem | SyncReport]
+     """
+
+
+    kwargs = _get_kwargs(
+        provider_id=provider_id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    provider_id: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Problem | SyncReport | None:
+    """ Sync an MCP provider's tools (M1).
+
+     Lists the MCP server's tools (`tools/list`, every page) with the org's credential and
+    makes them the provider's tools of kind `mcp`: new ones are added, changed ones updated
+    in place (agent bindings kept), the ones the server no longer lists removed. The answer
+    holds the provider's tools and what changed (`added`, `updated`, `removed` by name,
+    `unchanged`, and `skipped` tools with the reason).
+
+    Args:
+        provider_id (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Problem | SyncReport
+     """
+
+
+    return (await asyncio_detailed(
+        provider_id=provider_id,
+client=client,
+
+    )).parsed

@@ -1,0 +1,7 @@
+from enum import StrEnum
+
+class ConnectionInputType0Type(StrEnum):
+    OAUTH2 = "oauth2"
+
+    def __str__(self) -> str:
+        return str(self.value)
