@@ -313,6 +313,13 @@ export interface paths {
          *     start, start-step, tool-input-available, data-tool-loop-progress (at most one per
          *     750 ms), tool-output-available or tool-output-error, finish-step, finish, [DONE].
          *     The call runs to its end even if the client leaves; read it back with GET /v1/tool-calls/{id}.
+         *
+         *     Values by reference (E6): `_for_each.values` (or any array or scalar argument) may be
+         *     `{"fromResult": "res_…", "path": "id", "filter": {…}}`, read server-side from the thread's
+         *     own stored result, so an agent never copies ids out of one result into the next call.
+         *     A fan-out by reference walks 50 values a call; when values are left the envelope says
+         *     `_stoppedBy: "values"`, counts them in `_forEachValues: {total, done, left}` and carries
+         *     a `_continue` that walks the next ones into the same `_resultId`.
          */
         post: operations["createToolCall"];
         delete?: never;
@@ -883,10 +890,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * How a tool pages: the style, parameters and confidence of pagination detection (P13).
+         * How a tool pages: the style, parameters and confidence of pagination detection (P13),
+         *     and what its walks learned (P14, P15).
          * @description The detected style (page number, offset, cursor, next link), the parameters used, what walks
-         *     have confirmed (page base, silent page-size cap, where next and total live) and when
-         *     (LOOP_ENGINE P13).
+         *     have learned (page base, silent page-size cap, where next and total live, paging seen only
+         *     in responses) and when it was last confirmed.
          */
         get: operations["getToolPagination"];
         put?: never;
@@ -1446,6 +1454,12 @@ export interface components {
         /** @description The tools an import created. */
         ImportedTools: {
             data: components["schemas"]["Tool"][];
+            /**
+             * @description D6: how many of these tools' search vectors are being computed in the background
+             *     (0 when search runs without the embedding model). Until a tool's vector is ready
+             *     `search_tools` ranks it by its words and says so.
+             */
+            vectors_pending: number;
         };
         /** @description The last run a schedule made. */
         LastRun: {
@@ -2278,6 +2292,22 @@ export interface components {
              *     `PATCH /v1/tools/{tool_id}` (`input_schema`).
              */
             hint?: unknown;
+            /**
+             * @description What walks established about the tool's paging (P14, P15), used by every later
+             *     walk: `pageBase` (its first page number), `sizeCap` (a page size the API caps
+             *     silently), `nextAt` and `totalAt` (where the next position and the total were
+             *     read), `responsePaging` (its responses link the next page: `_all_pages` is offered),
+             *     and `evidence`, one sentence per fact. Null until a walk learned something; dropped
+             *     when a response contradicts it.
+             */
+            learned?: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Format: date-time
+             * @description When a walk last confirmed `learned`.
+             */
+            learned_confirmed_at?: string | null;
             /** @description One sentence for a person. */
             note: string;
             /**
@@ -2407,7 +2437,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
+        /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse or holds a control character. */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -2540,6 +2570,7 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
         };
     };
@@ -2609,6 +2640,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
             404: {
                 headers: {
@@ -2652,7 +2684,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
+            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse or holds a control character. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2962,6 +2994,7 @@ export interface operations {
                     "application/json": components["schemas"]["Agent"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -2996,6 +3029,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3107,6 +3141,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            400: components["responses"]["BadRequest"];
             /** @description No bearer token, or one that is unknown, revoked or expired (`unauthorized`). */
             401: {
                 headers: {
@@ -3280,7 +3315,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
+            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse or holds a control character. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3359,6 +3394,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlacementPreview"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3476,6 +3512,7 @@ export interface operations {
                     "application/json": components["schemas"]["StepView"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3597,7 +3634,7 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            /** @description No such agent, or a `_resultId` that is not this thread's (`not_found`, `result_not_found`) */
+            /** @description No such agent, or a `_resultId` (read, or referenced with `fromResult`) that is not this thread's (`not_found`, `result_not_found`) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3754,6 +3791,7 @@ export interface operations {
                     "application/json": components["schemas"]["Binding"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3789,6 +3827,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -3948,7 +3987,7 @@ export interface operations {
                     "application/json": components["schemas"]["ListResponse_AuditEvent"];
                 };
             };
-            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse. */
+            /** @description The request is malformed (`validation_failed`): the body is not JSON or not sent as `Content-Type: application/json`, or a path or query parameter does not parse or holds a control character. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4027,6 +4066,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4198,6 +4238,7 @@ export interface operations {
                     "application/json": components["schemas"]["Org"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4232,6 +4273,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4482,6 +4524,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4534,6 +4577,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiKey"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4710,6 +4754,7 @@ export interface operations {
                     "application/json": components["schemas"]["Deployment"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -4745,6 +4790,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5016,6 +5062,7 @@ export interface operations {
                     "application/json": components["schemas"]["Provider"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5050,6 +5097,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5317,6 +5365,7 @@ export interface operations {
                     "application/json": components["schemas"]["SyncReport"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5430,6 +5479,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5496,6 +5546,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScheduleView"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5530,6 +5581,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5692,6 +5744,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallRecord"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -5731,6 +5784,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["UiMessageStream"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -6024,6 +6078,7 @@ export interface operations {
                     "application/json": components["schemas"]["Tool"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -6058,6 +6113,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -6200,6 +6256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolPagination"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -6365,6 +6422,7 @@ export interface operations {
                     "application/json": components["schemas"]["EndpointView"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -6399,6 +6457,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -6569,6 +6628,7 @@ export interface operations {
                     "application/json": components["schemas"]["RotatedSecret"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -6795,6 +6855,7 @@ export interface operations {
                     "application/json": components["schemas"]["Workflow"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -6829,6 +6890,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -7296,6 +7358,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowRun"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */
@@ -7336,6 +7399,7 @@ export interface operations {
                     "text/event-stream": components["schemas"]["UiMessageStream"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             /** @description No such object (`not_found`); another org's or another caller's object is a 404 too. */

@@ -118,6 +118,7 @@ from .tool_input_input_schema import ToolInputInputSchema
 from .tool_input_schema import ToolInputSchema
 from .tool_kind import ToolKind
 from .tool_pagination import ToolPagination
+from .tool_pagination_learned_type_0 import ToolPaginationLearnedType0
 from .tool_pagination_parameters import ToolPaginationParameters
 from .tool_patch import ToolPatch
 from .tool_patch_input_schema_type_0 import ToolPatchInputSchemaType0
@@ -252,6 +253,7 @@ __all__ = (
     "ToolInputSchema",
     "ToolKind",
     "ToolPagination",
+    "ToolPaginationLearnedType0",
     "ToolPaginationParameters",
     "ToolPatch",
     "ToolPatchInputSchemaType0",

@@ -27,9 +27,13 @@ class ImportedTools:
 
         Attributes:
             data (list[Tool]):
+            vectors_pending (int): D6: how many of these tools' search vectors are being computed in the background
+                (0 when search runs without the embedding model). Until a tool's vector is ready
+                `search_tools` ranks it by its words and says so.
      """
 
     data: list[Tool]
+    vectors_pending: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -45,11 +49,14 @@ class ImportedTools:
 
 
 
+        vectors_pending = self.vectors_pending
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
             "data": data,
+            "vectors_pending": vectors_pending,
         })
 
         return field_dict
@@ -70,8 +77,11 @@ class ImportedTools:
             data.append(data_item)
 
 
+        vectors_pending = d.pop("vectors_pending")
+
         imported_tools = cls(
             data=data,
+            vectors_pending=vectors_pending,
         )
 
 

@@ -10,8 +10,10 @@ from ..types import UNSET, Unset
 
 from ..types import UNSET, Unset
 from typing import cast
+import datetime
 
 if TYPE_CHECKING:
+  from ..models.tool_pagination_learned_type_0 import ToolPaginationLearnedType0
   from ..models.tool_pagination_parameters import ToolPaginationParameters
 
 
@@ -39,6 +41,14 @@ class ToolPagination:
             tool_id (str):
             hint (Any | Unset): The `x-loopgate-pagination` hint as stored, when there is one; edit it with
                 `PATCH /v1/tools/{tool_id}` (`input_schema`).
+            learned (None | ToolPaginationLearnedType0 | Unset): What walks established about the tool's paging (P14, P15),
+                used by every later
+                walk: `pageBase` (its first page number), `sizeCap` (a page size the API caps
+                silently), `nextAt` and `totalAt` (where the next position and the total were
+                read), `responsePaging` (its responses link the next page: `_all_pages` is offered),
+                and `evidence`, one sentence per fact. Null until a walk learned something; dropped
+                when a response contradicts it.
+            learned_confirmed_at (datetime.datetime | None | Unset): When a walk last confirmed `learned`.
      """
 
     confidence: str
@@ -48,6 +58,8 @@ class ToolPagination:
     style: str
     tool_id: str
     hint: Any | Unset = UNSET
+    learned: None | ToolPaginationLearnedType0 | Unset = UNSET
+    learned_confirmed_at: datetime.datetime | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -55,6 +67,7 @@ class ToolPagination:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.tool_pagination_learned_type_0 import ToolPaginationLearnedType0 # noqa: PLC0415
         from ..models.tool_pagination_parameters import ToolPaginationParameters # noqa: PLC0415
         confidence = self.confidence
 
@@ -70,6 +83,22 @@ class ToolPagination:
 
         hint = self.hint
 
+        learned: dict[str, Any] | None | Unset
+        if isinstance(self.learned, Unset):
+            learned = UNSET
+        elif isinstance(self.learned, ToolPaginationLearnedType0):
+            learned = self.learned.to_dict()
+        else:
+            learned = self.learned
+
+        learned_confirmed_at: None | str | Unset
+        if isinstance(self.learned_confirmed_at, Unset):
+            learned_confirmed_at = UNSET
+        elif isinstance(self.learned_confirmed_at, datetime.datetime):
+            learned_confirmed_at = self.learned_confirmed_at.isoformat()
+        else:
+            learned_confirmed_at = self.learned_confirmed_at
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -83,6 +112,10 @@ class ToolPagination:
         })
         if hint is not UNSET:
             field_dict["hint"] = hint
+        if learned is not UNSET:
+            field_dict["learned"] = learned
+        if learned_confirmed_at is not UNSET:
+            field_dict["learned_confirmed_at"] = learned_confirmed_at
 
         return field_dict
 
@@ -90,6 +123,7 @@ class ToolPagination:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.tool_pagination_learned_type_0 import ToolPaginationLearnedType0 # noqa: PLC0415
         from ..models.tool_pagination_parameters import ToolPaginationParameters # noqa: PLC0415
         d = dict(src_dict)
         confidence = d.pop("confidence")
@@ -109,6 +143,46 @@ class ToolPagination:
 
         hint = d.pop("hint", UNSET)
 
+        def _parse_learned(data: object) -> None | ToolPaginationLearnedType0 | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                learned_type_0 = ToolPaginationLearnedType0.from_dict(data)
+
+
+
+                return learned_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | ToolPaginationLearnedType0 | Unset, data)
+
+        learned = _parse_learned(d.pop("learned", UNSET))
+
+
+        def _parse_learned_confirmed_at(data: object) -> datetime.datetime | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                learned_confirmed_at_type_0 = datetime.datetime.fromisoformat(data)
+
+
+
+                return learned_confirmed_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
+
+        learned_confirmed_at = _parse_learned_confirmed_at(d.pop("learned_confirmed_at", UNSET))
+
+
         tool_pagination = cls(
             confidence=confidence,
             note=note,
@@ -117,6 +191,8 @@ class ToolPagination:
             style=style,
             tool_id=tool_id,
             hint=hint,
+            learned=learned,
+            learned_confirmed_at=learned_confirmed_at,
         )
 
 

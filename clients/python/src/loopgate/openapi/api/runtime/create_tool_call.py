@@ -158,6 +158,13 @@ def sync_detailed(
     750 ms), tool-output-available or tool-output-error, finish-step, finish, [DONE].
     The call runs to its end even if the client leaves; read it back with GET /v1/tool-calls/{id}.
 
+    Values by reference (E6): `_for_each.values` (or any array or scalar argument) may be
+    `{"fromResult": "res_…", "path": "id", "filter": {…}}`, read server-side from the thread's
+    own stored result, so an agent never copies ids out of one result into the next call.
+    A fan-out by reference walks 50 values a call; when values are left the envelope says
+    `_stoppedBy: "values"`, counts them in `_forEachValues: {total, done, left}` and carries
+    a `_continue` that walks the next ones into the same `_resultId`.
+
     Args:
         agent_id (str):
         thread_id (str):
@@ -200,6 +207,13 @@ def sync(
     750 ms), tool-output-available or tool-output-error, finish-step, finish, [DONE].
     The call runs to its end even if the client leaves; read it back with GET /v1/tool-calls/{id}.
 
+    Values by reference (E6): `_for_each.values` (or any array or scalar argument) may be
+    `{"fromResult": "res_…", "path": "id", "filter": {…}}`, read server-side from the thread's
+    own stored result, so an agent never copies ids out of one result into the next call.
+    A fan-out by reference walks 50 values a call; when values are left the envelope says
+    `_stoppedBy: "values"`, counts them in `_forEachValues: {total, done, left}` and carries
+    a `_continue` that walks the next ones into the same `_resultId`.
+
     Args:
         agent_id (str):
         thread_id (str):
@@ -236,6 +250,13 @@ async def asyncio_detailed(
     start, start-step, tool-input-available, data-tool-loop-progress (at most one per
     750 ms), tool-output-available or tool-output-error, finish-step, finish, [DONE].
     The call runs to its end even if the client leaves; read it back with GET /v1/tool-calls/{id}.
+
+    Values by reference (E6): `_for_each.values` (or any array or scalar argument) may be
+    `{"fromResult": "res_…", "path": "id", "filter": {…}}`, read server-side from the thread's
+    own stored result, so an agent never copies ids out of one result into the next call.
+    A fan-out by reference walks 50 values a call; when values are left the envelope says
+    `_stoppedBy: "values"`, counts them in `_forEachValues: {total, done, left}` and carries
+    a `_continue` that walks the next ones into the same `_resultId`.
 
     Args:
         agent_id (str):
@@ -278,6 +299,13 @@ async def asyncio(
     start, start-step, tool-input-available, data-tool-loop-progress (at most one per
     750 ms), tool-output-available or tool-output-error, finish-step, finish, [DONE].
     The call runs to its end even if the client leaves; read it back with GET /v1/tool-calls/{id}.
+
+    Values by reference (E6): `_for_each.values` (or any array or scalar argument) may be
+    `{"fromResult": "res_…", "path": "id", "filter": {…}}`, read server-side from the thread's
+    own stored result, so an agent never copies ids out of one result into the next call.
+    A fan-out by reference walks 50 values a call; when values are left the envelope says
+    `_stoppedBy: "values"`, counts them in `_forEachValues: {total, done, left}` and carries
+    a `_continue` that walks the next ones into the same `_resultId`.
 
     Args:
         agent_id (str):

@@ -42,6 +42,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_200
 
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+
+
+        return response_400
+
     if response.status_code == 401:
         response_401 = Problem.from_dict(response.json())
 
@@ -105,11 +112,12 @@ def sync_detailed(
     client: AuthenticatedClient,
 
 ) -> Response[Problem | ToolPagination]:
-    """ How a tool pages: the style, parameters and confidence of pagination detection (P13).
+    """ How a tool pages: the style, parameters and confidence of pagination detection (P13),
+    and what its walks learned (P14, P15).
 
      The detected style (page number, offset, cursor, next link), the parameters used, what walks
-    have confirmed (page base, silent page-size cap, where next and total live) and when
-    (LOOP_ENGINE P13).
+    have learned (page base, silent page-size cap, where next and total live, paging seen only
+    in responses) and when it was last confirmed.
 
     Args:
         tool_id (str):
@@ -140,11 +148,12 @@ def sync(
     client: AuthenticatedClient,
 
 ) -> Problem | ToolPagination | None:
-    """ How a tool pages: the style, parameters and confidence of pagination detection (P13).
+    """ How a tool pages: the style, parameters and confidence of pagination detection (P13),
+    and what its walks learned (P14, P15).
 
      The detected style (page number, offset, cursor, next link), the parameters used, what walks
-    have confirmed (page base, silent page-size cap, where next and total live) and when
-    (LOOP_ENGINE P13).
+    have learned (page base, silent page-size cap, where next and total live, paging seen only
+    in responses) and when it was last confirmed.
 
     Args:
         tool_id (str):
@@ -170,11 +179,12 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
 
 ) -> Response[Problem | ToolPagination]:
-    """ How a tool pages: the style, parameters and confidence of pagination detection (P13).
+    """ How a tool pages: the style, parameters and confidence of pagination detection (P13),
+    and what its walks learned (P14, P15).
 
      The detected style (page number, offset, cursor, next link), the parameters used, what walks
-    have confirmed (page base, silent page-size cap, where next and total live) and when
-    (LOOP_ENGINE P13).
+    have learned (page base, silent page-size cap, where next and total live, paging seen only
+    in responses) and when it was last confirmed.
 
     Args:
         tool_id (str):
@@ -205,11 +215,12 @@ async def asyncio(
     client: AuthenticatedClient,
 
 ) -> Problem | ToolPagination | None:
-    """ How a tool pages: the style, parameters and confidence of pagination detection (P13).
+    """ How a tool pages: the style, parameters and confidence of pagination detection (P13),
+    and what its walks learned (P14, P15).
 
      The detected style (page number, offset, cursor, next link), the parameters used, what walks
-    have confirmed (page base, silent page-size cap, where next and total live) and when
-    (LOOP_ENGINE P13).
+    have learned (page base, silent page-size cap, where next and total live, paging seen only
+    in responses) and when it was last confirmed.
 
     Args:
         tool_id (str):
