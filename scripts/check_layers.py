@@ -31,8 +31,10 @@ LAYERS = [
     ["results"],
     ["walk"],
     ["discovery", "embedding"],
+    # pure: a document in, tool definitions out (their search documents are discovery's)
+    ["openapi_import"],
     ["call"],
-    ["workflow", "mcp", "openapi_import", "studio"],
+    ["workflow", "mcp", "studio"],
     ["automate"],
     ["api"],
     ["app"],

@@ -12,10 +12,30 @@ use chrono::{DateTime, Utc};
 use rustc_hash::FxHashMap;
 
 use crate::call::tool_vectors::VectorKey;
-use crate::call::vector_jobs::{keyed, tool_source};
+use crate::discovery::hybrid::tool_text;
 use crate::discovery::search::AnalysedDoc;
-use crate::discovery::ToolDoc;
-use crate::store::tools::Tool;
+use crate::discovery::{ToolDoc, ToolSource};
+use crate::store::tools::{Tool, ToolKind};
+
+/// What a search embeds of a tool: its document's text under its toolkit and provider.
+pub fn tool_source<'a>(t: &'a Tool, toolkit: Option<&'a str>, provider: &'a str) -> ToolSource<'a> {
+    ToolSource {
+        name: &t.name,
+        description: &t.description,
+        method: &t.method,
+        path: &t.path,
+        input_schema: &t.input_schema.0,
+        toolkit: toolkit.unwrap_or(provider),
+        provider,
+        mcp: t.kind == ToolKind::Mcp,
+    }
+}
+
+/// The vector key and embedded text of one tool's document.
+pub fn keyed(org: &str, tool_id: &str, doc: &ToolDoc) -> (VectorKey, String) {
+    let text = tool_text(doc);
+    (VectorKey::new(org, tool_id, &text), text)
+}
 
 /// Documents kept at most (about 2 KiB each); past it the map starts over.
 const MAX_DOCS: usize = 50_000;

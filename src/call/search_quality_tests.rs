@@ -114,8 +114,8 @@ fn d6_recall_at_k_against_what_the_agent_reads() {
             n += 1;
             let ranked = e.rank(r, Mode::Hybrid(FUSION), 10);
             if let Some(p) = ranked.iter().position(|d| r.expected.contains(d)) {
-                for k in p + 1..=10 {
-                    found[k] += 1;
+                for f in found.iter_mut().skip(p + 1) {
+                    *f += 1;
                 }
             }
             let mut sum = 0;
@@ -256,7 +256,7 @@ fn fit_fusion_on_the_dev_halves() {
         .iter()
         .map(|e| e.candidates(&FUSION, &is_dev))
         .collect();
-    let objective = |f: &Fusion, cache: &mut Vec<(FieldWeights, Vec<Vec<(usize, Candidates)>>)>| {
+    let objective = |f: &Fusion, cache: &mut Vec<(FieldWeights, PerSet)>| {
         if !cache.iter().any(|(w, _)| *w == f.fields) {
             let cands = sets.iter().zip(&base).map(|(e, b)| e.relex(b, f)).collect();
             cache.push((f.fields, cands));
@@ -324,6 +324,9 @@ fn fit_fusion_on_the_dev_halves() {
     }
     eprintln!("BEST {best:?}");
 }
+
+/// Each set's dev candidates (request index, candidates).
+type PerSet = Vec<Vec<(usize, Candidates)>>;
 
 /// The fusion's own constants around `f`, its field weights kept.
 fn fusion_grid(f: Fusion) -> Vec<Fusion> {

@@ -13,10 +13,10 @@ use std::sync::{Arc, Mutex};
 use sqlx::PgPool;
 
 use crate::call::search_docs::SearchDocs;
+use crate::call::search_docs::{keyed, tool_source};
 use crate::call::tool_vectors::{self, Computed, Semantic, VectorKey};
-use crate::discovery::hybrid::tool_text;
-use crate::discovery::{self, ToolDoc, ToolSource};
-use crate::store::tools::{Tool, ToolKind};
+use crate::discovery::{self, ToolDoc};
+use crate::store::tools::Tool;
 use crate::store::{self, OrgId};
 use crate::telemetry::metrics::Metrics;
 use crate::walk::cpu_jobs::Cpu;
@@ -77,26 +77,6 @@ impl VectorJobs {
             w.remove(&(org.to_string(), id.clone()));
         }
     }
-}
-
-/// What a search embeds of a tool: its document's text under its toolkit and provider.
-pub fn tool_source<'a>(t: &'a Tool, toolkit: Option<&'a str>, provider: &'a str) -> ToolSource<'a> {
-    ToolSource {
-        name: &t.name,
-        description: &t.description,
-        method: &t.method,
-        path: &t.path,
-        input_schema: &t.input_schema.0,
-        toolkit: toolkit.unwrap_or(provider),
-        provider,
-        mcp: t.kind == ToolKind::Mcp,
-    }
-}
-
-/// The vector key and embedded text of one tool's document.
-pub fn keyed(org: &str, tool_id: &str, doc: &ToolDoc) -> (VectorKey, String) {
-    let text = tool_text(doc);
-    (VectorKey::new(org, tool_id, &text), text)
 }
 
 /// What the background job reads and writes with.

@@ -2,4 +2,5 @@
 //! over the rows a walk kept, and the aggregates computed over them.
 
 pub mod aggregate;
+pub mod by_reference;
 pub mod retrieval;
