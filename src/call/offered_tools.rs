@@ -476,7 +476,28 @@ fn build_index(
     let mut absent = Vec::new();
     let dense = semantic.embedder().map(|_| {
         semantic.keep_stored(found.iter().map(|(d, _)| &d.vector), stored);
-        let kept = semantic.kept(found.iter().map(|(d, _)| &d.vector));
+        // what was read back counts even if the replica's map started over in between
+        // (its bound): a pool never loses the vectors it just read
+        let by_id: HashMap<&str, &SearchDoc> = found
+            .iter()
+            .map(|(d, _)| (d.vector.tool_id.as_str(), d))
+            .collect();
+        let read: HashMap<&str, Arc<[f32]>> = stored
+            .iter()
+            .filter_map(|s| {
+                let d = by_id.get(s.tool_id.as_str())?;
+                (d.vector.text_sha256[..] == s.text_sha256[..])
+                    .then(|| tool_vectors::from_bytes(&s.vector))
+                    .flatten()
+                    .map(|v| (s.tool_id.as_str(), v))
+            })
+            .collect();
+        let kept: Vec<Option<Arc<[f32]>>> = semantic
+            .kept(found.iter().map(|(d, _)| &d.vector))
+            .into_iter()
+            .zip(&found)
+            .map(|(v, (d, _))| v.or_else(|| read.get(d.vector.tool_id.as_str()).cloned()))
+            .collect();
         let zero = [0f32; DIM];
         let rows: Vec<&[f32]> = kept
             .iter()
