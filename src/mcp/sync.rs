@@ -260,7 +260,11 @@ mod tests {
         assert_eq!(fields[0].path, "/search.issues");
         assert_eq!(fields[0].kind, ToolKind::Mcp);
         assert_eq!(fields[1].description, "Same name once cleaned");
-        assert_eq!(fields[1].input_schema, json!({"type": "object"}));
+        // no inputSchema: an object; D6: its title kept for search (never shown to a model)
+        assert_eq!(
+            fields[1].input_schema,
+            json!({"type": "object", "x-loopgate-doc": {"title": "Same name once cleaned"}})
+        );
         assert_eq!(skipped.len(), 4, "{skipped:?}");
     }
 
