@@ -62,6 +62,7 @@ async fn statements_per_step(tools: usize, memory: u64) -> Vec<String> {
     let url = format!("/v1/agents/{agent}/threads/th/steps");
     let step = || app.post(&url, &key, json!({}));
     step().await.ok(200);
+    app.vectors_settled().await;
     let before = counter.statements();
     let r = step().await;
     let names: Vec<&str> = r.ok(200)["tools"]

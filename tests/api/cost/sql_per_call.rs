@@ -42,6 +42,7 @@ async fn statements_per_call(tools: usize, memory: u64) -> Vec<String> {
     let token = rig.token(&app, "u1", json!({})).await;
     let call = || rig.call(&app, &token, "th", "get_contact", json!({"id": 7}));
     call().await.ok(200);
+    app.vectors_settled().await;
     let before = counter.statements();
     let r = call().await;
     assert_eq!(r.ok(200)["result"]["name"], "Contact 7");
@@ -197,6 +198,7 @@ async fn mcp_call_loads(memory: u64, loads: usize) {
         mcp_post(&app, &rig.agent, &token, Some(&session), message)
     };
     call(2).await;
+    app.vectors_settled().await;
     let before = counter.statements();
     let (answer, _) = call(3).await;
     let sql = counter.sql_since(before);

@@ -218,6 +218,26 @@ impl Res {
 }
 
 impl TestApp {
+    /// Waits until this app's background vector job has no tool waiting (D6: tools written
+    /// in a test's setup are embedded behind it), so a window that counts the statements of
+    /// one call does not also count that job's. Returns at once without the model.
+    pub async fn vectors_settled(&self) {
+        for _ in 0..600 {
+            let m = self.call(Method::GET, "/metrics", None, None).await;
+            let waiting = m.text.lines().find_map(|l| {
+                l.strip_prefix("loopgate_tool_vectors_waiting ")?
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+            });
+            if waiting.is_none_or(|w| w == 0.0) {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("tool vectors still waiting after 60 s");
+    }
+
     pub async fn call(
         &self,
         method: Method,
