@@ -89,6 +89,7 @@ fn agent_reads(sql: &[String]) -> usize {
 /// B calls twice in thread `th`: the second call reads no agent (B remembers it).
 async fn warm(r: &Replicas) {
     r.call(&r.b, "th").await;
+    r.settled().await;
     let from = r.counter.statements();
     r.call(&r.b, "th").await;
     let sql = r.counter.sql_since(from);
@@ -259,6 +260,7 @@ async fn a_warm_call_reads_the_epoch_with_the_marks_in_one_round_trip() {
     let call = || rig.call(&app, &token, "th", "get_contact", json!({"id": 7}));
     call().await.ok(200);
     let before = commandstats(&mut conn).await;
+    app.vectors_settled().await;
     let from = counter.statements();
     log_every_command(&mut conn).await;
     call().await.ok(200);

@@ -28,6 +28,14 @@ pub struct Replicas {
     pub pool: PgPool,
 }
 
+impl Replicas {
+    /// Both replicas' background vector jobs done (D6), so a statement count starts clean.
+    pub async fn settled(&self) {
+        self.a.vectors_settled().await;
+        self.b.vectors_settled().await;
+    }
+}
+
 /// Two app instances on one database (through the statement counter) and one Redis.
 pub async fn replicas() -> Replicas {
     replicas_with(test_settings(String::new()).agent_memory_seconds).await
@@ -129,6 +137,7 @@ async fn one_thread_across_replicas_and_its_calls_do_not_write_its_row() {
 
     // many calls on both replicas, and a step: the row is read, never written
     let before = r.row(&ids[0]).await;
+    r.settled().await;
     let from = r.counter.statements();
     for i in 0..6 {
         let app = if i % 2 == 0 { &r.a } else { &r.b };
@@ -157,6 +166,7 @@ async fn a_thread_not_used_for_a_while_is_touched_once_by_its_next_call() {
     // older than the touch interval (a minute at most): the next call writes it, once
     r.age(&id, "2 minutes").await;
     let (_, aged) = r.row(&id).await;
+    r.settled().await;
     let from = r.counter.statements();
     r.call(&r.b, "th").await;
     assert_eq!(thread_writes(&r.counter.sql_since(from)), 1);
@@ -166,6 +176,7 @@ async fn a_thread_not_used_for_a_while_is_touched_once_by_its_next_call() {
         "{aged} -> {touched}"
     );
     // and then it is fresh again: the calls after it do not write it
+    r.settled().await;
     let from = r.counter.statements();
     r.call(&r.a, "th").await;
     r.call(&r.b, "th").await;

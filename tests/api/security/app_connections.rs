@@ -47,6 +47,8 @@ async fn d4_an_app_call_reads_its_connection_with_the_agent_and_sees_a_reconnect
     mail(&b, &u1).await.ok(200);
     assert_eq!(last_auth().as_deref(), Some("Bearer sk-one"));
 
+    a.vectors_settled().await;
+    b.vectors_settled().await;
     let from = counter.statements();
     let r = mail(&b, &u1).await;
     assert_eq!(r.ok(200)["result"]["data"][0]["id"], 1, "{}", r.text);

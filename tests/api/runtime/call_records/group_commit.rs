@@ -183,6 +183,7 @@ async fn writes_queued_together_go_in_one_statement_each_with_its_own_row() {
     for r in futures_util::future::join_all(starts).await {
         r.unwrap();
     }
+    app.vectors_settled().await;
     let before = counter.statements();
     let mut writes = Vec::new();
     for i in 0..64usize {
