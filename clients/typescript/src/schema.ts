@@ -3483,10 +3483,34 @@ export interface operations {
                      *                     "description": "The parameter to vary."
                      *                   },
                      *                   "values": {
-                     *                     "type": "array",
-                     *                     "items": {},
-                     *                     "maxItems": 50,
-                     *                     "description": "The values to use, one call each."
+                     *                     "description": "The values to use, one call each: a list, or a reference to a stored result.",
+                     *                     "anyOf": [
+                     *                       {
+                     *                         "type": "array",
+                     *                         "items": {},
+                     *                         "maxItems": 50
+                     *                       },
+                     *                       {
+                     *                         "type": "object",
+                     *                         "properties": {
+                     *                           "fromResult": {
+                     *                             "type": "string",
+                     *                             "description": "The `_resultId` of a result earlier in this conversation."
+                     *                           },
+                     *                           "path": {
+                     *                             "type": "string",
+                     *                             "description": "The dot-path of the field of each row, e.g. \"id\" or \"customer.id\"."
+                     *                           },
+                     *                           "filter": {
+                     *                             "description": "Optional clauses {field, op, value} picking the rows, as queryToolResult's `filter`."
+                     *                           }
+                     *                         },
+                     *                         "required": [
+                     *                           "fromResult",
+                     *                           "path"
+                     *                         ]
+                     *                       }
+                     *                     ]
                      *                   }
                      *                 },
                      *                 "required": [
@@ -5288,6 +5312,9 @@ export interface operations {
                      *                 "maximum": 100,
                      *                 "x-loopgate-in": "query"
                      *               }
+                     *             },
+                     *             "x-loopgate-doc": {
+                     *               "summary": "List customers"
                      *             }
                      *           },
                      *           "kind": "api",
@@ -5295,7 +5322,8 @@ export interface operations {
                      *           "created_at": "2026-12-07T21:27:02.671240Z",
                      *           "updated_at": "2026-12-07T21:27:02.671240Z"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "vectors_pending": 1
                      *     }
                      */
                     "application/json": components["schemas"]["ImportedTools"];
