@@ -374,6 +374,8 @@ fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Serv
         n => n as usize,
     };
     let server = HttpServer::new(move || {
+        // called on each worker thread: its Redis commands go on a connection of its own
+        crate::kv::adopt_this_thread();
         let metrics = state.metrics.clone();
         App::new()
             .app_data(state.clone())

@@ -6,6 +6,8 @@
 //! - `GET /slow/items?offset=&limit=` (limit ≤ 10): 500 small rows, each page after 100 ms
 //!   (a 50-page walk);
 //! - `GET /big?offset=&limit=` (limit ≤ 100): 2,000 rows of ~12 KB (a 24 MB walk).
+//! - `GET /hold?offset=&limit=` (limit 1): 1,000 small rows, each page after 15 s (calls that
+//!   stay open: the 1,000 concurrent streams).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -89,6 +91,8 @@ async fn main() -> std::io::Result<()> {
     let items = Arc::new(list(1_000, 100, None, small_row));
     let slow = Arc::new(list(500, 10, Some(Duration::from_millis(100)), small_row));
     let big = Arc::new(list(2_000, 100, None, big_row));
+    // answers after 15 s: calls that stay open (the streams of `scripts/bench-load`)
+    let hold = Arc::new(list(1_000, 1, Some(Duration::from_secs(15)), small_row));
     HttpServer::new(move || {
         App::new()
             .service(
@@ -104,6 +108,11 @@ async fn main() -> std::io::Result<()> {
             .service(
                 web::resource("/big")
                     .app_data(web::Data::new(big.clone()))
+                    .route(web::get().to(page)),
+            )
+            .service(
+                web::resource("/hold")
+                    .app_data(web::Data::new(hold.clone()))
                     .route(web::get().to(page)),
             )
     })

@@ -62,6 +62,11 @@ pub struct CallStart {
     /// The thread's G5 marks when they were read with the agent (the same point of the
     /// call): used instead of reading them again.
     pub marks: Option<stored_results::Marks>,
+    /// The config epoch the agent and thread were remembered at, not read for this call
+    /// yet (`call::threads::InThread::unchecked`, `call::memory_hit`).
+    pub unchecked: Option<crate::call::agent_memory::Epoch>,
+    /// The thread as the caller named it (to load the agent and thread again).
+    pub thread_key: String,
     /// Keeps a draining replica up until the call has recorded its outcome.
     pub in_flight: Arc<InFlight>,
 }

@@ -244,6 +244,21 @@ impl AgentMemory {
         (t.fresh_until > Instant::now()).then(|| t.id.clone())
     }
 
+    /// The id of the thread and the epoch it was read at, while it is kept and fresh.
+    pub fn thread_and_epoch(
+        &self,
+        org: &OrgId,
+        agent: &str,
+        caller: &str,
+        key: &str,
+    ) -> Option<(String, Epoch)> {
+        let entries = self.entries();
+        let t = entries
+            .threads
+            .get(&ThreadRef::new(org, agent, caller, key))?;
+        (t.fresh_until > Instant::now()).then(|| (t.id.clone(), t.epoch.clone()))
+    }
+
     /// Whether the thread `id` is kept, fresh, and was read at `epoch`.
     pub fn thread_at(
         &self,

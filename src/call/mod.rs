@@ -17,6 +17,7 @@ pub mod credential_choice;
 pub mod event_feed;
 pub mod event_log;
 pub mod event_replay;
+pub mod memory_hit;
 pub mod offered_tools;
 pub mod paging_learned;
 pub mod present_result;

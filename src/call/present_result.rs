@@ -38,6 +38,9 @@ pub(super) struct Kept<'a> {
     pub(super) unconfirmed: bool,
     /// E6: what the call's references read, kept with a `_continue`.
     pub(super) read: &'a crate::call::value_refs::ReadValues,
+    /// What a call served from memory has not read yet (`call::memory_hit`): checked in
+    /// the round trip that stores the result, like `unconfirmed`.
+    pub(super) unchecked: Option<&'a stored_results::Unchecked<'a>>,
 }
 
 impl Runtime {
@@ -168,6 +171,7 @@ impl Runtime {
                 &provenance,
                 presented.truncated,
                 unconfirmed,
+                kept.unchecked,
             );
             if !put.await? {
                 return Ok(None);
@@ -176,10 +180,10 @@ impl Runtime {
                 let bytes = stored.as_deref().map_or(0, |s| s.len());
                 Metrics::add(&self.metrics().stored_result_bytes, bytes as u64);
             }
-        } else if let Some(h) = unconfirmed {
-            if dataset_cache::current_version(self.kv(), &h.key).await? != Some(h.version()) {
-                return Ok(None);
-            }
+        } else if !stored_results::confirm(self.kv(), &start.thread, unconfirmed, kept.unchecked)
+            .await?
+        {
+            return Ok(None);
         }
         tracing::Span::current().record("loopgate.truncated", presented.truncated);
         if presented.truncated {

@@ -44,6 +44,12 @@ pub struct InThread {
     /// The thread's G5 marks when they were read on the way (with the org's config
     /// epoch, in one round trip): the call uses them instead of reading them again.
     pub marks: Option<Marks>,
+    /// The org's config epoch the agent and thread were remembered at, when it was not
+    /// read for this call ([`Runtime::agent_in_thread_unchecked`]): the call confirms it
+    /// before anything but a hit from memory (`call::memory_hit`).
+    pub unchecked: Option<agent_memory::Epoch>,
+    /// The thread as the caller named it.
+    pub thread_key: String,
 }
 
 impl Runtime {
@@ -96,6 +102,8 @@ impl Runtime {
                             agent,
                             thread,
                             marks: Some(m),
+                            unchecked: None,
+                            thread_key: thread_key.to_owned(),
                         });
                     }
                     epoch = agent_memory::settle(self.kv(), org, seen)
@@ -155,7 +163,48 @@ impl Runtime {
             agent,
             thread,
             marks,
+            unchecked: None,
+            thread_key: thread_key.to_owned(),
         })
+    }
+
+    /// [`Runtime::agent_in_thread`] without its round trip when this replica remembers
+    /// both the agent and the thread at one config epoch: that epoch, and the thread's
+    /// marks, are then the call's to confirm ([`InThread::unchecked`]) — in the round trip
+    /// that stores its result when it is served from memory, first thing otherwise.
+    pub async fn agent_in_thread_unchecked(
+        &self,
+        caller: &Caller,
+        agent_id: &str,
+        thread_key: &str,
+    ) -> Result<InThread, RuntimeError> {
+        let memory = &self.agent_memory;
+        // only where one Redis holds the epoch every replica reads
+        if memory.on() && !self.kv().standing_in() {
+            crate::call::may_use(caller, agent_id)?;
+            let org = caller.org();
+            let owner = caller.thread_owner();
+            let user = caller.connection_user();
+            if let Some((thread_id, epoch)) =
+                memory.thread_and_epoch(org, agent_id, &owner, thread_key)
+            {
+                if let Some(agent) = memory.agent(org, agent_id, Some(user.as_str()), &epoch) {
+                    crate::telemetry::metrics::Metrics::inc(&self.metrics().agent_memory_hits);
+                    let thread = ThreadKey {
+                        org: org.clone(),
+                        thread_id,
+                    };
+                    return Ok(InThread {
+                        agent,
+                        thread,
+                        marks: None,
+                        unchecked: Some(epoch),
+                        thread_key: thread_key.to_owned(),
+                    });
+                }
+            }
+        }
+        self.agent_in_thread(caller, agent_id, thread_key).await
     }
 }
 

@@ -50,6 +50,22 @@ fn new_call(
     }
 }
 
+/// The kind of tool `name` is for `agent` (the `kind` label of the calls metric).
+fn kind_of(agent: &crate::call::AgentView, name: &str) -> &'static str {
+    match agent
+        .tools
+        .iter()
+        .find(|t| t.tool.name == name)
+        .map(|t| t.tool.kind)
+    {
+        Some(ToolKind::Api) => "api",
+        Some(ToolKind::Mcp) => "mcp",
+        Some(ToolKind::App) => "app",
+        None if name == QUERY_TOOL || name == FETCH_TOOL => "retrieval",
+        None => "discovery",
+    }
+}
+
 impl Runtime {
     /// Checks the caller and agent, resolves the thread and, for a [`Recording::Live`]
     /// call, records it as running.
@@ -61,7 +77,9 @@ impl Runtime {
         input: ToolCallInput,
         recording: Recording,
     ) -> Result<CallStart, RuntimeError> {
-        let loaded = self.agent_in_thread(caller, agent_id, thread_key).await?;
+        let loaded = self
+            .agent_in_thread_unchecked(caller, agent_id, thread_key)
+            .await?;
         self.start_loaded(caller, loaded, input, recording).await
     }
 
@@ -87,6 +105,8 @@ impl Runtime {
             agent,
             thread,
             marks,
+            unchecked,
+            thread_key,
         } = loaded;
         let in_flight = Arc::new(self.walker.drain().enter().ok_or(RuntimeError::Draining)?);
         let started_at = chrono::Utc::now();
@@ -111,6 +131,8 @@ impl Runtime {
             input,
             agent,
             marks,
+            unchecked,
+            thread_key,
             in_flight,
         })
     }
@@ -222,8 +244,30 @@ impl Runtime {
         outcome
     }
 
-    /// The call's outcome, and the kind of tool it was (the `kind` label of its metric).
+    /// The call's outcome, and the kind of tool it was (the `kind` label of its metric). A
+    /// call whose agent and thread were remembered without a round trip
+    /// ([`CallStart::unchecked`]) is served from memory when it can be
+    /// (`call::memory_hit`), else confirmed first and run as any other.
     async fn dispatch<P: ProgressSink + Sync>(
+        &self,
+        caller: &Caller,
+        start: &CallStart,
+        progress: &P,
+    ) -> (&'static str, Result<ResultJson, RuntimeError>) {
+        let Some(epoch) = &start.unchecked else {
+            return self.dispatch_checked(caller, start, progress).await;
+        };
+        if let Some(served) = self.from_memory(caller, start, epoch).await {
+            return (kind_of(&start.agent, &start.input.name), Ok(served));
+        }
+        match self.confirmed(caller, start).await {
+            Ok(checked) => self.dispatch_checked(caller, &checked, progress).await,
+            Err(e) => (kind_of(&start.agent, &start.input.name), Err(e)),
+        }
+    }
+
+    /// [`Runtime::dispatch`] once the agent, thread and marks were read for this call.
+    async fn dispatch_checked<P: ProgressSink + Sync>(
         &self,
         caller: &Caller,
         start: &CallStart,
@@ -239,12 +283,7 @@ impl Runtime {
         let agent = start.agent.clone();
         let name = start.input.name.as_str();
         let index = agent.tools.iter().position(|t| t.tool.name == name);
-        let kind = match index.map(|i| agent.tools[i].tool.kind) {
-            Some(ToolKind::Api) => "api",
-            Some(ToolKind::Mcp) => "mcp",
-            Some(ToolKind::App) => "app",
-            None => "discovery",
-        };
+        let kind = kind_of(&agent, name);
         let out = async {
             let offer = self.offer(&agent, &start.thread).await?;
             let meta_offered = index.is_none()
@@ -426,6 +465,7 @@ impl Runtime {
                 cache: label,
                 unconfirmed,
                 read: &read,
+                unchecked: None,
             };
             if let Some(presented) = self.keep(caller, start, &plan, outcome, kept).await? {
                 if unconfirmed {

@@ -35,8 +35,11 @@ use std::time::{Duration, Instant};
 
 use crate::telemetry::metrics::Metrics;
 
+mod connection;
 pub mod eviction;
 mod large;
+
+pub use connection::{adopt_this_thread, this_thread_adopted, Redis};
 
 /// Values longer than this are written in pieces ([`Kv::set_large`]).
 pub const PIECE_BYTES: usize = 1 << 20;
@@ -51,24 +54,17 @@ pub(crate) const TEST_RESULT_TTL: Duration = Duration::from_secs(15 * 60);
 /// After a failure, how long Redis is left alone before it is tried again.
 pub const RETRY_AFTER_FAILURE: Duration = Duration::from_secs(2);
 
-/// The one Redis connection of the process, shared by every task (commands are
-/// multiplexed on it, nothing is checked out or pinged per use); it reconnects by itself
-/// after Redis went away. Cheap to clone.
-pub type Redis = redis::aio::ConnectionManager;
-
 /// [`Redis`] for `url`, connecting on first use (so a process starts while Redis is down);
 /// connecting and each reply are bounded by `budget` (`redis_timeout_ms`), so no command
-/// waits longer.
+/// waits longer. Commands are multiplexed (nothing is checked out or pinged per use), and
+/// it reconnects by itself after Redis went away.
 pub fn connect(url: &str, budget: Duration) -> anyhow::Result<Redis> {
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(Some(budget))
         .set_response_timeout(Some(budget))
         .set_number_of_retries(1)
         .set_max_delay(Duration::from_millis(100));
-    Ok(Redis::new_lazy_with_config(
-        redis::Client::open(url)?,
-        config,
-    )?)
+    Ok(Redis::new(redis::Client::open(url)?, config)?)
 }
 
 /// What a result made while Redis is unreachable says about itself.
@@ -304,21 +300,22 @@ impl Kv {
 
     /// Several [`Kv::set`]s in one round trip.
     pub async fn set_many(&self, items: &[(&str, &str, Duration)]) -> Result<(), KvError> {
-        self.set_many_reading(None, items).await.map(drop)
+        self.set_many_reading(&[], items).await.map(drop)
     }
 
-    /// [`Kv::set_many`] with, in the same round trip (one pipeline, `GETRANGE` first), the
-    /// first `len` bytes of `head`'s key as [`Kv::get_head`] reads them (`None` when it
-    /// does not exist); and whether Redis took the writes (else this process keeps them).
+    /// [`Kv::set_many`] with, in the same round trip (one pipeline, the `GETRANGE`s first),
+    /// the first `len` bytes of each of `heads`' keys as [`Kv::get_head`] reads them
+    /// (`None` when it does not exist); and whether Redis took the writes (else this
+    /// process keeps them, and a head is read from it only while it stands in for Redis).
     pub async fn set_many_reading(
         &self,
-        head: Option<(&str, usize)>,
+        heads: &[(&str, usize)],
         items: &[(&str, &str, Duration)],
-    ) -> Result<(Option<Vec<u8>>, bool), KvError> {
+    ) -> Result<(Vec<Option<Vec<u8>>>, bool), KvError> {
         let mut pipe = redis::pipe();
-        if let Some((key, len)) = head {
+        for (key, len) in heads {
             pipe.cmd("GETRANGE")
-                .arg(key)
+                .arg(*key)
                 .arg(0)
                 .arg(len.saturating_sub(1));
         }
@@ -330,9 +327,9 @@ impl Kv {
                 .arg(ms(*ttl))
                 .ignore();
         }
-        let answer = match head {
-            Some(_) => self.redis::<(Vec<u8>,)>(Op::Pipe(&pipe)).await.map(|h| h.0),
-            None => self.redis::<()>(Op::Pipe(&pipe)).await.map(|()| Vec::new()),
+        let answer = match heads.is_empty() {
+            false => self.redis::<Vec<Vec<u8>>>(Op::Pipe(&pipe)).await,
+            true => self.redis::<()>(Op::Pipe(&pipe)).await.map(|()| Vec::new()),
         };
         let mut m = self.local()?;
         for (key, value, ttl) in items {
@@ -346,11 +343,17 @@ impl Kv {
         let stand_in = self.standing_in();
         // kept where every replica reads it: Redis, or this process when it is the only store
         let in_redis = answer.is_some() || self.redis.is_none();
-        let head = head.and_then(|(key, len)| match answer.filter(|h| !h.is_empty()) {
-            Some(h) => Some(h),
-            None => stand_in.then(|| m.head(key, len)).flatten(),
-        });
-        Ok((head, in_redis))
+        let mut replies = answer.unwrap_or_default().into_iter();
+        let heads = heads
+            .iter()
+            .map(
+                |(key, len)| match replies.next().filter(|h| !h.is_empty()) {
+                    Some(h) => Some(h),
+                    None => stand_in.then(|| m.head(key, *len)).flatten(),
+                },
+            )
+            .collect();
+        Ok((heads, in_redis))
     }
 
     pub async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
@@ -637,10 +640,7 @@ mod tests {
         let ttl = Duration::from_secs(60);
         kv.answered(false);
         // not taken by Redis (it is left alone after a failure): kept here, read here
-        let (_, shared) = kv
-            .set_many_reading(None, &[(&key, "v", ttl)])
-            .await
-            .unwrap();
+        let (_, shared) = kv.set_many_reading(&[], &[(&key, "v", ttl)]).await.unwrap();
         assert!(!shared);
         assert!(kv.standing_in());
         assert_eq!(kv.get(&key).await.unwrap().as_deref(), Some("v"));
@@ -652,10 +652,7 @@ mod tests {
         assert_eq!(kv.get_many(&[&key]).await.unwrap(), vec![None]);
         assert_eq!(kv.get_head(&key, 1).await.unwrap(), None);
         assert!(kv.local().unwrap().live(&key).is_none(), "emptied");
-        let (_, shared) = kv
-            .set_many_reading(None, &[(&key, "w", ttl)])
-            .await
-            .unwrap();
+        let (_, shared) = kv.set_many_reading(&[], &[(&key, "w", ttl)]).await.unwrap();
         assert!(shared);
         kv.del(&key).await.unwrap();
     }

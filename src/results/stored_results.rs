@@ -161,6 +161,12 @@ pub enum Body<'a> {
 /// was given it yet, and what was written is never read — and no G5 mark is set (only
 /// `holds`, the hint that retrieval tools are worth offering, which the result served in
 /// its place sets again).
+///
+/// `unchecked`: the org's config epoch and the thread's G5 marks this call has not read
+/// yet (a call served from this replica's memory, `call::memory_hit`): they are read in
+/// the same round trip, and what was written is taken back the same way when the epoch
+/// is not the one the call assumed or the thread is marked restricted.
+#[allow(clippy::too_many_arguments)]
 pub async fn put(
     kv: &Kv,
     t: &ThreadKey,
@@ -169,6 +175,7 @@ pub async fn put(
     provenance: &Provenance,
     truncated: bool,
     unconfirmed: Option<&Held>,
+    unchecked: Option<&Unchecked<'_>>,
 ) -> Result<bool, KvError> {
     let prov = serde_json::to_string(provenance).unwrap_or_default();
     let pointer;
@@ -195,13 +202,12 @@ pub async fn put(
     .into_iter()
     .chain(small)
     .collect();
-    let probe = unconfirmed.map(|h| dataset_cache::version_probe(&h.key));
-    let (head, small_shared) = kv.set_many_reading(probe, &items).await?;
-    if let Some(held) = unconfirmed {
-        if dataset_cache::version_in(head.as_deref()) != Some(held.version()) {
-            kv.del_many(&[&res_key, &prov_key, &seen_key]).await?;
-            return Ok(false);
-        }
+    let restricted = t.key("restricted", "");
+    let probes = probes(unconfirmed, unchecked, &restricted);
+    let (heads, small_shared) = kv.set_many_reading(&probes, &items).await?;
+    if !still_current(&heads, unconfirmed, unchecked, small_shared) {
+        kv.del_many(&[&res_key, &prov_key, &seen_key]).await?;
+        return Ok(false);
     }
     if !(shared && small_shared) {
         copy(kv, t, body, [&res_key, &prov_key, &seen_key], &prov).await?;
@@ -215,6 +221,77 @@ pub async fn put(
         save_pending(kv, t, &map).await?;
     }
     Ok(true)
+}
+
+/// What a call served from this replica's memory assumed without reading it
+/// ([`put`], [`confirm`]): the org's config epoch its agent and thread were remembered at,
+/// and that its thread is not restricted (G5).
+pub struct Unchecked<'a> {
+    /// The key of the org's config epoch (`call::agent_memory::epoch_key`).
+    pub epoch_key: &'a str,
+    pub epoch: &'a str,
+}
+
+/// The longest config epoch read back (its tokens are 16 characters).
+const EPOCH_HEAD: usize = 64;
+
+/// The heads a [`put`] (or [`confirm`]) reads: the entry's version, then the epoch and
+/// the thread's restriction mark, as far as they are unconfirmed.
+fn probes<'a>(
+    unconfirmed: Option<&'a Held>,
+    unchecked: Option<&'a Unchecked<'a>>,
+    restricted: &'a str,
+) -> Vec<(&'a str, usize)> {
+    let mut probes: Vec<(&str, usize)> = Vec::with_capacity(3);
+    if let Some(h) = unconfirmed {
+        probes.push(dataset_cache::version_probe(&h.key));
+    }
+    if let Some(u) = unchecked {
+        probes.push((u.epoch_key, EPOCH_HEAD));
+        probes.push((restricted, 1));
+    }
+    probes
+}
+
+/// Whether what [`probes`] read says the call's assumptions still hold. Unchecked
+/// assumptions hold only as Redis answered them (`in_redis`): no replica's own map
+/// stands in for the epoch every replica shares.
+fn still_current(
+    heads: &[Option<Vec<u8>>],
+    unconfirmed: Option<&Held>,
+    unchecked: Option<&Unchecked<'_>>,
+    in_redis: bool,
+) -> bool {
+    let mut heads = heads.iter();
+    if let Some(held) = unconfirmed {
+        let head = heads.next().and_then(Option::as_deref);
+        if dataset_cache::version_in(head) != Some(held.version()) {
+            return false;
+        }
+    }
+    if let Some(u) = unchecked {
+        let epoch = heads.next().and_then(Option::as_deref);
+        let restricted = heads.next().and_then(Option::as_ref);
+        return in_redis && epoch == Some(u.epoch.as_bytes()) && restricted.is_none();
+    }
+    true
+}
+
+/// [`put`]'s checks alone, for a result that is not kept (one round trip, nothing
+/// written): whether `unconfirmed` is the current version and `unchecked` still holds.
+pub async fn confirm(
+    kv: &Kv,
+    t: &ThreadKey,
+    unconfirmed: Option<&Held>,
+    unchecked: Option<&Unchecked<'_>>,
+) -> Result<bool, KvError> {
+    if unconfirmed.is_none() && unchecked.is_none() {
+        return Ok(true);
+    }
+    let restricted = t.key("restricted", "");
+    let probes = probes(unconfirmed, unchecked, &restricted);
+    let (heads, in_redis) = kv.set_many_reading(&probes, &[]).await?;
+    Ok(still_current(&heads, unconfirmed, unchecked, in_redis))
 }
 
 /// K2: a result Redis did not take, written to Postgres (when configured) so every

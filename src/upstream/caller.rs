@@ -39,6 +39,23 @@ pub struct UpstreamClient {
     /// (never with an unguarded client).
     client: Result<reqwest::Client, String>,
     cfg: UpstreamClientConfig,
+    /// Tells this client's copies on HTTP worker threads apart ([`UpstreamClient::http`]).
+    id: u64,
+}
+
+thread_local! {
+    /// An HTTP worker thread's own copies of the clients used there (see
+    /// [`UpstreamClient::http`]); a process has one client, a test process many.
+    static OWN: std::cell::RefCell<Vec<(u64, reqwest::Client)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Client copies one thread keeps.
+const OWN_PER_THREAD: usize = 4;
+
+fn next_id() -> u64 {
+    static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// One HTTP request of the redirect chain.
@@ -57,7 +74,11 @@ impl UpstreamClient {
         if let Err(e) = &client {
             tracing::error!(error = %e, "the upstream HTTP client could not be built");
         }
-        UpstreamClient { client, cfg }
+        UpstreamClient {
+            client,
+            cfg,
+            id: next_id(),
+        }
     }
 
     pub fn try_new(cfg: UpstreamClientConfig) -> Result<Self, CallError> {
@@ -65,7 +86,39 @@ impl UpstreamClient {
         Ok(UpstreamClient {
             client: Ok(client),
             cfg,
+            id: next_id(),
         })
+    }
+
+    /// The client to send with from this thread: on an HTTP worker thread
+    /// (`kv::adopt_this_thread`) a copy of its own, built alike and with a connection pool
+    /// of its own — a pooled connection is driven by the runtime that opened it, so one
+    /// pool shared by every worker handed each request to another thread and back (as
+    /// `kv::connection` measured for Redis); elsewhere the process's.
+    fn http(&self) -> Result<reqwest::Client, CallError> {
+        let shared = self
+            .client
+            .as_ref()
+            .map_err(|e| CallError::Misconfigured(e.clone()))?;
+        if !crate::kv::this_thread_adopted() {
+            return Ok(shared.clone());
+        }
+        Ok(OWN.with(|own| {
+            let mut own = own.borrow_mut();
+            if let Some((_, c)) = own.iter().find(|(id, _)| *id == self.id) {
+                return c.clone();
+            }
+            match Self::client(&self.cfg) {
+                Ok(c) => {
+                    if own.len() >= OWN_PER_THREAD {
+                        own.remove(0);
+                    }
+                    own.push((self.id, c.clone()));
+                    c
+                }
+                Err(_) => shared.clone(),
+            }
+        }))
     }
 
     fn client(cfg: &UpstreamClientConfig) -> Result<reqwest::Client, String> {
@@ -204,10 +257,7 @@ impl UpstreamClient {
         (redactor, watch): (&Redactor, Option<BodyWatch<'_>>),
         sent: &AtomicBool,
     ) -> Result<RawResponse, CallError> {
-        let client = self
-            .client
-            .as_ref()
-            .map_err(|e| CallError::Misconfigured(e.clone()))?;
+        let client = self.http()?;
         let origin = base.origin();
         let mut with_credential = true;
         for _ in 0..=self.cfg.max_redirects {

@@ -69,20 +69,7 @@ impl Walker {
         progress: &P,
     ) -> Result<Fetched, RuntimeError> {
         let mode = cache.mode;
-        let (scope, binding_ttl) =
-            cache_scope(caller, &credential, bound.binding.dataset_ttl_hours);
-        let ttl = cache.ttl.unwrap_or(binding_ttl);
-        // C1, C6: only walks (reserved arguments), never experiments, never with cache off
-        let key = (plan.uses_reserved && !cache.experiment && mode != CacheMode::Off).then(|| {
-            dataset_cache::key(
-                caller.org(),
-                &bound.tool.id,
-                &plan.cache_identity(),
-                &scope,
-                &self.fingerprint_key,
-                credential.secret().map(|s| s.expose_secret()),
-            )
-        });
+        let (key, ttl) = self.cache_key(caller, bound, plan, &credential, cache);
         let ttl_chrono = chrono::Duration::from_std(ttl).unwrap_or_default();
         // C3: the reader's TTL decides, whether the entry came from Redis or this replica's memory
         let fresh = |d: &dataset_cache::Decoded| self.clock.now() - d.cached_at < ttl_chrono;
@@ -96,13 +83,8 @@ impl Walker {
         };
         let lookup = key.as_deref().filter(|_| !plan.refresh);
         // a hit takes no lock: only calls that would walk wait for one another
-        if let (Some(k), CacheMode::On, true) = (lookup, mode, cache.confirm_later) {
-            if let Some(d) = self.cache_memory.latest_entry(k).filter(|d| fresh(d)) {
-                return Ok(Fetched {
-                    unconfirmed: true,
-                    ..hit(d, k)
-                });
-            }
+        if let Some(f) = self.memory_hit_of(key.as_deref(), plan, cache, ttl) {
+            return Ok(f);
         }
         if let Some(k) = lookup {
             if let Some(d) = self.cached(caller.org(), k).await?.filter(|d| fresh(d)) {
@@ -184,6 +166,73 @@ impl Walker {
             c.release(&self.kv).await?;
         }
         walked
+    }
+
+    /// The call's dataset cache key (none when the call may not use the cache, C1, C6),
+    /// and the TTL its reader judges freshness by (C3).
+    fn cache_key(
+        &self,
+        caller: &Caller,
+        bound: &BoundTool,
+        plan: &CallPlan,
+        credential: &Credential,
+        cache: CacheUse,
+    ) -> (Option<String>, Duration) {
+        let (scope, binding_ttl) = cache_scope(caller, credential, bound.binding.dataset_ttl_hours);
+        let ttl = cache.ttl.unwrap_or(binding_ttl);
+        // C1, C6: only walks (reserved arguments), never experiments, never with cache off
+        let key =
+            (plan.uses_reserved && !cache.experiment && cache.mode != CacheMode::Off).then(|| {
+                dataset_cache::key(
+                    caller.org(),
+                    &bound.tool.id,
+                    &plan.cache_identity(),
+                    &scope,
+                    &self.fingerprint_key,
+                    credential.secret().map(|s| s.expose_secret()),
+                )
+            });
+        (key, ttl)
+    }
+
+    /// A fresh hit from this replica's memory whose version Redis has not confirmed
+    /// ([`CacheUse::confirm_later`]): found without any I/O, or `None`.
+    pub(crate) fn memory_hit(
+        &self,
+        caller: &Caller,
+        bound: &BoundTool,
+        plan: &CallPlan,
+        credential: &Credential,
+        cache: CacheUse,
+    ) -> Option<Fetched> {
+        let (key, ttl) = self.cache_key(caller, bound, plan, credential, cache);
+        self.memory_hit_of(key.as_deref(), plan, cache, ttl)
+    }
+
+    fn memory_hit_of(
+        &self,
+        key: Option<&str>,
+        plan: &CallPlan,
+        cache: CacheUse,
+        ttl: Duration,
+    ) -> Option<Fetched> {
+        let k = key.filter(|_| !plan.refresh)?;
+        if cache.mode != CacheMode::On || !cache.confirm_later {
+            return None;
+        }
+        let ttl = chrono::Duration::from_std(ttl).unwrap_or_default();
+        let d = self
+            .cache_memory
+            .latest_entry(k)
+            .filter(|d| self.clock.now() - d.cached_at < ttl)?;
+        Some(Fetched {
+            outcome: d.outcome.clone(),
+            hit: Some((d.cached_at, d.cached_at + ttl)),
+            too_large: false,
+            held: Some(d.held(k)),
+            stored: None,
+            unconfirmed: true,
+        })
     }
 
     /// The current entry of cache key `key`, decoded: from this replica's memory when

@@ -7,4 +7,5 @@ pub mod app_bindings_cost;
 pub mod cpu_jobs;
 pub mod record_write_cost;
 pub mod redis_per_call;
+pub mod round_trips;
 pub mod sql_per_call;

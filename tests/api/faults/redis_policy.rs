@@ -46,11 +46,7 @@ async fn unhurried(url: &str) -> loopgate::kv::Redis {
     let config = redis::aio::ConnectionManagerConfig::new()
         .set_connection_timeout(None)
         .set_response_timeout(None);
-    redis::Client::open(url)
-        .unwrap()
-        .get_connection_manager_with_config(config)
-        .await
-        .unwrap()
+    loopgate::kv::Redis::new(redis::Client::open(url).unwrap(), config).unwrap()
 }
 
 #[tokio::test]

@@ -13,8 +13,9 @@ use crate::support::wire_proxy::{self, Relay};
 
 #[derive(Default)]
 struct Seen {
-    /// Each command, and the round trip it was sent in.
-    commands: Mutex<Vec<(String, u64)>>,
+    /// Each command, the round trip it was sent in, and for a script (`EVAL`) which
+    /// one ([`script_of`]).
+    commands: Mutex<Vec<(String, u64, &'static str)>>,
     sent: AtomicU64,
     received: AtomicU64,
     round_trips: AtomicU64,
@@ -41,6 +42,8 @@ pub struct Traffic {
     pub round_trips: u64,
     /// The round trip (numbered across connections) each of `commands` was sent in.
     pub trips: Vec<u64>,
+    /// For each of `commands` that runs a script, which one ([`script_of`]); else "".
+    pub scripts: Vec<&'static str>,
 }
 
 impl Traffic {
@@ -56,6 +59,18 @@ impl Traffic {
         trips.len()
     }
 
+    /// How many round trips carried a command that is not a run of script `script`
+    /// ([`script_of`]).
+    pub fn trips_besides_script(&self, script: &str) -> usize {
+        let mut trips: Vec<u64> = (self.trips.iter().zip(&self.scripts))
+            .filter(|(_, s)| **s != script)
+            .map(|(t, _)| *t)
+            .collect();
+        trips.sort_unstable();
+        trips.dedup();
+        trips.len()
+    }
+
     /// The round trip `command` (its first) was sent in.
     pub fn trip_of(&self, command: &str) -> Option<u64> {
         let i = self.commands.iter().position(|c| c == command)?;
@@ -65,10 +80,14 @@ impl Traffic {
 
 impl RedisCounter {
     pub fn snapshot(&self) -> Traffic {
-        let (commands, trips) = self.seen.commands.lock().unwrap().iter().cloned().unzip();
+        let seen = self.seen.commands.lock().unwrap();
+        let commands = seen.iter().map(|c| c.0.clone()).collect();
+        let trips = seen.iter().map(|c| c.1).collect();
+        let scripts = seen.iter().map(|c| c.2).collect();
         Traffic {
             commands,
             trips,
+            scripts,
             sent: self.seen.sent.load(Ordering::SeqCst),
             received: self.seen.received.load(Ordering::SeqCst),
             round_trips: self.seen.round_trips.load(Ordering::SeqCst),
@@ -81,6 +100,7 @@ impl RedisCounter {
         Traffic {
             commands: now.commands[before.commands.len()..].to_vec(),
             trips: now.trips[before.trips.len()..].to_vec(),
+            scripts: now.scripts[before.scripts.len()..].to_vec(),
             sent: now.sent - before.sent,
             received: now.received - before.received,
             round_trips: now.round_trips - before.round_trips,
@@ -138,7 +158,8 @@ impl Relay for Commands {
                 }
                 pending.extend_from_slice(&buf[..n]);
                 while let Some((name, used)) = command(&pending) {
-                    seen.commands.lock().unwrap().push((name, trip));
+                    let script = script_of(&name, &pending[..used]);
+                    seen.commands.lock().unwrap().push((name, trip, script));
                     pending.drain(..used);
                 }
                 if to_server.write_all(&buf[..n]).await.is_err() {
@@ -151,6 +172,23 @@ impl Relay for Commands {
     fn replied(&self, bytes: u64) {
         self.seen.received.fetch_add(bytes, Ordering::SeqCst);
         self.answered.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Which of loopgate's scripts a command runs: `"rate"` (a rate lease's GCRA,
+/// `quota::scripts::GCRA`), `"slot"` (a walk slot, `quota::scripts::SLOT`), `"script"`
+/// (another), or `""` for a command that runs none.
+fn script_of(name: &str, command: &[u8]) -> &'static str {
+    if name != "EVAL" && name != "EVALSHA" {
+        return "";
+    }
+    let has = |needle: &[u8]| command.windows(needle.len()).any(|w| w == needle);
+    if has(b"ZREMRANGEBYSCORE") {
+        "slot"
+    } else if has(b"tat") || has(b"TAT") {
+        "rate"
+    } else {
+        "script"
     }
 }
 
