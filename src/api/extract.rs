@@ -6,6 +6,7 @@
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
+use tracing::Instrument as _;
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
@@ -81,8 +82,10 @@ async fn authenticate(req: HttpRequest) -> Result<(web::Data<AppState>, Presente
     if let Some(p) = req.extensions().get::<Presented>().cloned() {
         return Ok((state(&req)?, p));
     }
-    let (state, presented) = identify(req).await?;
-    admit(&state, &presented).await?;
+    let (state, presented) = identify(req).instrument(crate::stage!("auth")).await?;
+    admit(&state, &presented)
+        .instrument(crate::stage!("rate_limit"))
+        .await?;
     Ok((state, presented))
 }
 
@@ -184,7 +187,8 @@ pub async fn identify_first<B: MessageBody>(
     next: Next<B>,
 ) -> Result<ServiceResponse<EitherBody<B>>, actix_web::Error> {
     if req.path().starts_with("/v1/") && req.headers().contains_key(header::AUTHORIZATION) {
-        let (state, presented) = match identify(req.request().clone()).await {
+        let identified = identify(req.request().clone()).instrument(crate::stage!("auth"));
+        let (state, presented) = match identified.await {
             Ok(found) => found,
             // an MCP endpoint's 401 names its protected-resource metadata (M2)
             Err(e @ ApiError::Unauthorized(_)) => {
@@ -194,7 +198,9 @@ pub async fn identify_first<B: MessageBody>(
             }
             Err(e) => return Err(e.into()),
         };
-        admit(&state, &presented).await?;
+        admit(&state, &presented)
+            .instrument(crate::stage!("rate_limit"))
+            .await?;
         req.extensions_mut().insert(presented);
     }
     next.call(req)

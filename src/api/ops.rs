@@ -213,6 +213,27 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         labels: &[],
         value: state.runtime.refresh_gates().waiting() as f64,
     });
+    // time per stage, when stage spans are on (`telemetry::stage_times`)
+    let stages = crate::telemetry::stage_times::totals();
+    let stage_labels: Vec<[(&str, &str); 1]> =
+        stages.iter().map(|(s, _, _)| [("stage", *s)]).collect();
+    for ((_, _, micros), labels) in stages.iter().zip(&stage_labels) {
+        gauges.push(Gauge {
+            name: "loopgate_stage_microseconds",
+            help: "Wall time spent in each stage of calls since start (stage spans on: RUST_LOG=loopgate::stage=trace).",
+            labels,
+            value: *micros as f64,
+        });
+    }
+    for ((_, spans, _), labels) in stages.iter().zip(&stage_labels) {
+        gauges.push(Gauge {
+            name: "loopgate_stage_spans",
+            help:
+                "Stage spans closed since start (stage spans on: RUST_LOG=loopgate::stage=trace).",
+            labels,
+            value: *spans as f64,
+        });
+    }
     HttpResponse::Ok()
         .content_type("application/openmetrics-text; version=1.0.0; charset=utf-8")
         .body(state.metrics.render_with(&gauges))

@@ -412,6 +412,7 @@ fn run(listener: TcpListener, state: web::Data<AppState>) -> anyhow::Result<Serv
                         res
                     })
                     .instrument(span)
+                    .instrument(crate::stage!("request"))
             })
             .configure(|cfg| api::configure(cfg, max_body))
     })

@@ -47,7 +47,11 @@
 //! younger than `agent_memory_seconds` (the max age: the safety net for writes made
 //! outside the API, an operator's SQL; 0 turns memory off). Redis not answering means the
 //! statement path. The epoch is read in the same round trip (`MGET`) as the thread's G5
-//! marks, which the call then uses instead of reading them again.
+//! marks, which the call then uses instead of reading them again — or, for a tool call
+//! this replica can serve from its memory of the dataset cache, in the round trip that
+//! stores its result, where a changed epoch takes back what was written and the call runs
+//! again the checked way (`call::memory_hit`): either way no answer uses an epoch older
+//! than the call.
 //!
 //! Without Redis the epoch is this process's own: memory is then on only for a single
 //! replica (`replicas` = 1), since nothing would tell another process of a change.

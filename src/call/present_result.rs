@@ -11,6 +11,8 @@
 
 use std::sync::Arc;
 
+use tracing::Instrument as _;
+
 use serde_json::Value;
 
 use crate::auth::Caller;
@@ -118,46 +120,56 @@ impl Runtime {
                 body = Some(p.body.clone());
                 Some(filled)
             });
-        let (presented, stored, provenance) = match memo {
-            Some(presented) => (presented, None, outcome.provenance()),
-            None => {
-                // presenting (`_filter`, `_fields`, the guard) and writing the stored set are
-                // proportional to the rows: off the async workers when large
-                let size = crate::walk::run_tool::outcome_bytes(&outcome);
-                let (plan_copy, rid) = (plan.clone(), result_id.clone());
-                let done = self
-                    .walker
-                    .cpu()
-                    .run(caller.org(), size, move || {
-                        let presented = loopgate_engine::present_json(
-                            &outcome, &plan_copy, &rid, &limits, &labels,
-                        );
-                        let mut outcome = outcome;
-                        // the rows move into the stored text (or already did): never held
-                        // twice — unless they are shared with the replica's cache memory
-                        let stored = (presented.stored && needs_text).then(|| {
-                            prebuilt.unwrap_or_else(|| match Arc::get_mut(&mut outcome) {
-                                Some(o) => o.store(),
-                                None => Arc::new(outcome.to_stored_json()),
-                            })
-                        });
-                        (presented, stored, outcome.provenance())
-                    })
-                    .await;
-                if let Some((key, version)) = &presenting {
-                    if let Some(t) = loopgate_engine::PresentedTemplate::new(&done.0, &result_id) {
-                        body = Some(
-                            self.walker
-                                .cache_memory()
-                                .keep_presented(key, *version, t)
-                                .body
-                                .clone(),
-                        );
+        let presenting_span = crate::stage!("present");
+        let presenting_entered = presenting_span.clone();
+        let (presented, stored, provenance) = async {
+            match memo {
+                Some(presented) => (presented, None, outcome.provenance()),
+                None => {
+                    // presenting (`_filter`, `_fields`, the guard) and writing the stored set are
+                    // proportional to the rows: off the async workers when large
+                    let size = crate::walk::run_tool::outcome_bytes(&outcome);
+                    let (plan_copy, rid) = (plan.clone(), result_id.clone());
+                    let done = self
+                        .walker
+                        .cpu()
+                        .run(caller.org(), size, move || {
+                            let presented = loopgate_engine::present_json(
+                                &outcome, &plan_copy, &rid, &limits, &labels,
+                            );
+                            let mut outcome = outcome;
+                            // the rows move into the stored text (or already did): never held
+                            // twice — unless they are shared with the replica's cache memory
+                            let stored = (presented.stored && needs_text).then(|| {
+                                prebuilt.unwrap_or_else(|| match Arc::get_mut(&mut outcome) {
+                                    Some(o) => o.store(),
+                                    None => Arc::new(outcome.to_stored_json()),
+                                })
+                            });
+                            (presented, stored, outcome.provenance())
+                        })
+                        .await;
+                    if let Some((key, version)) = &presenting {
+                        if let Some(t) =
+                            loopgate_engine::PresentedTemplate::new(&done.0, &result_id)
+                        {
+                            body = Some(
+                                self.walker
+                                    .cache_memory()
+                                    .keep_presented(key, *version, t)
+                                    .body
+                                    .clone(),
+                            );
+                        }
                     }
+                    done
                 }
-                done
             }
-        };
+        }
+        .instrument(presenting_entered)
+        .await;
+        drop(presenting_span);
+        let storing = crate::stage!("result_store");
         if presented.stored {
             let body = match held {
                 Some(h) => stored_results::Body::Cached(h),
@@ -173,7 +185,7 @@ impl Runtime {
                 unconfirmed,
                 kept.unchecked,
             );
-            if !put.await? {
+            if !put.instrument(storing).await? {
                 return Ok(None);
             }
             if held.is_none() {
@@ -181,6 +193,7 @@ impl Runtime {
                 Metrics::add(&self.metrics().stored_result_bytes, bytes as u64);
             }
         } else if !stored_results::confirm(self.kv(), &start.thread, unconfirmed, kept.unchecked)
+            .instrument(storing)
             .await?
         {
             return Ok(None);

@@ -79,6 +79,7 @@ impl Runtime {
     ) -> Result<CallStart, RuntimeError> {
         let loaded = self
             .agent_in_thread_unchecked(caller, agent_id, thread_key)
+            .instrument(crate::stage!("agent_load"))
             .await?;
         self.start_loaded(caller, loaded, input, recording).await
     }
@@ -159,7 +160,10 @@ impl Runtime {
             call_id: &start.id,
             inner: progress,
         };
-        let (kind, outcome) = self.dispatch(caller, start, &tee).await;
+        let (kind, outcome) = self
+            .dispatch(caller, start, &tee)
+            .instrument(crate::stage!("dispatch"))
+            .await;
         let label = match &outcome {
             Ok(_) => "succeeded",
             Err(e) => e.code_status().0,
@@ -211,6 +215,7 @@ impl Runtime {
             .records
             .write(write)
             .instrument(tracing::info_span!("record_write"))
+            .instrument(crate::stage!("record_write"))
             .await;
         // K1: a record Postgres cannot take now is kept and written once it answers
         // (`call_records`), so the call's id stays readable. One that cannot be kept (the
@@ -257,10 +262,12 @@ impl Runtime {
         let Some(epoch) = &start.unchecked else {
             return self.dispatch_checked(caller, start, progress).await;
         };
-        if let Some(served) = self.from_memory(caller, start, epoch).await {
+        let served = self.from_memory(caller, start, epoch);
+        if let Some(served) = served.instrument(crate::stage!("memory_hit")).await {
             return (kind_of(&start.agent, &start.input.name), Ok(served));
         }
-        match self.confirmed(caller, start).await {
+        let confirmed = self.confirmed(caller, start);
+        match confirmed.instrument(crate::stage!("agent_load")).await {
             Ok(checked) => self.dispatch_checked(caller, &checked, progress).await,
             Err(e) => (kind_of(&start.agent, &start.input.name), Err(e)),
         }

@@ -76,6 +76,13 @@ pub const DEGRADED_NOTE: &str = "The shared result store (Redis) is unreachable:
 #[error("the result store is unavailable")]
 pub struct KvError(#[source] pub(crate) anyhow::Error);
 
+/// What [`Kv::set_many_reading`] read, and whether Redis took its writes.
+pub struct Read {
+    pub heads: Vec<Option<Vec<u8>>>,
+    pub many: Vec<Option<String>>,
+    pub in_redis: bool,
+}
+
 #[derive(Clone)]
 pub struct Kv {
     redis: Option<Redis>,
@@ -300,24 +307,29 @@ impl Kv {
 
     /// Several [`Kv::set`]s in one round trip.
     pub async fn set_many(&self, items: &[(&str, &str, Duration)]) -> Result<(), KvError> {
-        self.set_many_reading(&[], items).await.map(drop)
+        self.set_many_reading(&[], &[], items).await.map(drop)
     }
 
-    /// [`Kv::set_many`] with, in the same round trip (one pipeline, the `GETRANGE`s first),
-    /// the first `len` bytes of each of `heads`' keys as [`Kv::get_head`] reads them
-    /// (`None` when it does not exist); and whether Redis took the writes (else this
+    /// [`Kv::set_many`] with, in the same round trip (one pipeline, the reads first), the
+    /// first `len` bytes of each of `heads`' keys as [`Kv::get_head`] reads them (`None`
+    /// when it does not exist) and the values of `many` (one `MGET`; read from Redis only:
+    /// `None` when it did not answer); and whether Redis took the writes (else this
     /// process keeps them, and a head is read from it only while it stands in for Redis).
     pub async fn set_many_reading(
         &self,
         heads: &[(&str, usize)],
+        many: &[&str],
         items: &[(&str, &str, Duration)],
-    ) -> Result<(Vec<Option<Vec<u8>>>, bool), KvError> {
+    ) -> Result<Read, KvError> {
         let mut pipe = redis::pipe();
         for (key, len) in heads {
             pipe.cmd("GETRANGE")
                 .arg(*key)
                 .arg(0)
                 .arg(len.saturating_sub(1));
+        }
+        if !many.is_empty() {
+            pipe.cmd("MGET").arg(many);
         }
         for (key, value, ttl) in items {
             pipe.cmd("SET")
@@ -327,8 +339,8 @@ impl Kv {
                 .arg(ms(*ttl))
                 .ignore();
         }
-        let answer = match heads.is_empty() {
-            false => self.redis::<Vec<Vec<u8>>>(Op::Pipe(&pipe)).await,
+        let answer = match heads.is_empty() && many.is_empty() {
+            false => self.redis::<Vec<redis::Value>>(Op::Pipe(&pipe)).await,
             true => self.redis::<()>(Op::Pipe(&pipe)).await.map(|()| Vec::new()),
         };
         let mut m = self.local()?;
@@ -346,14 +358,28 @@ impl Kv {
         let mut replies = answer.unwrap_or_default().into_iter();
         let heads = heads
             .iter()
-            .map(
-                |(key, len)| match replies.next().filter(|h| !h.is_empty()) {
+            .map(|(key, len)| {
+                let reply = replies
+                    .next()
+                    .and_then(|v| redis::from_redis_value::<Vec<u8>>(v).ok());
+                match reply.filter(|h| !h.is_empty()) {
                     Some(h) => Some(h),
                     None => stand_in.then(|| m.head(key, *len)).flatten(),
-                },
-            )
+                }
+            })
             .collect();
-        Ok((heads, in_redis))
+        let values = match replies.next() {
+            Some(v) => redis::from_redis_value::<Vec<Option<String>>>(v).unwrap_or_default(),
+            None => Vec::new(),
+        };
+        let many = (0..many.len())
+            .map(|i| values.get(i).cloned().flatten())
+            .collect();
+        Ok(Read {
+            heads,
+            many,
+            in_redis,
+        })
     }
 
     pub async fn get(&self, key: &str) -> Result<Option<String>, KvError> {
@@ -640,7 +666,11 @@ mod tests {
         let ttl = Duration::from_secs(60);
         kv.answered(false);
         // not taken by Redis (it is left alone after a failure): kept here, read here
-        let (_, shared) = kv.set_many_reading(&[], &[(&key, "v", ttl)]).await.unwrap();
+        let shared = kv
+            .set_many_reading(&[], &[], &[(&key, "v", ttl)])
+            .await
+            .unwrap()
+            .in_redis;
         assert!(!shared);
         assert!(kv.standing_in());
         assert_eq!(kv.get(&key).await.unwrap().as_deref(), Some("v"));
@@ -652,7 +682,11 @@ mod tests {
         assert_eq!(kv.get_many(&[&key]).await.unwrap(), vec![None]);
         assert_eq!(kv.get_head(&key, 1).await.unwrap(), None);
         assert!(kv.local().unwrap().live(&key).is_none(), "emptied");
-        let (_, shared) = kv.set_many_reading(&[], &[(&key, "w", ttl)]).await.unwrap();
+        let shared = kv
+            .set_many_reading(&[], &[], &[(&key, "w", ttl)])
+            .await
+            .unwrap()
+            .in_redis;
         assert!(shared);
         kv.del(&key).await.unwrap();
     }

@@ -203,9 +203,10 @@ pub async fn put(
     .chain(small)
     .collect();
     let restricted = t.key("restricted", "");
-    let probes = probes(unconfirmed, unchecked, &restricted);
-    let (heads, small_shared) = kv.set_many_reading(&probes, &items).await?;
-    if !still_current(&heads, unconfirmed, unchecked, small_shared) {
+    let (heads, many) = probes(unconfirmed, unchecked, &restricted);
+    let read = kv.set_many_reading(&heads, &many, &items).await?;
+    let small_shared = read.in_redis;
+    if !still_current(&read, unconfirmed, unchecked) {
         kv.del_many(&[&res_key, &prov_key, &seen_key]).await?;
         return Ok(false);
     }
@@ -232,47 +233,42 @@ pub struct Unchecked<'a> {
     pub epoch: &'a str,
 }
 
-/// The longest config epoch read back (its tokens are 16 characters).
-const EPOCH_HEAD: usize = 64;
-
-/// The heads a [`put`] (or [`confirm`]) reads: the entry's version, then the epoch and
-/// the thread's restriction mark, as far as they are unconfirmed.
+/// What a [`put`] (or [`confirm`]) reads: the head of the entry (its version), and in one
+/// `MGET` the epoch and the thread's restriction mark, as far as they are unconfirmed.
 fn probes<'a>(
     unconfirmed: Option<&'a Held>,
     unchecked: Option<&'a Unchecked<'a>>,
     restricted: &'a str,
-) -> Vec<(&'a str, usize)> {
-    let mut probes: Vec<(&str, usize)> = Vec::with_capacity(3);
-    if let Some(h) = unconfirmed {
-        probes.push(dataset_cache::version_probe(&h.key));
-    }
-    if let Some(u) = unchecked {
-        probes.push((u.epoch_key, EPOCH_HEAD));
-        probes.push((restricted, 1));
-    }
-    probes
+) -> (Vec<(&'a str, usize)>, Vec<&'a str>) {
+    let heads = unconfirmed
+        .map(|h| dataset_cache::version_probe(&h.key))
+        .into_iter()
+        .collect();
+    let many = match unchecked {
+        Some(u) => vec![u.epoch_key, restricted],
+        None => Vec::new(),
+    };
+    (heads, many)
 }
 
 /// Whether what [`probes`] read says the call's assumptions still hold. Unchecked
-/// assumptions hold only as Redis answered them (`in_redis`): no replica's own map
-/// stands in for the epoch every replica shares.
+/// assumptions hold only as Redis answered them: no replica's own map stands in for the
+/// epoch every replica shares.
 fn still_current(
-    heads: &[Option<Vec<u8>>],
+    read: &kv::Read,
     unconfirmed: Option<&Held>,
     unchecked: Option<&Unchecked<'_>>,
-    in_redis: bool,
 ) -> bool {
-    let mut heads = heads.iter();
     if let Some(held) = unconfirmed {
-        let head = heads.next().and_then(Option::as_deref);
+        let head = read.heads.first().and_then(Option::as_deref);
         if dataset_cache::version_in(head) != Some(held.version()) {
             return false;
         }
     }
     if let Some(u) = unchecked {
-        let epoch = heads.next().and_then(Option::as_deref);
-        let restricted = heads.next().and_then(Option::as_ref);
-        return in_redis && epoch == Some(u.epoch.as_bytes()) && restricted.is_none();
+        let epoch = read.many.first().and_then(Option::as_deref);
+        let restricted = read.many.get(1).and_then(Option::as_ref);
+        return read.in_redis && epoch == Some(u.epoch) && restricted.is_none();
     }
     true
 }
@@ -289,9 +285,9 @@ pub async fn confirm(
         return Ok(true);
     }
     let restricted = t.key("restricted", "");
-    let probes = probes(unconfirmed, unchecked, &restricted);
-    let (heads, in_redis) = kv.set_many_reading(&probes, &[]).await?;
-    Ok(still_current(&heads, unconfirmed, unchecked, in_redis))
+    let (heads, many) = probes(unconfirmed, unchecked, &restricted);
+    let read = kv.set_many_reading(&heads, &many, &[]).await?;
+    Ok(still_current(&read, unconfirmed, unchecked))
 }
 
 /// K2: a result Redis did not take, written to Postgres (when configured) so every

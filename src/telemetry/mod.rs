@@ -8,6 +8,7 @@
 pub mod http_attrs;
 pub mod logs;
 pub mod metrics;
+pub mod stage_times;
 pub mod traces;
 
 use tracing_subscriber::layer::SubscriberExt;
@@ -65,6 +66,7 @@ pub fn init() -> Telemetry {
         .with(otel)
         .with(text)
         .with(json)
+        .with(stage_times::StageTimes)
         .try_init()
         .is_ok();
     if let Some(p) = problem {

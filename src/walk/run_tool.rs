@@ -3,7 +3,9 @@
 //! Tool calls present its outcome for a conversation; workflow steps shape it as W2.
 
 use std::sync::Arc;
+
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use chrono::{DateTime, Utc};
 use secrecy::ExposeSecret;
@@ -87,7 +89,11 @@ impl Walker {
             return Ok(f);
         }
         if let Some(k) = lookup {
-            if let Some(d) = self.cached(caller.org(), k).await?.filter(|d| fresh(d)) {
+            let found = self
+                .cached(caller.org(), k)
+                .instrument(crate::stage!("cache_lookup"))
+                .await?;
+            if let Some(d) = found.filter(|d| fresh(d)) {
                 if mode == CacheMode::On {
                     Metrics::inc(&self.metrics.cache_hits);
                     return Ok(hit(d, k));
@@ -160,6 +166,7 @@ impl Walker {
                 wall.max(MIN_WALL_LEFT),
                 progress,
             )
+            .instrument(crate::stage!("upstream_walk"))
             .await;
         drop(coalesced);
         if let Some(c) = claim {
