@@ -19,8 +19,8 @@ use crate::store::providers::Provider;
 use crate::store::tool_mcp_meta;
 use crate::store::tools::{self, SyncChanges, Tool, ToolFields, ToolKind};
 use crate::store::OrgId;
+use crate::upstream::mcp::task::{self as mcp_task, TaskSupport};
 use crate::upstream::mcp::{self, McpClient};
-use crate::upstream::mcp_task::{self, TaskSupport};
 use crate::upstream::Target;
 
 /// `tools/list` pages read at most; a longer list is refused, never imported in part.

@@ -10,7 +10,7 @@
 //! `notifications/progress` as it comes),
 //! `tools/list` paging (`nextCursor`, bounded) and turning a `tools/call` result into the
 //! payload the engine reads ([`tool_payload`]). A tool that requires or allows tasks is
-//! called as one (M3, [`super::mcp_task`]): created, polled, its result read, cancelled
+//! called as one (M3, [`task`]): created, polled, its result read, cancelled
 //! when the call is. Never opens the optional GET stream: every answer loopgate needs
 //! comes back on its own POST.
 
@@ -24,8 +24,10 @@ use super::error::Redactor;
 use super::mcp_progress::ProgressWatch;
 use super::mcp_session::{end_later, Session};
 pub use super::mcp_session::{McpSessions, SESSIONS_MAX};
-use super::mcp_task::{self, TaskSupport};
+
+pub mod task;
 use super::{BodyWatch, CallError, ProviderLimiter, RawResponse, Request, Target, UpstreamClient};
+use task::TaskSupport;
 
 /// The protocol revision loopgate asks for; the server's answer decides. 2025-11-25 is
 /// the first with tasks (M3), which a server offers only in a session of that revision.
@@ -106,7 +108,7 @@ impl McpClient<'_> {
     /// as it streams in, before the result.
     ///
     /// M3: a tool whose `support` is required, or optional on a server that offers
-    /// tasks for `tools/call`, is called as a task ([`mcp_task::follow`]) in the session
+    /// tasks for `tools/call`, is called as a task ([`task::Follow`]) in the session
     /// it was created in; the task is cancelled at its server when this future is
     /// dropped or `timeout` ends first.
     pub async fn call_tool(
@@ -132,7 +134,7 @@ impl McpClient<'_> {
                 json!({"name": name, "arguments": args, "_meta": {"progressToken": token}});
             let as_task = support.as_task(session.tool_tasks)?;
             if as_task {
-                params["task"] = json!({"ttl": mcp_task::ttl_ms(left(deadline))});
+                params["task"] = json!({"ttl": task::ttl_ms(left(deadline))});
             }
             asked.store(as_task, Ordering::Relaxed);
             Ok(params)
@@ -146,8 +148,8 @@ impl McpClient<'_> {
             )
             .await?;
         // a server may answer a task-augmented call with its result all the same
-        if asked.load(Ordering::Relaxed) && mcp_task::created(&result) {
-            let followed = mcp_task::Follow {
+        if asked.load(Ordering::Relaxed) && task::created(&result) {
+            let followed = task::Follow {
                 client: self,
                 session: &session,
                 deadline,

@@ -82,7 +82,6 @@ mod escaped;
 pub mod mcp;
 mod mcp_progress;
 mod mcp_session;
-pub mod mcp_task;
 pub mod oauth;
 pub mod oauth_cache;
 pub mod oauth_metadata;

@@ -264,8 +264,8 @@ async fn m3_a_call_out_of_time_cancels_its_upstream_task() {
 #[tokio::test]
 async fn m3_dropping_the_call_cancels_its_upstream_task() {
     use loopgate::store::providers::{AuthType, ProviderAuth};
+    use loopgate::upstream::mcp::task::TaskSupport;
     use loopgate::upstream::mcp::McpClient;
-    use loopgate::upstream::mcp_task::TaskSupport;
     use loopgate::upstream::{McpSessions, Target, UpstreamClient, UpstreamClientConfig};
 
     let Some(peer) = SdkPeer::start(SCRIPT).await else {

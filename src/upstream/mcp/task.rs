@@ -8,7 +8,7 @@
 //! the whole of a long call.
 //!
 //! Every message is sent in the session that created the task (a task lives there),
-//! through the same guarded request path as any other ([`super::mcp::Rpc`]). Progress:
+//! through the same guarded request path as any other ([`super::Rpc`]). Progress:
 //! each new `statusMessage` seen while polling is relayed, and so is every
 //! `notifications/progress` for the call's token on the `tasks/result` stream (where the
 //! TypeScript SDK delivers a task's queued messages).
@@ -23,11 +23,11 @@ use std::time::{Duration, Instant};
 use loopgate_engine::UpstreamProgress;
 use serde_json::{json, Value};
 
-use super::error::Redactor;
-use super::mcp::{McpClient, OnProgress, Rpc};
-use super::mcp_progress::relayed_message;
-use super::mcp_session::Session;
-use super::{BodyWatch, CallError, Target, UpstreamClient};
+use super::{McpClient, OnProgress, Rpc};
+use crate::upstream::error::Redactor;
+use crate::upstream::mcp_progress::relayed_message;
+use crate::upstream::mcp_session::Session;
+use crate::upstream::{BodyWatch, CallError, Target, UpstreamClient};
 
 /// Where sync keeps what the server said of a tool's tasks, at its input schema's root
 /// (`x-loopgate-*` keys are never shown to a model nor sent upstream): `{"taskSupport":
