@@ -15,6 +15,8 @@
 //   then `rows` rows as structuredContent `{rows: [...]}`.
 // - `quick_sum` (taskSupport "optional"): `{sum: a + b}` after 100 ms.
 // - `failing_export` (taskSupport "required"): fails after 200 ms with an isError result.
+// - `needs_answer` (taskSupport "required"): after 100 ms its status is input_required
+//   (it waits for an answer loopgate, with no elicitation to offer, cannot give).
 import { randomUUID } from "node:crypto";
 import express from "express";
 import { z } from "zod";
@@ -122,6 +124,22 @@ function getServer() {
             content: [{ type: "text", text: "the export broke: disk full" }],
           });
         })().catch((e) => console.error("failing_export:", e));
+        return { task };
+      },
+      getTask,
+      getTaskResult,
+    },
+  );
+  server.experimental.tasks.registerToolTask(
+    "needs_answer",
+    { description: "Asks which export to run; only as a task", inputSchema: {}, execution: { taskSupport: "required" } },
+    {
+      createTask: async (_args, extra) => {
+        const task = await extra.taskStore.createTask({ ttl: extra.taskRequestedTtl ?? 60000, pollInterval: POLL_MS });
+        (async () => {
+          await sleep(100);
+          await extra.taskStore.updateTaskStatus(task.taskId, "input_required", "which export: daily or weekly?");
+        })().catch((e) => console.error("needs_answer:", e));
         return { task };
       },
       getTask,

@@ -85,6 +85,12 @@ async fn m1_the_sdk_server_syncs_calls_and_outlives_its_restart() {
         ["batch_export", "broken", "list_items", "slow_job"]
     );
     assert_eq!(r.sync["skipped"], json!([]), "{}", r.sync);
+    // this server does not offer tasks for tools/call: asking for one is not allowed,
+    // so the call fails saying why, and nothing is sent
+    let task_only = r.call("batch_export", json!({})).await;
+    task_only.problem(502, "upstream_failed");
+    let detail = task_only.body["detail"].as_str().unwrap();
+    assert!(detail.contains("does not offer tasks"), "{detail}");
 
     let items = r.call("list_items", json!({"prefix": "ap"})).await;
     let out = items.ok(200)["result"].clone();

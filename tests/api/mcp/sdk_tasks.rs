@@ -87,7 +87,7 @@ async fn m3_task_tools_are_imported_and_called_as_tasks_at_the_servers_interval(
     // no skip: the task-only tools are imported
     assert_eq!(
         names(&r.sync["data"]),
-        ["export_rows", "failing_export", "quick_sum"]
+        ["export_rows", "failing_export", "needs_answer", "quick_sum"]
     );
     assert_eq!(r.sync["skipped"], json!([]), "{}", r.sync);
 
@@ -250,7 +250,8 @@ async fn m3_a_call_out_of_time_cancels_its_upstream_task() {
     let out = r
         .call("t3", "export_rows", json!({"stages": 10, "stage_ms": 500}))
         .await;
-    assert_ne!(out.status.as_u16(), 200, "{}", out.text);
+    // the walk ends at its budget with nothing fetched
+    out.problem(502, "upstream_failed");
     let log = log_with_cancel(&peer).await;
     let cancels = of(&log, "tasks/cancel");
     assert_eq!(cancels.len(), 1, "{log:?}");
@@ -258,6 +259,26 @@ async fn m3_a_call_out_of_time_cancels_its_upstream_task() {
     assert!(!gets.is_empty(), "{log:?}");
     assert_eq!(cancels[0]["taskId"], gets[0]["taskId"]);
     assert_eq!(cancels[0]["session"], gets[0]["session"]);
+    assert!(of(&log, "tasks/result").is_empty(), "{log:?}");
+}
+
+#[tokio::test]
+async fn m3_a_task_waiting_for_input_fails_clearly_and_is_cancelled() {
+    let Some(peer) = SdkPeer::start(SCRIPT).await else {
+        return;
+    };
+    let r = rig(spawn_app().await, &peer.url()).await;
+    // loopgate offers no elicitation: it cannot answer, so it says so and lets go
+    let out = r.call("t5", "needs_answer", json!({})).await;
+    out.problem(502, "upstream_failed");
+    let detail = out.body["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("input_required") && detail.contains("which export: daily or weekly?"),
+        "{detail}"
+    );
+    let log = log_with_cancel(&peer).await;
+    let cancels = of(&log, "tasks/cancel");
+    assert_eq!(cancels.len(), 1, "{log:?}");
     assert!(of(&log, "tasks/result").is_empty(), "{log:?}");
 }
 
