@@ -111,12 +111,10 @@ async fn m3_task_tools_are_imported_and_called_as_tasks_at_the_servers_interval(
     );
     let task = results[0]["taskId"].as_str().unwrap();
     assert!(gets.iter().all(|g| g["taskId"] == task), "{log:?}");
-    // the server suggests 300 ms: polled no faster (a bound, with room for the clock),
-    // and so no more often than 1.2 s of work allows (plus the final look)
-    assert!(
-        !gets.is_empty() && gets.len() <= 1_200 / 300 + 2,
-        "{gets:?}"
-    );
+    // the server suggests 300 ms: polled no faster (a bound, with room for the clock);
+    // about 1.2 s of work is a handful of looks, never a busy loop (bounded loosely: a
+    // loaded machine stretches the stages)
+    assert!(!gets.is_empty() && gets.len() <= 12, "{gets:?}");
     let times: Vec<i64> = std::iter::once(call[0])
         .chain(gets.iter().copied())
         .map(|e| e["at"].as_i64().unwrap())
