@@ -334,6 +334,10 @@ async fn m3_dropping_the_call_cancels_its_upstream_task() {
 
 #[tokio::test]
 async fn m3_the_reference_servers_research_query_runs_as_a_task() {
+    let reference = "@modelcontextprotocol/server-everything";
+    if !crate::support::sdk_peer::installed(reference, "the MCP reference server") {
+        return;
+    }
     let Some(peer) = SdkPeer::start(EVERYTHING).await else {
         return;
     };
