@@ -2,8 +2,10 @@
 //! with the org's credential, through the guarded caller, and makes the provider's tools
 //! exactly that list — added, updated in place, removed — reporting what changed.
 //! A tool's name on the server is kept as its `path` (`/<name>`); its loopgate name is
-//! that name made to fit `[A-Za-z0-9_-]{1,64}`, unique within the provider. A tool that
-//! can only run as a task is skipped, with the reason in the report's `skipped`.
+//! that name made to fit `[A-Za-z0-9_-]{1,64}`, unique within the provider. M3: a tool
+//! that requires or allows tasks (`execution.taskSupport`) is imported like any other,
+//! its task support kept at its input schema's root ([`mcp_task::SCHEMA_KEY`]) for the
+//! call to read.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -17,6 +19,7 @@ use crate::store::providers::Provider;
 use crate::store::tool_mcp_meta;
 use crate::store::tools::{self, SyncChanges, Tool, ToolFields, ToolKind};
 use crate::store::OrgId;
+use crate::upstream::mcp::task::{self as mcp_task, TaskSupport};
 use crate::upstream::mcp::{self, McpClient};
 use crate::upstream::Target;
 
@@ -125,10 +128,6 @@ pub fn to_fields(provider_id: &str, listed: &[Value]) -> (Vec<ToolFields>, Vec<S
             skipped.push(skip("listed twice; the first one was imported"));
             continue;
         }
-        if task_only(t) {
-            skipped.push(skip(TASK_ONLY));
-            continue;
-        }
         let mut schema = match t.get("inputSchema") {
             Some(Value::Object(o)) => o.clone(),
             None | Some(Value::Null) => Default::default(),
@@ -150,6 +149,11 @@ pub fn to_fields(provider_id: &str, listed: &[Value]) -> (Vec<ToolFields>, Vec<S
         // D6: what search reads besides the description and input properties
         if let Some(extras) = crate::discovery::document::mcp_extras(t) {
             schema.insert(crate::discovery::DOC_KEY.into(), extras);
+        }
+        // M3: whether it runs as a task; the server's own key of that name is replaced
+        schema.remove(mcp_task::SCHEMA_KEY);
+        if let Some(tasks) = TaskSupport::of_listed(t).schema_entry() {
+            schema.insert(mcp_task::SCHEMA_KEY.into(), tasks);
         }
         let description = t
             .get("description")
@@ -192,17 +196,6 @@ pub fn meta_by_path(listed: &[Value]) -> Value {
             .or_insert(Value::Object(meta));
     }
     Value::Object(out)
-}
-
-/// Why a task-only tool is not imported.
-const TASK_ONLY: &str = "it can only run as a task (execution.taskSupport \"required\"), which loopgate does not call tools as";
-
-/// A tool that must be called as a task (`execution.taskSupport: "required"`, MCP
-/// 2025-11-25): a plain `tools/call`, all loopgate sends, is refused by its server.
-fn task_only(tool: &Value) -> bool {
-    tool.pointer("/execution/taskSupport")
-        .and_then(Value::as_str)
-        == Some("required")
 }
 
 /// `remote` made to fit `[A-Za-z0-9_-]{1,64}`, with `_2`, `_3`… when taken.
@@ -269,18 +262,32 @@ mod tests {
     }
 
     #[test]
-    fn m1_task_only_tools_are_skipped_with_the_reason() {
+    fn m3_tools_that_require_or_allow_tasks_are_imported_with_their_support() {
         let listed = vec![
             json!({"name": "batch", "execution": {"taskSupport": "required"}}),
             json!({"name": "maybe", "execution": {"taskSupport": "optional"}}),
-            json!({"name": "plain"}),
+            // a server's own key of loopgate's name is not taken for the listing's
+            json!({"name": "plain", "inputSchema": {"type": "object",
+                   "x-loopgate-mcp": {"taskSupport": "required"}}}),
         ];
         let (fields, skipped) = to_fields("prv_1", &listed);
-        let names: Vec<_> = fields.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names, ["maybe", "plain"]);
-        assert_eq!(skipped.len(), 1);
-        assert_eq!(skipped[0].name, "batch");
-        assert!(skipped[0].reason.contains("taskSupport"), "{skipped:?}");
+        assert!(skipped.is_empty(), "{skipped:?}");
+        let support: Vec<_> = fields
+            .iter()
+            .map(|f| (f.name.as_str(), TaskSupport::of_schema(&f.input_schema)))
+            .collect();
+        assert_eq!(
+            support,
+            [
+                ("batch", TaskSupport::Required),
+                ("maybe", TaskSupport::Optional),
+                ("plain", TaskSupport::Forbidden),
+            ]
+        );
+        assert_eq!(
+            fields[0].input_schema,
+            json!({"type": "object", "x-loopgate-mcp": {"taskSupport": "required"}})
+        );
     }
 
     #[test]

@@ -9,9 +9,12 @@
 //! reading an answer sent as JSON or inside an SSE stream (relaying the tool's
 //! `notifications/progress` as it comes),
 //! `tools/list` paging (`nextCursor`, bounded) and turning a `tools/call` result into the
-//! payload the engine reads ([`tool_payload`]). Never opens the optional GET stream:
-//! every answer loopgate needs comes back on its own POST.
+//! payload the engine reads ([`tool_payload`]). A tool that requires or allows tasks is
+//! called as one (M3, [`task`]): created, polled, its result read, cancelled
+//! when the call is. Never opens the optional GET stream: every answer loopgate needs
+//! comes back on its own POST.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use loopgate_engine::UpstreamProgress;
@@ -21,10 +24,14 @@ use super::error::Redactor;
 use super::mcp_progress::ProgressWatch;
 use super::mcp_session::{end_later, Session};
 pub use super::mcp_session::{McpSessions, SESSIONS_MAX};
-use super::{BodyWatch, CallError, ProviderLimiter, RawResponse, Request, Target, UpstreamClient};
 
-/// The protocol revision loopgate asks for; the server's answer decides.
-pub const PROTOCOL_VERSION: &str = "2025-06-18";
+pub mod task;
+use super::{BodyWatch, CallError, ProviderLimiter, RawResponse, Request, Target, UpstreamClient};
+use task::TaskSupport;
+
+/// The protocol revision loopgate asks for; the server's answer decides. 2025-11-25 is
+/// the first with tasks (M3), which a server offers only in a session of that revision.
+pub const PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// M1, the one rule for a reused session: an answer of 4xx other than 401, 403 and 429
 /// means the server no longer takes it (the spec says 404; the TypeScript SDK's example
@@ -99,10 +106,16 @@ impl McpClient<'_> {
     /// of the credential whatever its kind (a success as much as an `isError` text). A
     /// `progressToken` goes in `_meta`; the server's progress for it reaches `progress`
     /// as it streams in, before the result.
+    ///
+    /// M3: a tool whose `support` is required, or optional on a server that offers
+    /// tasks for `tools/call`, is called as a task ([`task::Follow`]) in the session
+    /// it was created in; the task is cancelled at its server when this future is
+    /// dropped or `timeout` ends first.
     pub async fn call_tool(
         &self,
         name: &str,
         args: &Map<String, Value>,
+        support: TaskSupport,
         timeout: Duration,
         progress: Option<OnProgress<'_>>,
     ) -> Result<ToolPayload, CallError> {
@@ -115,14 +128,37 @@ impl McpClient<'_> {
                 w.chunk(chunk);
             }
         };
-        let result = self
-            .request(
+        let asked = AtomicBool::new(false);
+        let params = |session: &Session| {
+            let mut params =
+                json!({"name": name, "arguments": args, "_meta": {"progressToken": token}});
+            let as_task = support.as_task(session.tool_tasks)?;
+            if as_task {
+                params["task"] = json!({"ttl": task::ttl_ms(left(deadline))});
+            }
+            asked.store(as_task, Ordering::Relaxed);
+            Ok(params)
+        };
+        let (session, mut result) = self
+            .request_in(
                 "tools/call",
-                json!({"name": name, "arguments": args, "_meta": {"progressToken": token}}),
+                &params,
                 deadline,
                 watch.as_ref().map(|_| BodyWatch(&feed)),
             )
             .await?;
+        // a server may answer a task-augmented call with its result all the same
+        if asked.load(Ordering::Relaxed) && task::created(&result) {
+            let followed = task::Follow {
+                client: self,
+                session: &session,
+                deadline,
+                redactor: &redactor,
+                progress,
+                watch: watch.as_ref().map(|_| BodyWatch(&feed)),
+            };
+            result = followed.run(&result).await?;
+        }
         // The JSON-RPC body was redacted as bytes by the caller, but a payload is text
         // inside JSON (escaped once more, or `\u`-escaped) until it is read out here:
         // every kind is redacted again, as the engine will see it.
@@ -143,6 +179,21 @@ impl McpClient<'_> {
         deadline: Instant,
         watch: Option<BodyWatch<'_>>,
     ) -> Result<Value, CallError> {
+        let params = |_: &Session| Ok(params.clone());
+        self.request_in(method, &params, deadline, watch)
+            .await
+            .map(|(_, v)| v)
+    }
+
+    /// [`Self::request`] with params made for the session it goes in (M3: whether a call
+    /// is a task depends on what its server offered), answering that session too.
+    async fn request_in(
+        &self,
+        method: &str,
+        params: &(dyn Fn(&Session) -> Result<Value, CallError> + Sync),
+        deadline: Instant,
+        watch: Option<BodyWatch<'_>>,
+    ) -> Result<(Session, Value), CallError> {
         let key = McpSessions::key(self.target);
         let (cached, ended) = self.sessions.checkout(&key);
         end_later(self.caller, ended);
@@ -151,7 +202,7 @@ impl McpClient<'_> {
                 .send(
                     Some(&session),
                     method,
-                    Some(params.clone()),
+                    Some(params(&session)?),
                     deadline,
                     watch,
                 )
@@ -161,7 +212,7 @@ impl McpClient<'_> {
                     tracing::info!(error = %e, "the MCP server no longer takes its session: opening a new one");
                     self.sessions.forget(&key, &session);
                 }
-                other => return other.map(|(_, v)| v),
+                other => return other.map(|(_, v)| (session, v)),
             }
         }
         let session = self.handshake(deadline).await?;
@@ -169,7 +220,30 @@ impl McpClient<'_> {
             self.caller,
             self.sessions.put(key, self.target, session.clone()),
         );
-        self.send(Some(&session), method, Some(params), deadline, watch)
+        let (_, v) = self
+            .send(
+                Some(&session),
+                method,
+                Some(params(&session)?),
+                deadline,
+                watch,
+            )
+            .await?;
+        Ok((session, v))
+    }
+
+    /// M3: one request in `session` itself (a task lives in the session that created it:
+    /// never replaced here), keeping that session from expiring while it is used.
+    pub(super) async fn request_pinned(
+        &self,
+        session: &Session,
+        method: &str,
+        params: Value,
+        deadline: Instant,
+        watch: Option<BodyWatch<'_>>,
+    ) -> Result<Value, CallError> {
+        self.sessions.touch(&McpSessions::key(self.target), session);
+        self.send(Some(session), method, Some(params), deadline, watch)
             .await
             .map(|(_, v)| v)
     }
@@ -190,6 +264,9 @@ impl McpClient<'_> {
                 .and_then(Value::as_str)
                 .unwrap_or(PROTOCOL_VERSION)
                 .to_string(),
+            tool_tasks: result
+                .pointer("/capabilities/tasks/requests/tools/call")
+                .is_some_and(Value::is_object),
         };
         self.notify(&session, "notifications/initialized", deadline)
             .await?;
@@ -233,13 +310,49 @@ impl McpClient<'_> {
         deadline: Instant,
         watch: Option<BodyWatch<'_>>,
     ) -> Result<(RawResponse, Value), CallError> {
-        let id = self.sessions.request_id();
-        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
-        if let Some(p) = params {
+        let rpc = Rpc {
+            id: self.sessions.request_id(),
+            method,
+            params,
+        };
+        rpc.send(
+            self.caller,
+            self.target,
+            self.rate,
+            session,
+            left(deadline),
+            watch,
+        )
+        .await
+    }
+}
+
+/// One JSON-RPC request: what every message loopgate sends an MCP server goes through
+/// (M3: a task's cancel too, sent from where no [`McpClient`] lives any more).
+pub(super) struct Rpc<'a> {
+    pub id: u64,
+    pub method: &'a str,
+    pub params: Option<Value>,
+}
+
+impl Rpc<'_> {
+    /// POSTs the request through the guarded `caller` (SSRF guard, credential, byte
+    /// cap) and reads its answer, redacted of the credential.
+    pub async fn send(
+        self,
+        caller: &UpstreamClient,
+        target: &Target,
+        rate: Option<&ProviderLimiter>,
+        session: Option<&Session>,
+        timeout: Duration,
+        watch: Option<BodyWatch<'_>>,
+    ) -> Result<(RawResponse, Value), CallError> {
+        let mut msg = json!({"jsonrpc": "2.0", "id": self.id, "method": self.method});
+        if let Some(p) = self.params {
             msg["params"] = p;
         }
         let body = msg.to_string();
-        let headers = Self::headers(session);
+        let headers = McpClient::headers(session);
         let request = match watch {
             Some(watch) => Request::RpcWatched {
                 body: body.as_bytes(),
@@ -251,12 +364,9 @@ impl McpClient<'_> {
                 headers: &headers,
             },
         };
-        let raw = self
-            .caller
-            .send(self.target, request, self.rate, left(deadline))
-            .await?;
-        let redactor = Redactor::new(self.target.credential.as_ref());
-        let result = answer(&raw, id, method).map_err(|e| match e {
+        let raw = caller.send(target, request, rate, timeout).await?;
+        let redactor = Redactor::new(target.credential.as_ref());
+        let result = answer(&raw, self.id, self.method).map_err(|e| match e {
             CallError::Protocol(m) => CallError::Protocol(redactor.clean(&m)),
             other => other,
         })?;

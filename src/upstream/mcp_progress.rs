@@ -110,18 +110,25 @@ fn progress_of(msg: &Value, token: &str, redactor: &Redactor) -> Option<Upstream
     if !ours {
         return None;
     }
-    let message = params.get("message").and_then(Value::as_str).map(|m| {
-        let m = redactor.clean(m);
-        match m.char_indices().nth(MESSAGE_MAX) {
-            Some((at, _)) => format!("{}…", &m[..at]),
-            None => m,
-        }
-    });
+    let message = params
+        .get("message")
+        .and_then(Value::as_str)
+        .map(|m| relayed_message(m, redactor));
     Some(UpstreamProgress {
         progress: params.get("progress")?.as_f64()?,
         total: params.get("total").and_then(Value::as_f64),
         message,
     })
+}
+
+/// A progress message as it is relayed: redacted of the credential, cut to
+/// [`MESSAGE_MAX`] characters (M3: a task's `statusMessage` too).
+pub(super) fn relayed_message(m: &str, redactor: &Redactor) -> String {
+    let m = redactor.clean(m);
+    match m.char_indices().nth(MESSAGE_MAX) {
+        Some((at, _)) => format!("{}…", &m[..at]),
+        None => m,
+    }
 }
 
 #[cfg(test)]

@@ -27,6 +27,8 @@ const END_TIMEOUT: Duration = Duration::from_secs(3);
 pub(super) struct Session {
     pub id: Option<String>,
     pub protocol: String,
+    /// M3: the server advertised `tasks.requests.tools.call` in its `initialize` answer.
+    pub tool_tasks: bool,
 }
 
 impl Session {
@@ -142,6 +144,15 @@ impl McpSessions {
         }
     }
 
+    /// Marks `session` for `key` as used now (M3: a task followed in it keeps it open).
+    pub(super) fn touch(&self, key: &[u8; 32], session: &Session) {
+        if let Ok(mut m) = self.map.lock() {
+            if let Some(e) = m.get_mut(key).filter(|e| e.session == *session) {
+                e.used = Instant::now();
+            }
+        }
+    }
+
     pub(super) fn request_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed) + 1
     }
@@ -246,6 +257,7 @@ mod tests {
         Session {
             id: Some(id.into()),
             protocol: "2025-06-18".into(),
+            tool_tasks: false,
         }
     }
 

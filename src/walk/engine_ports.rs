@@ -9,6 +9,7 @@ use tracing::Instrument as _;
 use crate::store::tools::ToolKind;
 use crate::store::OrgId;
 use crate::telemetry::metrics::Metrics;
+use crate::upstream::mcp::task::TaskSupport;
 use crate::upstream::mcp::{self, McpClient, ToolPayload};
 use crate::upstream::{CallError, ProviderLimiter, Request, Target};
 use crate::walk::credential::Credential;
@@ -29,6 +30,8 @@ pub struct HttpUpstream<'a> {
     provider_id: String,
     /// The tool's name on its MCP server, for a tool of kind `mcp`.
     mcp_tool: Option<String>,
+    /// M3: whether that tool runs as a task, as sync kept it.
+    mcp_tasks: TaskSupport,
     /// Whose CPU budget parsing this tool's responses takes (`walk::cpu_jobs`).
     org: OrgId,
     /// Where an MCP tool's own progress goes (M1), when the walk reports progress.
@@ -59,6 +62,7 @@ impl<'a> HttpUpstream<'a> {
             limiter,
             provider_id: bound.provider.id.clone(),
             mcp_tool,
+            mcp_tasks: TaskSupport::of_schema(&bound.tool.input_schema),
             org: org.clone(),
             relay: None,
         }
@@ -71,7 +75,8 @@ impl<'a> HttpUpstream<'a> {
     }
 
     /// M1: `tools/call` on the MCP server; the payload is what the engine parses, and an
-    /// `isError` result is a failure whose message is the tool's own text.
+    /// `isError` result is a failure whose message is the tool's own text. M3: as a task
+    /// when the tool requires or allows one; dropping this future cancels the task.
     async fn call_mcp(
         &self,
         name: &str,
@@ -108,7 +113,7 @@ impl<'a> HttpUpstream<'a> {
         };
         let progress: Option<mcp::OnProgress<'_>> = relay.map(|_| &on_progress as _);
         match client
-            .call_tool(name, &req.args, req.timeout, progress)
+            .call_tool(name, &req.args, self.mcp_tasks, req.timeout, progress)
             .await
         {
             Ok(ToolPayload::Json(body)) => Ok(typed("application/json", body)),

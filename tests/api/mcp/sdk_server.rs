@@ -2,8 +2,8 @@
 //! stateful pattern (tests/mcp-peers/server-stateful.mjs), which answers a session it does
 //! not know with 400 "No valid session ID provided": sync and call; a restart of the
 //! server (a new process, every session gone) costs the next call and sync nothing; a
-//! tool's own progress reaches the agent's stream; a task-only tool is skipped with its
-//! reason; an `isError` result is described as the tool's own failure; an idle session
+//! tool's own progress reaches the agent's stream; a task-only tool is imported (M3,
+//! called in sdk_tasks.rs); an `isError` result is described as the tool's own failure; an idle session
 //! is ended with `DELETE`, and so is every open session at shutdown.
 
 use serde_json::{json, Value};
@@ -79,18 +79,18 @@ async fn m1_the_sdk_server_syncs_calls_and_outlives_its_restart() {
     };
     let r = rig(spawn_app().await, &peer).await;
 
-    // the task-only tool is skipped, and the report says why
-    assert_eq!(names(&r.sync["data"]), ["broken", "list_items", "slow_job"]);
-    let skipped = r.sync["skipped"].as_array().unwrap();
-    assert_eq!(skipped.len(), 1, "{skipped:?}");
-    assert_eq!(skipped[0]["name"], "batch_export");
-    assert!(
-        skipped[0]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("taskSupport"),
-        "{skipped:?}"
+    // M3: the task-only tool is imported too (sdk_tasks.rs calls such tools)
+    assert_eq!(
+        names(&r.sync["data"]),
+        ["batch_export", "broken", "list_items", "slow_job"]
     );
+    assert_eq!(r.sync["skipped"], json!([]), "{}", r.sync);
+    // this server does not offer tasks for tools/call: asking for one is not allowed,
+    // so the call fails saying why, and nothing is sent
+    let task_only = r.call("batch_export", json!({})).await;
+    task_only.problem(502, "upstream_failed");
+    let detail = task_only.body["detail"].as_str().unwrap();
+    assert!(detail.contains("does not offer tasks"), "{detail}");
 
     let items = r.call("list_items", json!({"prefix": "ap"})).await;
     let out = items.ok(200)["result"].clone();
@@ -146,7 +146,7 @@ async fn m1_the_sdk_server_syncs_calls_and_outlives_its_restart() {
 
     peer.restart().await;
     let resync = r.sync().await;
-    assert_eq!(resync.ok(200)["unchanged"], 3, "{}", resync.text);
+    assert_eq!(resync.ok(200)["unchanged"], 4, "{}", resync.text);
     let log = peer.log().await;
     assert_eq!(log[0]["method"], "tools/list");
     assert_eq!(log[1]["method"], "initialize");

@@ -25,12 +25,18 @@ fn peers_dir() -> String {
 /// Whether the SDK is installed; when it is not, fails the test naming the setup script
 /// (or, with the services opt-out, says it is skipped).
 pub fn sdk_installed() -> bool {
-    let sdk = format!("{}/node_modules/@modelcontextprotocol/sdk", peers_dir());
-    if std::path::Path::new(&sdk).exists() {
+    installed("@modelcontextprotocol/sdk", "the TypeScript MCP SDK")
+}
+
+/// Whether the npm package `name` (pinned in tests/mcp-peers/package.json) is installed;
+/// when it is not, as [`sdk_installed`].
+pub fn installed(name: &str, what: &str) -> bool {
+    let dir = format!("{}/node_modules/{name}", peers_dir());
+    if std::path::Path::new(&dir).exists() {
         return true;
     }
     missing(
-        "the TypeScript MCP SDK is not installed in tests/mcp-peers (run scripts/setup-mcp-peers)",
+        &format!("{what} is not installed in tests/mcp-peers (run scripts/setup-mcp-peers)"),
         "skipped",
     );
     false
