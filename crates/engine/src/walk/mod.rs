@@ -219,7 +219,11 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         }
         if matches!(
             col.stop,
-            StopReason::Requests | StopReason::Bytes | StopReason::Items | StopReason::Time
+            StopReason::Requests
+                | StopReason::Bytes
+                | StopReason::Items
+                | StopReason::Time
+                | StopReason::Cancelled
         ) {
             halted = Some(col.stop);
         }
