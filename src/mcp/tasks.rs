@@ -18,8 +18,9 @@
 //!   `cancelled`); the walking replica's watcher — woken by a pub/sub message, else at
 //!   its next check — sets the call's [`CallCancel`], and the walk stops as at a bound
 //!   (`_stoppedBy: "cancelled"`) with the pages it fetched: an honest partial, recorded as
-//!   the call's result and read with `tasks/result` (or `GET /v1/tool-calls/{id}`). A
-//!   task already terminal is refused with -32602, as the spec says.
+//!   the call's result and read with `tasks/result`, or with `GET /v1/tool-calls/{id}`
+//!   (the `CreateTaskResult`'s `_meta` names the call, [`CALL_ID`]). A task already
+//!   terminal is refused with -32602, as the spec says.
 //! - `tasks/list` pages the session's live tasks by id ([`LIST_PAGE`] a page).
 //!
 //! Discovery and retrieval tools answer at once and are never tasks (their
@@ -64,6 +65,9 @@ pub const WATCH_EVERY: Duration = Duration::from_secs(2);
 /// wall-clock bound by this much, it answers -32603 and the client asks again.
 const RESULT_WAIT_SLACK: Duration = Duration::from_secs(60);
 const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+/// The `_meta` key of a `CreateTaskResult` naming the task's tool call, whose record
+/// `GET /v1/tool-calls/{id}` reads (the same caller, any replica).
+pub const CALL_ID: &str = "loopgate/callId";
 
 /// Whether a session negotiated at `version` has tasks.
 pub fn in_version(version: &str) -> bool {
@@ -207,7 +211,8 @@ pub async fn create(
                 call_status: Some("running".into()),
                 finished_at: None,
             };
-            response(&id, json!({"task": task_json(&row)}))
+            let meta = json!({CALL_ID: run.start.id});
+            response(&id, json!({"task": task_json(&row), "_meta": meta}))
         }
         Err(e) => {
             tracing::error!(error = %e, call = %run.start.id, "could not record the MCP task");

@@ -19,7 +19,7 @@ import { CallToolResultSchema, CreateTaskResultSchema } from "@modelcontextproto
 const [urlA, urlB, token, mode, tool, args = "{}"] = process.argv.slice(2);
 const headers = { Authorization: `Bearer ${token}` };
 const params = { name: tool, arguments: JSON.parse(args) };
-const SHORT = { timeout: 500 };
+const SHORT = { timeout: 1_500 };
 const LONG = { timeout: 45_000 };
 
 async function open(url, sessionId) {
@@ -50,11 +50,12 @@ async function create() {
     CreateTaskResultSchema,
     SHORT,
   );
+  out.createdMeta = created._meta ?? null;
   return created.task;
 }
 
 if (mode === "follow") {
-  // a client that waits 500 ms for a walk of seconds gives up
+  // a client that waits 1.5 s for a walk of seconds gives up
   try {
     await a.client.callTool(params, CallToolResultSchema, SHORT);
     out.plainShort = "answered";

@@ -1,7 +1,7 @@
 //! M3, served: an agent's `tools/call` answered as a task, against the official
 //! TypeScript SDK as the client (tests/mcp-peers/m3-tasks-client.mjs), with two replicas
 //! of loopgate on one Postgres and one Redis and an upstream whose pages are slow, so a
-//! walk outlives the client's 500 ms request timeout:
+//! walk outlives the client's 1.5 s request timeout:
 //!
 //! - the server advertises `tasks` and lists the walking tool with `taskSupport:
 //!   optional`; a plain call with that timeout gives up, the task is answered at once on
@@ -112,8 +112,9 @@ async fn m3_a_walk_is_served_as_a_task_followed_on_another_replica_and_cancelled
     let url = |app: &TestApp| format!("{}/v1/agents/{}/mcp", app.address, rig.agent);
     let (ua, ub) = (url(&a), url(&b));
 
-    // six pages of 300 ms each, walked again every call (`_refresh`: no cache hit)
-    let walk = r#"{"_all_pages": true, "pages": 6, "delay_ms": 300, "_refresh": true}"#;
+    // six pages (and the empty seventh) of 600 ms each, walked again every call
+    // (`_refresh`: no cache hit)
+    let walk = r#"{"_all_pages": true, "pages": 6, "delay_ms": 600, "_refresh": true}"#;
     let Some(out) = run_client(
         "m3-tasks-client.mjs",
         &[&ua, &ub, &token, "follow", "list_slow", walk],
@@ -158,7 +159,7 @@ async fn m3_a_walk_is_served_as_a_task_followed_on_another_replica_and_cancelled
     assert_eq!(on_b["structuredContent"]["_pagingComplete"], true, "{on_b}");
     assert_eq!(comparable(on_b), comparable(&out["plain"]), "{out}");
     assert_eq!(out["afterB"]["status"], "completed");
-    // the SDK's own flow with 500 ms requests: created, polled, its result
+    // the SDK's own flow with 1.5 s requests: created, polled, its result
     let stream = out["stream"].as_array().unwrap();
     assert_eq!(stream[0]["type"], "taskCreated", "{out}");
     let last = stream.last().unwrap();
@@ -210,6 +211,12 @@ async fn m3_a_walk_is_served_as_a_task_followed_on_another_replica_and_cancelled
         .as_str()
         .unwrap()
         .contains("cancelled"));
+    // the call's record, named in the CreateTaskResult's `_meta`, holds the same partial
+    let call = out["createdMeta"]["loopgate/callId"].as_str().unwrap();
+    let r = b.get(&format!("/v1/tool-calls/{call}"), &token).await;
+    let record = r.ok(200);
+    assert_eq!(record["status"], "succeeded", "{record}");
+    assert_eq!(record["result"], partial["structuredContent"]);
     assert_eq!(out["cancelAgain"]["code"], -32602, "{out}");
     assert_eq!(out["otherSession"]["code"], -32602, "{out}");
     // the walk stopped asking the upstream
