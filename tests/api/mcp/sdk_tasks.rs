@@ -72,10 +72,16 @@ async fn rpc(
         .get("mcp-session-id")
         .map(|v| v.to_str().unwrap().to_string());
     let text = res.text().await.unwrap();
+    // a `tools/call` answers as an SSE stream: its last message is the response
+    let last = text
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("data: "))
+        .unwrap_or(&text);
     (
         status,
         session,
-        serde_json::from_str(&text).unwrap_or(json!(text)),
+        serde_json::from_str(last).unwrap_or(json!(text)),
     )
 }
 
@@ -261,9 +267,64 @@ async fn m3_a_walk_is_served_as_a_task_followed_on_another_replica_and_cancelled
             );
         }
     }
+    // a cursor loopgate never gave: -32602, as the spec names it
+    let (_, _, body) = rpc(
+        &a,
+        &rig.agent,
+        &token,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "id": 10,
+        "method": "tasks/list", "params": {"cursor": "page-2"}}),
+    )
+    .await;
+    assert_eq!(body["error"]["code"], -32602, "{body}");
     // a task asked of a retrieval tool: the spec's -32601
     let (_, _, body) = rpc(&a, &rig.agent, &token, Some(&session), json!({"jsonrpc": "2.0", "id": 9,
         "method": "tools/call", "params": {"name": "queryToolResult", "arguments": {}, "task": {}}}))
     .await;
     assert_eq!(body["error"]["code"], -32601, "{body}");
+
+    // a session of an older revision has no tasks: `task` is ignored (a plain result),
+    // `tasks/*` are not served, and nothing is marked in `tools/list`
+    let (_, old, body) = rpc(
+        &a,
+        &rig.agent,
+        &token,
+        None,
+        json!({"jsonrpc": "2.0", "id": 1,
+        "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}}),
+    )
+    .await;
+    assert!(
+        body["result"]["capabilities"].get("tasks").is_none(),
+        "{body}"
+    );
+    let old = old.unwrap();
+    let (_, _, body) = rpc(&a, &rig.agent, &token, Some(&old), json!({"jsonrpc": "2.0", "id": 2,
+        "method": "tools/call", "params": {"name": "list_slow", "arguments": {"pages": 1, "delay_ms": 0},
+        "task": {"ttl": 60000}}}))
+    .await;
+    assert_eq!(
+        serde_json::from_str::<Vec<Value>>(body["result"]["content"][0]["text"].as_str().unwrap())
+            .unwrap_or_else(|e| panic!("{e}: {body}"))
+            .len(),
+        10,
+        "{body}"
+    );
+    assert!(body["result"].get("task").is_none());
+    let (_, _, body) = rpc(&a, &rig.agent, &token, Some(&old), get(&task)).await;
+    assert_eq!(body["error"]["code"], -32601, "{body}");
+    let (_, _, body) = rpc(
+        &a,
+        &rig.agent,
+        &token,
+        Some(&old),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+    )
+    .await;
+    assert!(
+        body["result"]["tools"][0].get("execution").is_none(),
+        "{body}"
+    );
 }
