@@ -297,3 +297,28 @@ fn m3_a_cancelled_walk_keeps_the_pages_fetched() {
     assert!(o.resume.is_some(), "a cancelled walk can be resumed (P10)");
     assert_eq!(StopReason::Cancelled.as_str(), "cancelled");
 }
+
+/// M3: a call cancelled before its first page came fails saying so (nothing to keep),
+/// not as an API that could not be reached.
+#[test]
+fn m3_a_call_cancelled_before_any_page_says_so() {
+    let clock = FakeClock::default();
+    let api = page_api(&clock, 10_000, 100, |r, _| json!({"data": r}));
+    let schema = page_schema(Some(100));
+    let a = analyze(&schema);
+    let limits = Limits::default();
+    let plan = parse_call(&a, &schema, json!({"_all_pages": true}), true, &limits)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let cancelled = CancelledClock { clock, flag };
+    match block_on(run(&plan, &a, &api, &NoProgress, &cancelled, &limits)) {
+        Err(EngineError::Upstream {
+            status: None,
+            detail,
+        }) => {
+            assert!(detail.contains("cancelled"), "{detail}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(api.requests().is_empty(), "nothing asked after the cancel");
+}
