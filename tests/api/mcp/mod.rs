@@ -5,7 +5,7 @@ pub mod lifecycle;
 pub mod providers;
 pub mod sdk_client;
 pub mod sdk_server;
-pub mod sdk_tasks;
+pub mod served_tasks;
 pub mod server;
 
 use serde_json::{json, Value};
