@@ -3,7 +3,8 @@
 //! RFC 9728 metadata, served at `/.well-known/oauth-protected-resource/...`); a token of
 //! another agent is 403 whatever the method; a request whose `Origin` is not this
 //! server's own is refused (403), as the transport's security rules ask. The protocol
-//! itself lives in `mcp::server`; this file maps HTTP onto it.
+//! itself lives in `mcp::server` (and `mcp::tasks`, M3); this file maps HTTP onto it and
+//! spawns the calls, tasks' included, so that a client that leaves never stops one.
 
 use actix_web::{web, HttpRequest, HttpResponse};
 use bytes::Bytes;
@@ -137,7 +138,10 @@ fn wants_sse(req: &HttpRequest) -> bool {
 /// requests carry it, and one that names a session never issued, ended or expired is
 /// `404`. `tools/list` is the thread's `steps` answer; `tools/call` answers as an SSE
 /// stream (progress and `tools/list_changed` notifications, then the result) when the
-/// client accepts one, else as JSON. Notifications and responses get `202`.
+/// client accepts one, else as JSON. In a `2025-11-25` session a `tools/call` with `task`
+/// is answered at once with a `CreateTaskResult`, and `tasks/get`, `tasks/result`,
+/// `tasks/list` and `tasks/cancel` follow the task from any replica (M3). Notifications
+/// and responses get `202`.
 #[utoipa::path(post, path = "/v1/agents/{agent_id}/mcp", tag = "runtime",
     request_body(content = Object, description = "A JSON-RPC 2.0 message, or a batch of them in a 2025-03-26 session (MCP, streamable HTTP)", example = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "example-client", "version": "1.0.0"}}})),
     responses((status = 200, description = "A JSON-RPC response (or a batch's responses), as JSON or an SSE stream",
@@ -197,6 +201,15 @@ pub async fn post(
             return Ok(res.json(message));
         }
         Answer::Call(call) => call,
+        Answer::Task { message, run } => {
+            // M3: answered at once; the call runs spawned, followed from any replica
+            if let Some(run) = run {
+                actix_web::rt::spawn(async move {
+                    crate::mcp::tasks::run(&state.runtime, &caller, run).await;
+                });
+            }
+            return Ok(HttpResponse::Ok().json(message));
+        }
     };
     let session = session.map(|s| s.id).unwrap_or_default();
     let (tx, mut rx) = mpsc::channel::<Value>(256);

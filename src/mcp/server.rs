@@ -22,6 +22,8 @@
 //! - A tool call's error is a result with `isError: true` whose text is the problem's code
 //!   and detail, as the REST API's `tool-output-error`; a tool the agent does not have
 //!   at all is the JSON-RPC error -32602, and internal failures are JSON-RPC errors.
+//! - M3: in a `2025-11-25` session, `initialize` advertises `tasks` and a `tools/call`
+//!   with `task` is answered at once as a task ([`tasks`]), followed with `tasks/*`.
 //! - A result made of an MCP server's content blocks (images, audio, resources, links:
 //!   what M1 keeps as `{content: [...]}`) is served as those blocks.
 
@@ -33,8 +35,11 @@ use tokio::sync::mpsc;
 use crate::auth::Caller;
 use crate::call::accepted_call::{Recording, ToolCallInput};
 use crate::call::steps::StepView;
-use crate::call::{ResultJson, Runtime, RuntimeError};
+use crate::call::{Runtime, RuntimeError};
 use crate::crypto::random_token;
+use crate::mcp::rpc::{call_result, error, response};
+use crate::mcp::rpc::{INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND};
+use crate::mcp::tasks;
 use crate::store::mcp_sessions::{self, SessionKey};
 use crate::store::tool_mcp_meta;
 use loopgate_engine::{Progress, ProgressSink};
@@ -45,11 +50,6 @@ const SESSION_PREFIX: &str = "mcp_";
 const SESSION_RANDOM: usize = 32;
 /// The one revision whose sessions take JSON-RPC batches (2025-06-18 removed them).
 pub const BATCH_VERSION: &str = "2025-03-26";
-/// JSON-RPC error codes.
-const INVALID_REQUEST: i64 = -32600;
-const METHOD_NOT_FOUND: i64 = -32601;
-const INVALID_PARAMS: i64 = -32602;
-const INTERNAL_ERROR: i64 = -32603;
 
 #[derive(Debug, thiserror::Error)]
 pub enum McpError {
@@ -156,6 +156,12 @@ pub enum Answer {
     },
     /// A `tools/call` to run with [`run_call`], streamed.
     Call(CallRequest),
+    /// M3: a `tools/call` answered as a task: the `CreateTaskResult` (or the error) to
+    /// send at once, and the call to spawn with [`tasks::run`] when it was started.
+    Task {
+        message: Value,
+        run: Option<tasks::TaskRun>,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -222,14 +228,6 @@ pub fn supported_version(v: &str) -> bool {
     PROTOCOL_VERSIONS.contains(&v)
 }
 
-fn response(id: &Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
-}
-
-fn error(id: &Value, code: i64, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
 fn tools_of(step: &StepView) -> Value {
     let tools: Vec<Value> = step
         .tools
@@ -262,6 +260,19 @@ fn tools_with_meta(step: &StepView, meta: &HashMap<String, Value>) -> Value {
         }
     }
     listed
+}
+
+/// M3: every tool of the agent's own may be called as a task (`optional`); discovery and
+/// retrieval tools answer at once and are left unmarked (forbidden).
+fn mark_task_support(listed: &mut Value) {
+    if let Some(tools) = listed["tools"].as_array_mut() {
+        for t in tools.iter_mut() {
+            let name = t["name"].as_str().unwrap_or_default();
+            if !tasks::never_a_task(name) {
+                t["execution"] = json!({"taskSupport": "optional"});
+            }
+        }
+    }
 }
 
 /// Whether a tool's listed input schema offers loopgate's reserved arguments (`_fields`,
@@ -338,9 +349,13 @@ pub async fn answer(
         mcp_sessions::open(rt.pool(), ctx.key(&session, &owner), version)
             .await
             .map_err(RuntimeError::from)?;
+        let mut capabilities = json!({"tools": {"listChanged": true}});
+        if tasks::in_version(version) {
+            capabilities["tasks"] = tasks::capability();
+        }
         let result = json!({
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": true}},
+            "capabilities": capabilities,
             "serverInfo": {"name": "loopgate", "version": env!("CARGO_PKG_VERSION")},
             "instructions": step.system.join("\n\n"),
         });
@@ -352,13 +367,20 @@ pub async fn answer(
     if method == "ping" {
         return json(response(&id, json!({})));
     }
+    let with_tasks = session.is_some_and(|s| tasks::in_version(&s.version));
     let session = match (method, session) {
-        ("tools/list" | "tools/call", None) => {
+        (m, None) if matches!(m, "tools/list" | "tools/call") || m.starts_with("tasks/") => {
             return Err(McpError::BadRequest(
                 "missing Mcp-Session-Id header: send initialize first".into(),
             ))
         }
         (_, s) => s.map(|s| s.id.as_str()).unwrap_or_default(),
+    };
+    let asker = tasks::Asker {
+        rt,
+        caller,
+        agent_id,
+        session,
     };
     match method {
         "tools/list" => {
@@ -366,13 +388,17 @@ pub async fn answer(
             let meta = tool_mcp_meta::of_agent(rt.pool(), caller.org(), agent_id)
                 .await
                 .map_err(RuntimeError::from)?;
-            json(response(&id, tools_with_meta(&step, &meta)))
+            let mut listed = tools_with_meta(&step, &meta);
+            if with_tasks {
+                mark_task_support(&mut listed);
+            }
+            json(response(&id, listed))
         }
         "tools/call" => {
             let Some(name) = params.get("name").and_then(Value::as_str) else {
                 return json(error(&id, INVALID_PARAMS, "tools/call needs params.name"));
             };
-            Ok(Answer::Call(CallRequest {
+            let call = CallRequest {
                 id,
                 name: name.to_string(),
                 arguments: params
@@ -384,7 +410,30 @@ pub async fn answer(
                     .pointer("/_meta/progressToken")
                     .filter(|t| t.is_string() || t.is_number())
                     .cloned(),
-            }))
+            };
+            // M3: asked as a task, in a session that has tasks (else `task` is ignored,
+            // as the spec says of a receiver that does not declare the capability)
+            match params.get("task").filter(|t| t.is_object() && with_tasks) {
+                Some(task) => {
+                    let input = ToolCallInput {
+                        name: call.name,
+                        arguments: call.arguments,
+                        experiment: false,
+                    };
+                    let (message, run) = tasks::create(asker, call.id, input, task).await?;
+                    Ok(Answer::Task { message, run })
+                }
+                None => Ok(Answer::Call(call)),
+            }
+        }
+        "tasks/get" | "tasks/result" | "tasks/list" | "tasks/cancel" if with_tasks => {
+            let message = match method {
+                "tasks/get" => tasks::get(asker, &id, &params).await?,
+                "tasks/result" => tasks::result(asker, &id, &params).await?,
+                "tasks/list" => tasks::list(asker, &id, &params).await?,
+                _ => tasks::cancel(asker, &id, &params).await?,
+            };
+            json(message)
         }
         other => json(error(
             &id,
@@ -442,6 +491,13 @@ pub async fn answer_batch(
         }
         let message = match answer(ctx, session, id.clone(), &method, params).await {
             Ok(Answer::Json { message, .. }) => message,
+            // tasks are not part of a batch's revision; one is run here to its end
+            Ok(Answer::Task { message, run }) => {
+                if let Some(run) = run {
+                    tasks::run(ctx.rt, ctx.caller, run).await;
+                }
+                message
+            }
             Ok(Answer::Call(mut call)) => {
                 // notifications are not sent from a batch: none is made (a walk's
                 // reports would fill the channel read only after the call)
@@ -590,37 +646,6 @@ pub async fn run_call(
         ),
     };
     let _ = out.send(message).await;
-}
-
-/// Content block types a result may be served as, beside text.
-const BLOCK_TYPES: &[&str] = &["text", "image", "audio", "resource", "resource_link"];
-
-/// The blocks of a result that is exactly an MCP server's content (`{content: [...]}`,
-/// as M1 keeps a result holding more than text), when one of them is not text: such a
-/// result is served as its blocks, not as JSON text.
-fn content_blocks(value: &Value) -> Option<&Vec<Value>> {
-    let o = value.as_object().filter(|o| o.len() == 1)?;
-    let blocks = o.get("content")?.as_array()?;
-    let typed = |b: &Value| b.get("type").and_then(Value::as_str).map(str::to_string);
-    let all_known = blocks
-        .iter()
-        .all(|b| typed(b).is_some_and(|t| BLOCK_TYPES.contains(&t.as_str())));
-    let some_rich = blocks.iter().any(|b| typed(b).as_deref() != Some("text"));
-    (all_known && some_rich).then_some(blocks)
-}
-
-/// A tool call's result as MCP content: the server's own blocks when it is made of them;
-/// else the JSON text, and the object itself as `structuredContent` when it is one.
-fn call_result(result: &ResultJson) -> Value {
-    let value = result.to_value();
-    if let Some(blocks) = content_blocks(&value) {
-        return json!({"content": blocks, "isError": false});
-    }
-    let mut r = json!({"content": [{"type": "text", "text": result.as_str()}], "isError": false});
-    if value.is_object() {
-        r["structuredContent"] = value;
-    }
-    r
 }
 
 #[cfg(test)]

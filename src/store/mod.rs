@@ -17,6 +17,7 @@ pub mod deployments;
 pub mod error;
 pub mod loaded_tools;
 pub mod mcp_sessions;
+pub mod mcp_tasks;
 pub mod orgs;
 pub mod page;
 pub mod providers;

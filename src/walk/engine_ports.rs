@@ -12,6 +12,7 @@ use crate::telemetry::metrics::Metrics;
 use crate::upstream::mcp::task::TaskSupport;
 use crate::upstream::mcp::{self, McpClient, ToolPayload};
 use crate::upstream::{CallError, ProviderLimiter, Request, Target};
+use crate::walk::cancel::{self, CallCancel};
 use crate::walk::credential::Credential;
 use crate::walk::drain::Drain;
 use crate::walk::progress_relay::RelayProgress;
@@ -36,6 +37,8 @@ pub struct HttpUpstream<'a> {
     org: OrgId,
     /// Where an MCP tool's own progress goes (M1), when the walk reports progress.
     relay: Option<&'a dyn RelayProgress>,
+    /// M3: the call's cancel, when it can be cancelled (a request in flight is abandoned).
+    cancel: Option<Arc<CallCancel>>,
 }
 
 impl<'a> HttpUpstream<'a> {
@@ -65,6 +68,7 @@ impl<'a> HttpUpstream<'a> {
             mcp_tasks: TaskSupport::of_schema(&bound.tool.input_schema),
             org: org.clone(),
             relay: None,
+            cancel: cancel::current(),
         }
     }
 
@@ -164,6 +168,16 @@ impl Upstream for HttpUpstream<'_> {
                     status: None,
                     retry_after: None,
                     message: "the request was abandoned because this replica is shutting down".into(),
+                    tool_error: false,
+                })
+            }
+            _ = cancel::signal(self.cancel.as_deref()) => {
+                // M3: the call was cancelled; the engine names the stop
+                Err(UpstreamFailure {
+                    transient: false,
+                    status: None,
+                    retry_after: None,
+                    message: "the request was abandoned because the call was cancelled".into(),
                     tool_error: false,
                 })
             }
@@ -302,9 +316,11 @@ impl HttpUpstream<'_> {
 
 /// Wall clock for walks: monotonic milliseconds and tokio sleeps. When the replica's
 /// shutdown cuts running walks ([`Drain::cut`]), time jumps past every wall-clock bound
-/// and sleeps end, so the engine stops the walk with `_stoppedBy: "time"`.
+/// and sleeps end, so the engine stops the walk with `_stoppedBy: "time"`. A call
+/// cancelled (M3, [`cancel`]) is `cancelled`, and its sleeps end too.
 pub struct SystemClock<'a> {
     pub drain: &'a Drain,
+    pub cancel: Option<Arc<CallCancel>>,
 }
 
 /// How far a cut moves the clock: beyond any configured wall-clock bound.
@@ -328,6 +344,10 @@ impl Clock for SystemClock<'_> {
         tokio::select! {
             _ = tokio::time::sleep(d) => {}
             _ = self.drain.cut_signal() => {}
+            _ = cancel::signal(self.cancel.as_deref()) => {}
         }
+    }
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.is_cancelled())
     }
 }

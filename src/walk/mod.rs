@@ -4,6 +4,7 @@
 //! replica's drain. No conversation: `call` presents what a walk returns.
 
 pub mod bound_tool;
+pub mod cancel;
 pub mod cpu_jobs;
 pub mod credential;
 pub mod drain;

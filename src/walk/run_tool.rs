@@ -357,7 +357,10 @@ impl Walker {
             &bound.analysis,
             &upstream,
             &relay,
-            &SystemClock { drain: &self.drain },
+            &SystemClock {
+                drain: &self.drain,
+                cancel: crate::walk::cancel::current(),
+            },
             limits,
         )
         .await?;

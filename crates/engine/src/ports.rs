@@ -129,6 +129,12 @@ pub trait Clock {
     /// Milliseconds on a monotonic scale (only differences are used).
     fn now_ms(&self) -> u64;
     fn sleep(&self, d: Duration) -> impl Future<Output = ()> + Send;
+    /// M3: whether the call was cancelled meanwhile; the walk then stops as at a bound
+    /// (`_stoppedBy: "cancelled"`), keeping what it fetched. The runtime's clock also ends
+    /// its sleeps at the cancel. Never, by default.
+    fn cancelled(&self) -> bool {
+        false
+    }
 }
 
 /// The one classification of an HTTP error answer, shared with the upstream layer that

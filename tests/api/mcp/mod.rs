@@ -1,11 +1,12 @@
 //! MCP both ways: an MCP server as a provider (M1) and an agent served as an MCP server
-//! (M2).
+//! (M2), its calls answered as tasks when the client asks (M3).
 
 pub mod lifecycle;
 pub mod providers;
 pub mod sdk_client;
 pub mod sdk_server;
 pub mod sdk_tasks;
+pub mod served_tasks;
 pub mod server;
 
 use serde_json::{json, Value};

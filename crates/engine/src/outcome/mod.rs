@@ -35,6 +35,9 @@ pub enum StopReason {
     /// E6: a fan-out by reference walked its per-call share of values; the rest are left
     /// for `_continue` (P10).
     Values,
+    /// M3: the call was cancelled (an MCP `tasks/cancel`) while it walked; what was
+    /// fetched before is kept, as at a bound.
+    Cancelled,
 }
 
 impl StopReason {
@@ -50,6 +53,7 @@ impl StopReason {
             Self::OffOrigin => "off_origin",
             Self::UpstreamError => "upstream_error",
             Self::Values => "values",
+            Self::Cancelled => "cancelled",
         }
     }
 

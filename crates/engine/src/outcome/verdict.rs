@@ -434,6 +434,9 @@ fn bound_note(bound: StopReason, limits: &Limits, at_value: String) -> String {
             "Fetched the next referenced `_for_each` values ({} a call); `_forEachValues` counts those done and left.",
             limits.for_each_values
         ),
+        StopReason::Cancelled => format!(
+            "Stopped because the call was cancelled{at_value}; the rows fetched before are kept and more rows are likely."
+        ),
         _ => format!(
             "Stopped at the time limit of {} s; more rows are likely.",
             limits.wall.as_secs()

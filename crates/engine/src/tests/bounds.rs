@@ -242,3 +242,83 @@ fn a_request_cut_by_the_wall_clock_ends_the_walk_by_time() {
     assert_eq!(o.items.len(), 200, "the two pages fetched are kept");
     assert_eq!(api.requests().len(), 3, "no retry past the time limit");
 }
+
+/// A clock whose call is cancelled once `flag` is set (M3).
+struct CancelledClock {
+    clock: FakeClock,
+    flag: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Clock for CancelledClock {
+    fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+    fn sleep(&self, d: Duration) -> impl std::future::Future<Output = ()> + Send {
+        self.clock.sleep(d)
+    }
+    fn cancelled(&self) -> bool {
+        self.flag.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// M3: a call cancelled mid-walk stops as at a bound, named `cancelled`, with the rows of
+/// the pages fetched before kept (an honest partial) and a point to resume from (P10).
+#[test]
+fn m3_a_cancelled_walk_keeps_the_pages_fetched() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let clock = FakeClock::default();
+    let flag = std::sync::Arc::new(AtomicBool::new(false));
+    let set = flag.clone();
+    // the third request is answered, and the call is cancelled as it is
+    let api = FakeApi::new(&clock, move |req, i| {
+        if i == 2 {
+            set.store(true, Ordering::SeqCst);
+        }
+        let page = arg_u64(req, "page").unwrap_or(1).max(1) as usize;
+        let start = (page - 1) * 100;
+        ok(json!({"data": rows(start..(start + 100).min(10_000))}))
+    });
+    let schema = page_schema(Some(100));
+    let a = analyze(&schema);
+    let limits = Limits {
+        concurrency: 1,
+        ..Limits::default()
+    };
+    let plan = parse_call(&a, &schema, json!({"_all_pages": true}), true, &limits)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cancelling = CancelledClock { clock, flag };
+    let o = block_on(run(&plan, &a, &api, &NoProgress, &cancelling, &limits))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(o.verdict.stopped_by, Some(StopReason::Cancelled));
+    assert_eq!(ids(&o), (0..300).collect::<Vec<_>>());
+    assert_eq!(api.requests().len(), 3, "no request after the cancel");
+    assert!(!o.verdict.paging_complete && o.verdict.likely_more_rows);
+    assert!(o.verdict.note.contains("cancelled"), "{}", o.verdict.note);
+    assert!(o.resume.is_some(), "a cancelled walk can be resumed (P10)");
+    assert_eq!(StopReason::Cancelled.as_str(), "cancelled");
+}
+
+/// M3: a call cancelled before its first page came fails saying so (nothing to keep),
+/// not as an API that could not be reached.
+#[test]
+fn m3_a_call_cancelled_before_any_page_says_so() {
+    let clock = FakeClock::default();
+    let api = page_api(&clock, 10_000, 100, |r, _| json!({"data": r}));
+    let schema = page_schema(Some(100));
+    let a = analyze(&schema);
+    let limits = Limits::default();
+    let plan = parse_call(&a, &schema, json!({"_all_pages": true}), true, &limits)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let cancelled = CancelledClock { clock, flag };
+    match block_on(run(&plan, &a, &api, &NoProgress, &cancelled, &limits)) {
+        Err(EngineError::Upstream {
+            status: None,
+            detail,
+        }) => {
+            assert!(detail.contains("cancelled"), "{detail}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(api.requests().is_empty(), "nothing asked after the cancel");
+}

@@ -219,7 +219,11 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         }
         if matches!(
             col.stop,
-            StopReason::Requests | StopReason::Bytes | StopReason::Items | StopReason::Time
+            StopReason::Requests
+                | StopReason::Bytes
+                | StopReason::Items
+                | StopReason::Time
+                | StopReason::Cancelled
         ) {
             halted = Some(col.stop);
         }
@@ -233,6 +237,13 @@ pub async fn run<U: Upstream + Sync, P: ProgressSink, C: Clock>(
         }
     }
     let fetched_any = cols.iter().any(|c| c.pages > 0);
+    if !fetched_any && halted == Some(StopReason::Cancelled) {
+        // M3: nothing came before the cancel; said as it is, not as an unreachable API
+        return Err(EngineError::Upstream {
+            status: None,
+            detail: "The call was cancelled before any page was fetched.".to_owned(),
+        });
+    }
     if !fetched_any {
         let status = cols
             .iter()

@@ -34,7 +34,9 @@ impl Budget {
 
     /// The first call-wide bound already reached, if any.
     pub fn exhausted(&self, limits: &Limits, clock: &impl Clock) -> Option<StopReason> {
-        if self.items >= limits.items {
+        if clock.cancelled() {
+            Some(StopReason::Cancelled)
+        } else if self.items >= limits.items {
             Some(StopReason::Items)
         } else if self.requests >= limits.requests {
             Some(StopReason::Requests)
@@ -102,6 +104,15 @@ pub async fn fetch<U: Upstream + Sync, C: Clock>(
                 ..f
             },
         };
+        if clock.cancelled() {
+            // M3: the call was cancelled while the request ran (the runtime abandons it)
+            return Err(Failed {
+                stop: StopReason::Cancelled,
+                status: failure.status,
+                message: "the call was cancelled".to_owned(),
+                tool_error: false,
+            });
+        }
         if budget.elapsed(clock) >= limits.wall {
             // the request ran into the wall-clock bound: that bound ended the walk
             return Err(Failed {

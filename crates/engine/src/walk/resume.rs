@@ -1,5 +1,5 @@
 //! P10: resumable walks. A walk stopped by a bound (`pages`, `requests`, `items`,
-//! `bytes`, `time`) says exactly where each unfinished collection would have gone on — the
+//! `bytes`, `time`) or cancelled mid-walk (`cancelled`, M3) says exactly where each unfinished collection would have gone on — the
 //! next page number, offset, cursor or next URL, and how many rows of that page it already
 //! kept — and which `_for_each` values it never reached. A later call started from that
 //! point fetches only what is missing, under a fresh budget, so the two calls' rows are
@@ -29,6 +29,7 @@ pub fn resumable(stop: StopReason) -> bool {
             | StopReason::Bytes
             | StopReason::Time
             | StopReason::Values
+            | StopReason::Cancelled
     )
 }
 
