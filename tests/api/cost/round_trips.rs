@@ -131,14 +131,16 @@ async fn round_trips_and_statements_per_kind_of_call() {
         ("stored-result query", quietest(&redis, &sql, &query).await),
         ("steps", quietest(&redis, &sql, steps).await),
     ];
-    eprintln!("| call | Redis round trips (with the rate lease) | Redis commands | SQL statements |\n|---|---|---|---|");
+    eprintln!("| call | Redis round trips (with the rate lease) | Redis commands | Redis bytes sent / received | SQL statements |\n|---|---|---|---|---|");
     for (kind, c) in &kinds {
         eprintln!(
-            "| {kind} | {} ({}) | {} ({}) | {} ({}) |",
+            "| {kind} | {} ({}) | {} ({}) | {} / {} | {} ({}) |",
             own_trips(&c.redis),
             c.redis.round_trips,
             c.redis.commands.len(),
             c.redis.commands.join(" "),
+            c.redis.sent,
+            c.redis.received,
             c.sql.len(),
             c.sql
                 .iter()
