@@ -787,7 +787,11 @@ mod tests {
         let d = dir();
         let j = Journal::open(Some(&d), "rep_cost", 128 << 20, 50_000).unwrap();
         let body = Arc::new(Body::new(
-            vec!["{\"items\":[".to_string() + &"x".repeat(30_000), "]}".into()].into(),
+            vec![
+                "{\"items\":[".to_string() + &"x".repeat(30_000),
+                "]}".into(),
+            ]
+            .into(),
         ));
         let hit = once("call_hitxxxxxxxxxxxxxxxxxx", filled(&body, "\"res_1\""));
         let big = once(
