@@ -30,10 +30,12 @@ COPY --from=builder /opt/loopgate/models /opt/loopgate/models
 WORKDIR /app
 ENV LOOPGATE_BIND=0.0.0.0:8080 \
     LOOPGATE_EMBEDDING_MODEL_DIR=/opt/loopgate/models/all-minilm-l6-v2 \
+    LOOPGATE_RECORD_JOURNAL_DIR=/tmp/loopgate-records \
     RUST_LOG=info
 EXPOSE 8080
 # Numeric uid so Kubernetes can verify runAsNonRoot (the chart runs it as 10001 with a
-# read-only root filesystem; the binary writes nothing but to stderr).
+# read-only root filesystem; the binary writes only its K1 record journal, in
+# LOOPGATE_RECORD_JOURNAL_DIR: /tmp here, a volume of its own in the chart).
 USER 10001:10001
 ENTRYPOINT ["/usr/local/bin/loopgate"]
 CMD ["serve"]

@@ -111,6 +111,12 @@ for name, values in VALUE_SETS.items():
     env = {e["name"]: e.get("value") for e in app["env"]}
     grace = int(env["LOOPGATE_SHUTDOWN_GRACE_SECONDS"])
     check(pod["terminationGracePeriodSeconds"] > grace, f"{name}: the pod is killed before the app's grace period ends")
+    # K1: the record journal is on a volume that outlives the container (the root is read-only)
+    journal = env.get("LOOPGATE_RECORD_JOURNAL_DIR")
+    mounts = {m["mountPath"]: m["name"] for m in app.get("volumeMounts", [])}
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    check(journal is not None and journal in mounts and "emptyDir" in volumes.get(mounts[journal], {}),
+          f"{name}: the record journal (K1) is not on a volume of its own")
     check(find(objs, "PodDisruptionBudget") != [], f"{name}: no PodDisruptionBudget")
     jobs = find(objs, "Job")
     check(jobs and "pre-upgrade" in jobs[0]["metadata"]["annotations"]["helm.sh/hook"], f"{name}: no migration hook")

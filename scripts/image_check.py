@@ -137,9 +137,11 @@ def pod_spec():
     return dep["spec"]["template"]["spec"]["containers"][0], job["spec"]["template"]["spec"]["containers"][0]
 
 
-def sandboxed(argv, env, tree):
-    """argv run as the image's uid with / read-only, in a fresh mount namespace."""
-    inner = (f"mount -o remount,bind,ro / && cd / && exec setpriv --reuid={uid} --regid={gid or uid} "
+def sandboxed(argv, env, tree, writable=()):
+    """argv run as the image's uid with / read-only, in a fresh mount namespace; the
+    `writable` directories (the chart's volumes, placed in the tree) stay writable."""
+    binds = "".join(f"mount --bind {d} {d} && " for d in writable)
+    inner = (f"{binds}mount -o remount,bind,ro / && cd / && exec setpriv --reuid={uid} --regid={gid or uid} "
              f"--clear-groups --no-new-privs env -i " + " ".join(f"{k}='{v}'" for k, v in env.items())
              + f" {tree}/usr/local/bin/loopgate " + " ".join(argv))
     return subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh", "-c", inner],
@@ -172,10 +174,21 @@ def smoke():
         env = {e["name"]: e["value"] for e in app["env"]}
         env.update(SECRETS, DATABASE_URL=DATABASE_URL.rsplit("/", 1)[0] + "/" + db,
                    LOOPGATE_BIND=f"127.0.0.1:{port}", LOOPGATE_SHUTDOWN_GRACE_SECONDS="2")
+        # the chart's volumes (emptyDir, e.g. the K1 record journal) as directories of the
+        # tree owned by the uid, writable under the read-only root; /tmp is the host's
+        writable = []
+        for m in app.get("volumeMounts", []):
+            if m["mountPath"] == "/tmp":
+                continue
+            d = tree + m["mountPath"]
+            os.makedirs(d)
+            os.chown(d, int(uid), int(gid or uid))
+            writable.append(d)
+            env = {k: (d if v == m["mountPath"] else v) for k, v in env.items()}
         job = sandboxed(migrate["args"], env, tree)
         out, _ = job.communicate(timeout=120)
         check(job.returncode == 0, f"migration job args {migrate['args']} failed read-only as {uid}: {out.strip()}")
-        p = sandboxed(app["args"], env, tree)
+        p = sandboxed(app["args"], env, tree, writable)
         ok = False
         for _ in range(120):
             if get(f"http://127.0.0.1:{port}/healthz") == 200 and get(f"http://127.0.0.1:{port}/readyz") == 200:

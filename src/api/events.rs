@@ -15,7 +15,7 @@ use crate::call::event_feed::{follow, Event, Finished};
 use crate::call::event_log;
 use crate::call::event_replay;
 use crate::call::RuntimeError;
-use crate::store::{tool_calls, workflow_runs, workflows};
+use crate::store::{workflow_runs, workflows};
 
 fn last_event_id(req: &HttpRequest) -> Option<String> {
     req.headers()
@@ -76,7 +76,9 @@ pub async fn tool_call(
 ) -> Result<HttpResponse, ApiError> {
     let id = path.into_inner();
     let (org, owner) = (caller.org().clone(), caller.thread_owner());
-    let rec = tool_calls::get(&state.pool, &org, &owner, &id)
+    let records = state.runtime.records().clone();
+    let rec = records
+        .read(&state.pool, &org, &owner, &id)
         .await
         .map_err(or_not_found("tool call"))?;
     // a token limited to one agent does not follow the user's calls on another
@@ -87,7 +89,8 @@ pub async fn tool_call(
     let pool = state.pool.clone();
     Ok(stream(state, key, last_event_id(&req), move || {
         let (pool, org, owner, id) = (pool.clone(), org.clone(), owner.clone(), id.clone());
-        async move { event_replay::call(&pool, &org, &owner, &id).await }
+        let records = records.clone();
+        async move { event_replay::call(&pool, &records, &org, &owner, &id).await }
     }))
 }
 

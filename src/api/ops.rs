@@ -153,6 +153,18 @@ pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
         value: backlog.age.as_secs_f64(),
     });
     gauges.push(Gauge {
+        name: "loopgate_tool_call_record_journal_rows",
+        help: "Tool-call record writes journaled and not yet in Postgres: written behind answers, queued or kept (K1).",
+        labels: &[],
+        value: backlog.journal_rows as f64,
+    });
+    gauges.push(Gauge {
+        name: "loopgate_tool_call_record_journal_bytes",
+        help: "Bytes of this replica's record journal (K1; bounded like the backlog, a write that does not fit is refused).",
+        labels: &[],
+        value: backlog.journal_bytes as f64,
+    });
+    gauges.push(Gauge {
         name: "loopgate_quota_degraded",
         help: "1 while quotas fall back to per-process limits (Redis unreachable).",
         labels: &[],

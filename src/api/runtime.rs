@@ -19,7 +19,7 @@ use crate::api::state::AppState;
 use crate::call::accepted_call::{Recording, ToolCallInput};
 use crate::call::steps::StepView;
 use crate::call::{ResultJson, RuntimeError};
-use crate::store::tool_calls::{self, ToolCallRecord};
+use crate::store::tool_calls::ToolCallRecord;
 use crate::store::StoreError;
 
 impl From<RuntimeError> for ApiError {
@@ -207,7 +207,12 @@ pub async fn get_tool_call(
     state: web::Data<AppState>,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let rec = tool_calls::get(&state.pool, caller.org(), &caller.thread_owner(), &path)
+    // K1: also a call this replica answered whose record is written behind the answer,
+    // and one another replica is committing (`call_records::Records::read`)
+    let rec = state
+        .runtime
+        .records()
+        .read(&state.pool, caller.org(), &caller.thread_owner(), &path)
         .await
         .map_err(super::error::or_not_found("tool call"))?;
     // a token limited to one agent does not read the user's calls on another

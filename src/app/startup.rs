@@ -90,12 +90,15 @@ impl Application {
             .with_context(|| format!("could not bind {}", settings.bind))?;
         let port = listener.local_addr()?.port();
         let metrics = Arc::new(Metrics::default());
+        // K1: the journal that keeps records waiting for Postgres past this process
+        let journal = (!settings.record_journal_dir.is_empty())
+            .then(|| std::path::Path::new(&settings.record_journal_dir));
         let records = crate::call::call_records::Records::connect(
             secrets.database_url.expose_secret(),
             metrics.clone(),
+            journal,
         )
-        .await
-        .context("could not connect to Postgres (check DATABASE_URL)")?;
+        .await?;
         let quota = crate::quota::Shared::new(redis.clone(), settings.replicas, metrics.clone());
         let limits = settings.engine_limits();
         let walker = Walker::new(WalkerParts {

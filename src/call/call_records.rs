@@ -1,16 +1,25 @@
 //! Group commit of tool-call records: this replica's one writer. Every write of a call's
 //! record (a streamed call's `running` row and its end, a call written once when it is
-//! over) is queued here; the writer puts the writes queued meanwhile into one statement
-//! (`store::tool_calls::write_all`) and answers each waiter once its batch committed, so a
-//! caller still gets its answer only after its record is in Postgres.
+//! over) is journaled ([`crate::call::record_journal`], K1) and queued here; the writer
+//! puts the writes queued meanwhile into one statement (`store::tool_calls::write_all`).
+//! A streamed call's writes ([`Records::write`]) are answered once their batch committed
+//! (its followers rely on the record saying finished only after the log has its chunks);
+//! a call written once ([`Records::write_behind`]) is answered as soon as its write is
+//! journaled and queued: its record is written behind the answer, and no SQL for it is on
+//! the request path.
 //!
 //! - No timer: a lone write goes at once; while a batch is in flight the next one forms
 //!   from what queues up meanwhile.
 //! - Bounds: a batch holds at most [`MAX_ROWS`] writes and [`MAX_BYTES`] of arguments and
-//!   outcomes (a larger single write goes alone); the queue holds at most [`QUEUE`] writes
-//!   (a writer waits for room), and in practice no more than the calls in flight, since
-//!   each call waits for its own write. Every write is in Postgres before its caller
-//!   learns it succeeded.
+//!   outcomes (a larger single write goes alone), and never a call's end with its start
+//!   (one statement cannot update the row it inserts); the queue holds at most [`QUEUE`]
+//!   writes (a writer waits for room); the writes not committed are bounded by the
+//!   journal ([`BACKLOG_ROWS`], [`BACKLOG_BYTES`]): a write that does not fit is refused
+//!   (its call answers 503 rather than a 200 whose id would never be readable).
+//! - Reading a call ([`Records::read`]): a record written behind its answer is read from
+//!   this replica's memory until it committed; anything else from Postgres, where a miss
+//!   is tried again after [`MISS_WAITS`] (500 ms in all) before it is a 404, since another
+//!   replica may have answered the call a moment ago and be committing its record.
 //! - A record that references a stored body (a cache hit's text, `tool_calls::Filled`)
 //!   carries the body too unless this writer wrote it less than [`BODY_REWRITE`] ago (the
 //!   one thing remembered across batches: at most [`BODIES_KNOWN`] bodies, least recently
@@ -25,18 +34,23 @@
 //!   call's (or one org's) bad row never fails another's record; a database out of reach
 //!   fails the whole batch at once.
 //! - A write whose caller went away is still written. [`Records::flush`] waits until
-//!   everything queued before it is written (shutdown, after the drain).
+//!   everything queued before it is written (shutdown, after the drain; tests that read
+//!   records through SQL).
 //! - K1, Postgres out of reach: a batch that fails because the database cannot be reached
-//!   is not dropped. Its writes go to a backlog, their callers are answered
+//!   is not dropped. Its writes go to a backlog, their waiting callers are answered
 //!   [`Recorded::Queued`] at once (the call's answer does not wait for Postgres), and the
 //!   writer retries the backlog's oldest writes with back-off ([`RETRY_FIRST`] doubling to
 //!   [`RETRY_MAX`]) until Postgres takes them, in the order they were queued (a call's end
 //!   is never written before its start: a batch stops before the end of a call it starts).
-//!   Meanwhile every new write joins the backlog. The backlog is bounded
-//!   ([`BACKLOG_ROWS`], [`BACKLOG_BYTES`]); a write that does not fit is refused (its call
-//!   answers 503 rather than a 200 whose id would never be readable). Its size and age are
-//!   [`Records::backlog`] (the `loopgate_tool_call_record_backlog` gauges, and `/readyz`
-//!   detail once it is older than [`BACKLOG_NOTICE`]).
+//!   Meanwhile every new write joins the backlog. Its size and age are
+//!   [`Records::backlog`] (the `loopgate_tool_call_record_backlog` gauges, the journal's
+//!   `loopgate_tool_call_record_journal_*`, and `/readyz` detail once it is older than
+//!   [`BACKLOG_NOTICE`]).
+//! - K1, a replica killed with writes not committed: they are in its journal, which the
+//!   next replica on the same directory replays within [`SWEEP`] (at its start, then
+//!   every [`SWEEP`]): the writes go through this writer again, a row Postgres already
+//!   has is left as it is, and a streamed call's start without its end is written ended
+//!   `call_interrupted`.
 //! - K1, a replica that dies: its `running` rows carry its id, it writes a heartbeat every
 //!   [`HEARTBEAT`], and every replica closes, every [`HEARTBEAT`] too, the running calls of
 //!   replicas whose heartbeat is older than [`REPLICA_LEASE`]
@@ -52,18 +66,20 @@
 //!   machine's CPU went from ~33% to ~26% with generic plans. Other queries keep the
 //!   default mode on the main pool, where a parameter's value may well change the best plan.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use sqlx::PgPool;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::call::record_journal::{self, Journal, JournalError, Ticket};
 use crate::crypto::new_id;
 use crate::results::cache_memory::Bounded;
-use crate::store::tool_calls::{self, Write};
-use crate::store::StoreError;
+use crate::store::tool_calls::{self, Outcome, ToolCallRecord, Write};
+use crate::store::{OrgId, StoreError};
 use crate::telemetry::metrics::Metrics;
 use loopgate_engine::ErrorCode;
 
@@ -96,6 +112,21 @@ pub const BACKLOG_NOTICE: Duration = Duration::from_secs(5);
 pub const HEARTBEAT: Duration = Duration::from_secs(2);
 /// K1: a replica not heard of for this long is dead: its running calls are closed.
 pub const REPLICA_LEASE: Duration = Duration::from_secs(10);
+/// K1: how often a replica looks for journal segments of replicas that are gone.
+pub const SWEEP: Duration = Duration::from_secs(5);
+/// K1: segments taken in one sweep at most.
+pub const SWEEP_SEGMENTS: usize = 16;
+/// K1: a read of a call id this replica does not hold and Postgres does not have (yet)
+/// is tried again after each of these waits before it is a 404: another replica may have
+/// answered the call and be committing its record behind the answer. 500 ms in all, far
+/// above a batch's commit (a few ms; tens under load).
+pub const MISS_WAITS: [Duration; 5] = [
+    Duration::from_millis(25),
+    Duration::from_millis(50),
+    Duration::from_millis(100),
+    Duration::from_millis(150),
+    Duration::from_millis(175),
+];
 
 /// The bodies this writer wrote, by org and id, and when it sent them.
 struct Known(Bounded<Instant>);
@@ -138,13 +169,102 @@ pub enum Recorded {
     /// K1: Postgres is out of reach; the write is in this replica's backlog and will be
     /// written once it answers.
     Queued,
+    /// Journaled and queued: written behind the answer ([`Records::write_behind`]).
+    Behind,
 }
 
 type Waiter = oneshot::Sender<Result<Recorded, StoreError>>;
 
 enum Job {
-    Write(Box<Write>, Waiter),
+    /// A write, its waiter (none when written behind) and its place in the journal.
+    Write(Box<Write>, Option<Waiter>, Ticket),
     Flush(oneshot::Sender<()>),
+}
+
+/// A call written behind its answer, readable on this replica until its record committed.
+struct PendingCall {
+    org: OrgId,
+    caller: String,
+    agent_id: String,
+    name: String,
+    arguments: String,
+    outcome: Outcome,
+    created_at: chrono::DateTime<chrono::Utc>,
+    finished_at: chrono::DateTime<chrono::Utc>,
+}
+
+impl PendingCall {
+    fn record(&self, id: &str) -> ToolCallRecord {
+        let json = |t: &str| serde_json::from_str(t).ok().map(sqlx::types::Json);
+        let (status, result, error) = match &self.outcome {
+            Outcome::Succeeded(t) => ("succeeded", json(t), None),
+            Outcome::Filled(f) => ("succeeded", json(&f.body.text(&f.fill)), None),
+            Outcome::Failed(t) => ("failed", None, json(t)),
+        };
+        ToolCallRecord {
+            id: id.to_owned(),
+            agent_id: self.agent_id.clone(),
+            name: self.name.clone(),
+            status: status.to_owned(),
+            result,
+            error,
+            created_at: self.created_at,
+            finished_at: Some(self.finished_at),
+        }
+    }
+}
+
+/// The calls written behind their answers whose records have not committed, by id.
+#[derive(Default)]
+struct Pending(Mutex<HashMap<String, PendingCall>>);
+
+impl Pending {
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, PendingCall>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn insert(&self, w: &Write) {
+        if let Write::Once {
+            org,
+            call,
+            outcome,
+            started_at,
+            finished_at,
+        } = w
+        {
+            self.map().insert(
+                call.id.clone(),
+                PendingCall {
+                    org: org.clone(),
+                    caller: call.caller.clone(),
+                    agent_id: call.agent_id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    outcome: outcome.clone(),
+                    created_at: *started_at,
+                    finished_at: *finished_at,
+                },
+            );
+        }
+    }
+
+    fn remove(&self, w: &Write) {
+        if let Write::Once { call, .. } = w {
+            self.map().remove(&call.id);
+        }
+    }
+
+    fn get<T>(
+        &self,
+        org: &OrgId,
+        caller: &str,
+        id: &str,
+        f: impl FnOnce(&PendingCall) -> T,
+    ) -> Option<T> {
+        let map = self.map();
+        let p = map.get(id)?;
+        (p.org == *org && p.caller == caller).then(|| f(p))
+    }
 }
 
 /// The backlog's size, shared with readers ([`Records::backlog`]).
@@ -168,6 +288,8 @@ pub struct Records {
     gauge: Arc<BacklogGauge>,
     replica: Arc<str>,
     pool: PgPool,
+    journal: Arc<Journal>,
+    pending: Arc<Pending>,
 }
 
 /// The backlog of writes waiting for Postgres (K1).
@@ -177,6 +299,10 @@ pub struct Backlog {
     pub bytes: usize,
     /// How long it has been non-empty.
     pub age: Duration,
+    /// Writes journaled and not committed yet (behind answers, queued, or in the backlog).
+    pub journal_rows: usize,
+    /// The journal's bytes (on disk, or in memory without a directory).
+    pub journal_bytes: usize,
 }
 
 /// Connections the writer keeps: one statement is in flight at a time.
@@ -185,8 +311,22 @@ pub const WRITER_CONNECTIONS: u32 = 1;
 impl Records {
     /// Connects the writer's own pool to `url` (its statement planned generically, see the
     /// module header) and starts the writer on it.
-    pub async fn connect(url: &str, metrics: Arc<Metrics>) -> Result<Self, sqlx::Error> {
-        Ok(Self::spawn(Self::pool(url).await?, metrics))
+    /// `journal`: the directory of the record journal (K1; `None`: kept in memory only).
+    pub async fn connect(
+        url: &str,
+        metrics: Arc<Metrics>,
+        journal: Option<&Path>,
+    ) -> anyhow::Result<Self> {
+        use anyhow::Context as _;
+        let pool = Self::pool(url)
+            .await
+            .context("could not connect to Postgres (check DATABASE_URL)")?;
+        Self::spawn_with(pool, metrics, journal).with_context(|| {
+            format!(
+                "could not open the record journal in {} (LOOPGATE_RECORD_JOURNAL_DIR)",
+                journal.map(|d| d.display().to_string()).unwrap_or_default()
+            )
+        })
     }
 
     /// The writer's own pool (see the module header).
@@ -208,13 +348,39 @@ impl Records {
             .await
     }
 
-    /// Starts the writer on `pool` (inside a Tokio runtime), and this replica's heartbeat;
-    /// `metrics` counts writes and statements (their ratio is the batch size).
+    /// Starts the writer on `pool` (inside a Tokio runtime) with its journal in memory, and
+    /// this replica's heartbeat; `metrics` counts writes and statements (their ratio is the
+    /// batch size).
     pub fn spawn(pool: PgPool, metrics: Arc<Metrics>) -> Self {
+        let replica: Arc<str> = new_id("rep").into();
+        let journal = Journal::in_memory(&replica, BACKLOG_BYTES, BACKLOG_ROWS);
+        Self::start(pool, metrics, replica, journal)
+    }
+
+    /// [`Records::spawn`] with its journal in `dir` (K1), if any: segments of replicas that
+    /// are gone are replayed now and every [`SWEEP`].
+    pub fn spawn_with(
+        pool: PgPool,
+        metrics: Arc<Metrics>,
+        dir: Option<&Path>,
+    ) -> std::io::Result<Self> {
+        let replica: Arc<str> = new_id("rep").into();
+        let journal = Journal::open(dir, &replica, BACKLOG_BYTES, BACKLOG_ROWS)?;
+        let records = Self::start(pool, metrics, replica, journal);
+        if dir.is_some() {
+            tokio::spawn(sweep(records.tx.downgrade(), records.clone_weakly()));
+        }
+        Ok(records)
+    }
+
+    fn start(pool: PgPool, metrics: Arc<Metrics>, replica: Arc<str>, journal: Journal) -> Self {
         let (tx, rx) = mpsc::channel(QUEUE);
         let gauge = Arc::new(BacklogGauge::default());
-        let replica: Arc<str> = new_id("rep").into();
+        let journal = Arc::new(journal);
+        let pending = Arc::new(Pending::default());
         let writer = Writer {
+            journal: journal.clone(),
+            pending: pending.clone(),
             pool: pool.clone(),
             replica: replica.clone(),
             metrics: metrics.clone(),
@@ -236,6 +402,16 @@ impl Records {
             gauge,
             replica,
             pool,
+            journal,
+            pending,
+        }
+    }
+
+    /// What the sweep needs, without keeping the writer's queue open.
+    fn clone_weakly(&self) -> Sweeper {
+        Sweeper {
+            journal: self.journal.clone(),
+            pending: self.pending.clone(),
         }
     }
 
@@ -248,13 +424,102 @@ impl Records {
     /// in the backlog while Postgres is out of reach ([`Recorded::Queued`]). An error: this
     /// write's own (a thread deleted meanwhile), or a backlog too full to keep it.
     pub async fn write(&self, w: Write) -> Result<Recorded, StoreError> {
+        let ticket = admit(&self.journal, &w)?;
         let (done, answer) = oneshot::channel();
-        if self.tx.send(Job::Write(Box::new(w), done)).await.is_err() {
+        if let Err(e) = self
+            .tx
+            .send(Job::Write(Box::new(w), Some(done), ticket))
+            .await
+        {
+            // never reaches Postgres: not kept either
+            drop(e);
+            self.journal.done(ticket);
             return Err(StoreError::Unavailable(sqlx::Error::WorkerCrashed));
         }
         answer
             .await
             .unwrap_or(Err(StoreError::Unavailable(sqlx::Error::WorkerCrashed)))
+    }
+
+    /// Journals `w` and queues it for the writer, and answers at once: the record is
+    /// written behind the answer (no SQL on the caller's path). A call written once is
+    /// readable on this replica meanwhile ([`Records::read`]). An error: the journal too
+    /// full (or failing) to keep it — the caller must not say it succeeded.
+    pub async fn write_behind(&self, w: Write) -> Result<Recorded, StoreError> {
+        behind(&self.tx, &self.journal, &self.pending, w).await
+    }
+
+    /// The record of call `id` (org and caller as `tool_calls::get`): this replica's own
+    /// while it is written behind, else Postgres', tried again after [`MISS_WAITS`] while
+    /// it is missing (another replica may be committing it behind its answer).
+    pub async fn read(
+        &self,
+        pool: &PgPool,
+        org: &OrgId,
+        caller: &str,
+        id: &str,
+    ) -> Result<ToolCallRecord, StoreError> {
+        self.read_with(
+            pool,
+            org,
+            caller,
+            id,
+            |p| p.record(id),
+            |pool| Box::pin(tool_calls::get(pool, org, caller, id)),
+        )
+        .await
+    }
+
+    /// The arguments of call `id`, as [`Records::read`] finds it.
+    pub async fn read_arguments(
+        &self,
+        pool: &PgPool,
+        org: &OrgId,
+        caller: &str,
+        id: &str,
+    ) -> Result<serde_json::Value, StoreError> {
+        self.read_with(
+            pool,
+            org,
+            caller,
+            id,
+            |p| serde_json::from_str(&p.arguments).unwrap_or(serde_json::Value::Null),
+            |pool| Box::pin(tool_calls::arguments(pool, org, caller, id)),
+        )
+        .await
+    }
+
+    async fn read_with<'a, T>(
+        &self,
+        pool: &'a PgPool,
+        org: &OrgId,
+        caller: &str,
+        id: &str,
+        mine: impl Fn(&PendingCall) -> T,
+        stored: impl Fn(
+            &'a PgPool,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<T, StoreError>> + Send + 'a>,
+        >,
+    ) -> Result<T, StoreError> {
+        // a call id is `call_` and 22 characters: nothing else is waited for
+        let waits = match id.len() == 27 && id.starts_with("call_") {
+            true => &MISS_WAITS[..],
+            false => &[],
+        };
+        let mut waits = waits.iter();
+        loop {
+            if let Some(v) = self.pending.get(org, caller, id, &mine) {
+                return Ok(v);
+            }
+            match stored(pool).await {
+                Err(StoreError::NotFound) => match waits.next() {
+                    Some(wait) => tokio::time::sleep(*wait).await,
+                    None => return Err(StoreError::NotFound),
+                },
+                other => return other,
+            }
+        }
     }
 
     /// Waits until every write queued before this call is written (or failed for its own
@@ -269,7 +534,10 @@ impl Records {
     /// The writes waiting for Postgres (K1).
     pub fn backlog(&self) -> Backlog {
         let since = self.gauge.since_ms.load(Ordering::Relaxed);
+        let held = self.journal.held();
         Backlog {
+            journal_rows: held.rows,
+            journal_bytes: held.bytes,
             rows: self.gauge.rows.load(Ordering::Relaxed),
             bytes: self.gauge.bytes.load(Ordering::Relaxed),
             age: match since {
@@ -298,6 +566,107 @@ fn interrupted_problem() -> String {
                    is unknown: call the tool again",
     })
     .to_string()
+}
+
+/// Journals `w`, if it fits (K1): refused, its call answers 503.
+fn admit(journal: &Journal, w: &Write) -> Result<Ticket, StoreError> {
+    journal.append(w).map_err(|e| {
+        tracing::error!(error = %e, "a tool-call record is refused");
+        match e {
+            JournalError::Full { .. } => StoreError::Unavailable(sqlx::Error::PoolTimedOut),
+            JournalError::Io(e) => StoreError::Unavailable(sqlx::Error::Io(e)),
+        }
+    })
+}
+
+/// [`Records::write_behind`].
+async fn behind(
+    tx: &mpsc::Sender<Job>,
+    journal: &Journal,
+    pending: &Pending,
+    w: Write,
+) -> Result<Recorded, StoreError> {
+    let ticket = admit(journal, &w)?;
+    pending.insert(&w);
+    if let Err(mpsc::error::SendError(Job::Write(w, _, _))) =
+        tx.send(Job::Write(Box::new(w), None, ticket)).await
+    {
+        pending.remove(&w);
+        journal.done(ticket);
+        return Err(StoreError::Unavailable(sqlx::Error::WorkerCrashed));
+    }
+    Ok(Recorded::Behind)
+}
+
+/// What the sweep uses of [`Records`].
+struct Sweeper {
+    journal: Arc<Journal>,
+    pending: Arc<Pending>,
+}
+
+/// K1: takes the journal segments of replicas that are gone (no live process holds them),
+/// now and every [`SWEEP`] while the writer lives, and replays their writes through this
+/// writer (journaled here first, then the segment deleted). A streamed call's start whose
+/// end is not among them is written as ended `call_interrupted` (its replica died during
+/// the call); a row Postgres already has is left as it is (`tool_calls::write_all`).
+async fn sweep(writer: mpsc::WeakSender<Job>, s: Sweeper) {
+    let problem = interrupted_problem();
+    let mut tick = tokio::time::interval(SWEEP);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(tx) = writer.upgrade() else { return };
+        let journal = s.journal.clone();
+        let Ok(orphans) =
+            tokio::task::spawn_blocking(move || record_journal::orphans(&journal, SWEEP_SEGMENTS))
+                .await
+        else {
+            continue;
+        };
+        if orphans.is_empty() {
+            continue;
+        }
+        let ended: HashSet<String> = orphans
+            .iter()
+            .flat_map(|o| o.read.writes.iter())
+            .filter_map(|w| match w {
+                Write::Finish { id, .. } => Some(id.clone()),
+                _ => None,
+            })
+            .collect();
+        let (mut replayed, mut skipped) = (0usize, 0usize);
+        'segments: for mut orphan in orphans {
+            skipped += orphan.read.skipped;
+            let writes = std::mem::take(&mut orphan.read.writes);
+            for w in writes {
+                let w = match w {
+                    Write::Start { org, call, at } if !ended.contains(&call.id) => Write::Once {
+                        org,
+                        call,
+                        outcome: Outcome::Failed(problem.clone()),
+                        started_at: at,
+                        finished_at: chrono::Utc::now(),
+                    },
+                    w => w,
+                };
+                if let Err(e) = behind(&tx, &s.journal, &s.pending, w).await {
+                    // this journal is full: the segment (unlocked) waits for a later sweep;
+                    // what was replayed of it is replayed again then, harmlessly
+                    tracing::warn!(error = %e, path = %orphan.path().display(), "record journal replay paused");
+                    break 'segments;
+                }
+                replayed += 1;
+            }
+            orphan.forget();
+        }
+        if replayed + skipped > 0 {
+            tracing::warn!(
+                writes = replayed,
+                torn = skipped,
+                "replayed tool-call records a replica that stopped had not written"
+            );
+        }
+    }
 }
 
 /// K1: says this replica is alive, and closes the calls of replicas that are not, every
@@ -336,12 +705,14 @@ async fn heartbeat(
 
 /// The writer task's state.
 struct Writer {
+    journal: Arc<Journal>,
+    pending: Arc<Pending>,
     pool: PgPool,
     replica: Arc<str>,
     metrics: Arc<Metrics>,
     known: Known,
-    /// K1: writes waiting for Postgres, oldest first.
-    backlog: VecDeque<Write>,
+    /// K1: writes waiting for Postgres, oldest first, with their places in the journal.
+    backlog: VecDeque<(Write, Ticket)>,
     backlog_bytes: usize,
     gauge: Arc<BacklogGauge>,
     /// Flushes waiting for the backlog to be written.
@@ -372,23 +743,30 @@ impl Writer {
                 },
             };
             let mut writes = Vec::new();
-            let mut waiters: Vec<Waiter> = Vec::new();
+            let mut waiters: Vec<(Option<Waiter>, Ticket)> = Vec::new();
             let mut flushed = Vec::new();
-            let mut bytes = 0;
+            let (mut bytes, mut started) = (0, HashSet::new());
             let mut job = Some(first);
             while let Some(j) = job.take() {
                 match j {
                     Job::Flush(done) => flushed.push(done),
-                    Job::Write(mut w, done) => {
+                    Job::Write(mut w, done, ticket) => {
                         self.known.mark(&mut w);
                         let size = w.bytes();
-                        if !writes.is_empty() && bytes + size > MAX_BYTES {
-                            next = Some(Job::Write(w, done));
+                        // never a call's end in the statement that inserts its start (a
+                        // replayed journal queues both)
+                        let ends_a_start =
+                            matches!(&*w, Write::Finish { id, .. } if started.contains(id));
+                        if !writes.is_empty() && (bytes + size > MAX_BYTES || ends_a_start) {
+                            next = Some(Job::Write(w, done, ticket));
                             break;
+                        }
+                        if let Write::Start { call, .. } = &*w {
+                            started.insert(call.id.clone());
                         }
                         bytes += size;
                         writes.push(*w);
-                        waiters.push(done);
+                        waiters.push((done, ticket));
                     }
                 }
                 if writes.len() < MAX_ROWS {
@@ -397,14 +775,21 @@ impl Writer {
             }
             if !writes.is_empty() {
                 let results = self.commit(&writes).await;
-                for ((w, done), result) in writes.into_iter().zip(waiters).zip(results) {
+                for ((w, (done, ticket)), result) in writes.into_iter().zip(waiters).zip(results) {
                     let answer = match result {
-                        Ok(()) => Ok(Recorded::Written),
                         // K1: kept until Postgres is back
-                        Err(StoreError::Unavailable(_)) => self.keep(w),
-                        Err(e) => Err(e),
+                        Err(StoreError::Unavailable(_)) => Ok(self.keep(w, ticket)),
+                        result => {
+                            self.written(&w, ticket);
+                            result.map(|()| Recorded::Written)
+                        }
                     };
-                    let _ = done.send(answer);
+                    if let Some(done) = done {
+                        let _ = done.send(answer);
+                    } else if let Err(e) = answer {
+                        // its caller was answered: the record is lost with its thread
+                        tracing::warn!(error = %e, "a tool-call record written behind was refused");
+                    }
                 }
             }
             // a flush is answered once what was queued before it is written
@@ -418,20 +803,22 @@ impl Writer {
         }
     }
 
-    /// Puts `w` at the end of the backlog, if it fits.
-    fn keep(&mut self, w: Write) -> Result<Recorded, StoreError> {
-        let size = w.bytes();
-        if self.backlog.len() >= BACKLOG_ROWS || self.backlog_bytes + size > BACKLOG_BYTES {
-            tracing::error!("tool-call record backlog full: a record is refused");
-            return Err(StoreError::Unavailable(sqlx::Error::PoolTimedOut));
-        }
+    /// Puts `w` at the end of the backlog (it fits: the journal took it).
+    fn keep(&mut self, w: Write, ticket: Ticket) -> Recorded {
         if self.backlog.is_empty() {
             self.gauge.since_ms.store(clock_ms(), Ordering::Relaxed);
         }
-        self.backlog_bytes += size;
-        self.backlog.push_back(w);
+        self.backlog_bytes += w.bytes();
+        self.backlog.push_back((w, ticket));
         self.publish();
-        Ok(Recorded::Queued)
+        Recorded::Queued
+    }
+
+    /// `w` is committed, or refused for a reason of its own: out of the journal, and no
+    /// longer read from memory.
+    fn written(&self, w: &Write, ticket: Ticket) {
+        self.pending.remove(w);
+        self.journal.done(ticket);
     }
 
     fn publish(&self) {
@@ -448,9 +835,12 @@ impl Writer {
     /// (a flush).
     fn absorb(&mut self, job: Job) {
         match job {
-            Job::Write(mut w, done) => {
+            Job::Write(mut w, done, ticket) => {
                 self.known.mark(&mut w);
-                let _ = done.send(self.keep(*w));
+                let kept = self.keep(*w, ticket);
+                if let Some(done) = done {
+                    let _ = done.send(Ok(kept));
+                }
             }
             Job::Flush(done) => self.flushes.push(done),
         }
@@ -479,7 +869,7 @@ impl Writer {
             // the oldest writes that fit one statement, never a call's end with its start
             let mut batch = Vec::new();
             let (mut bytes, mut started) = (0, HashSet::new());
-            while let Some(w) = self.backlog.front() {
+            while let Some((w, _)) = self.backlog.front() {
                 let size = w.bytes();
                 let ends_a_start = matches!(w, Write::Finish { id, .. } if started.contains(id));
                 if batch.len() == MAX_ROWS
@@ -497,19 +887,22 @@ impl Writer {
                 }
             }
             Metrics::add(&self.metrics.record_retries, batch.len() as u64);
+            let (batch, tickets): (Vec<Write>, Vec<Ticket>) = batch.into_iter().unzip();
             let results = self.commit(&batch).await;
             let mut back = Vec::new();
-            for (w, r) in batch.into_iter().zip(results) {
+            for ((w, ticket), r) in batch.into_iter().zip(tickets).zip(results) {
                 match r {
-                    Ok(()) => self.backlog_bytes -= w.bytes().min(self.backlog_bytes),
-                    Err(StoreError::Unavailable(_)) => back.push(w),
-                    Err(e) => {
-                        // its own row was refused (its thread deleted meanwhile): there is
-                        // nothing left to record it in
-                        tracing::warn!(error = %e, "a kept tool-call record was refused");
-                        self.backlog_bytes -= w.bytes().min(self.backlog_bytes);
+                    Err(StoreError::Unavailable(_)) => {
+                        back.push((w, ticket));
+                        continue;
                     }
+                    Ok(()) => {}
+                    // its own row was refused (its thread deleted meanwhile): there is
+                    // nothing left to record it in
+                    Err(e) => tracing::warn!(error = %e, "a kept tool-call record was refused"),
                 }
+                self.backlog_bytes -= w.bytes().min(self.backlog_bytes);
+                self.written(&w, ticket);
             }
             let failed = !back.is_empty();
             for w in back.into_iter().rev() {

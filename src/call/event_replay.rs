@@ -5,10 +5,11 @@
 use serde_json::Value;
 use sqlx::PgPool;
 
+use crate::call::call_records::Records;
 use crate::call::event_feed::Finished;
 use crate::call::ui_stream;
 use crate::call::RuntimeError;
-use crate::store::{tool_calls, workflow_runs, workflows, OrgId};
+use crate::store::{workflow_runs, workflows, OrgId};
 
 /// `code: detail` of a recorded problem (`{code, detail}`), as `tool-output-error` says it.
 fn problem_text(p: &Value) -> String {
@@ -17,13 +18,16 @@ fn problem_text(p: &Value) -> String {
     format!("{code}: {detail}")
 }
 
+/// A call's record is read as `GET /v1/tool-calls/{id}` reads it (K1: also while it is
+/// written behind its answer, `call_records::Records::read`).
 pub async fn call(
     pool: &PgPool,
+    records: &Records,
     org: &OrgId,
     caller: &str,
     id: &str,
 ) -> Result<Option<Finished>, RuntimeError> {
-    let rec = tool_calls::get(pool, org, caller, id).await?;
+    let rec = records.read(pool, org, caller, id).await?;
     if rec.status == "running" {
         return Ok(None);
     }
@@ -35,7 +39,7 @@ pub async fn call(
         (None, None) => Err("internal_error: the call ended without a recorded outcome"),
     };
     let closing = ui_stream::call_closing(&rec.id, output).to_vec();
-    let args = tool_calls::arguments(pool, org, caller, id).await?;
+    let args = records.read_arguments(pool, org, caller, id).await?;
     let mut full = ui_stream::call_opening(&rec.id, &rec.name, &args).to_vec();
     full.extend(closing.iter().cloned());
     Ok(Some(Finished { full, closing }))

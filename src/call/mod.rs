@@ -22,6 +22,7 @@ pub mod offered_tools;
 pub mod paging_learned;
 pub mod present_result;
 pub mod query_vectors;
+pub mod record_journal;
 pub mod refresh_gates;
 pub mod retrieval_tools;
 pub mod search_docs;

@@ -211,17 +211,25 @@ impl Runtime {
                 finished_at: chrono::Utc::now(),
             },
         };
-        let record = self
-            .records
-            .write(write)
-            .instrument(tracing::info_span!("record_write"))
-            .instrument(crate::stage!("record_write"))
-            .await;
-        // K1: a record Postgres cannot take now is kept and written once it answers
-        // (`call_records`), so the call's id stays readable. One that cannot be kept (the
-        // backlog full) is never answered as a 200 whose id nobody can read: a call written
-        // once answers 503 instead. A running call's
-        // followers then take its closing chunks from the log.
+        // a call written once is answered without waiting for Postgres: its record is
+        // journaled and written behind the answer (K1, no SQL on the request path); a
+        // streamed call's end waits for its commit, so a follower that reads the record
+        // finished finds every chunk in the log
+        let records = &self.records;
+        let record = async move {
+            match live {
+                true => records.write(write).await,
+                false => records.write_behind(write).await,
+            }
+        }
+        .instrument(tracing::info_span!("record_write"))
+        .instrument(crate::stage!("record_write"))
+        .await;
+        // K1: a record Postgres cannot take now is journaled and written once it answers
+        // (`call_records`), so the call's id stays readable, on any replica, also after
+        // this one dies. One that cannot be kept (the journal full) is never answered as a
+        // 200 whose id nobody can read: a call written once answers 503 instead. A running
+        // call's followers then take its closing chunks from the log.
         if let Err(e) = record {
             tracing::error!(error = %e, call = %start.id, "could not record the tool call outcome");
             if !live {

@@ -195,6 +195,14 @@ pub struct Settings {
     /// ranks by meaning as well as by words. Missing or empty: lexical search only, said
     /// in the log, the `loopgate_search_semantic` gauge and `/readyz`.
     pub embedding_model_dir: String,
+
+    // --- K1, see `crate::call::record_journal` ---
+    /// The directory of this replica's journal of tool-call records not yet in Postgres:
+    /// a record answered behind its call, or waiting while Postgres is out of reach, is
+    /// replayed from it by the next replica on the same directory if this one dies. Shared
+    /// by the replicas of one host or volume (each holds its own files). Empty: kept in
+    /// memory only (a killed replica loses what Postgres had not taken).
+    pub record_journal_dir: String,
 }
 
 /// `redis_timeout_ms`: 10 ms to 60 s.
@@ -273,6 +281,7 @@ struct Defaults {
     mcp_server_session_idle_seconds: u64,
     oauth_metadata_ttl_seconds: u64,
     embedding_model_dir: &'static str,
+    record_journal_dir: &'static str,
 }
 
 const DEFAULTS: Defaults = Defaults {
@@ -319,6 +328,7 @@ const DEFAULTS: Defaults = Defaults {
     mcp_server_session_idle_seconds: 86_400,
     oauth_metadata_ttl_seconds: 3600,
     embedding_model_dir: ".data/models/all-minilm-l6-v2",
+    record_journal_dir: ".data/records",
 };
 
 /// Every default: the service's, then the engine's bounds ([`crate::config::bounds`]).
@@ -342,6 +352,7 @@ const TEXT: &[&str] = &[
     "token_audience",
     "trusted_proxies",
     "embedding_model_dir",
+    "record_journal_dir",
 ];
 
 /// Merges each `TEXT` setting found in the environment as a string: `LOOPGATE_<NAME>`,

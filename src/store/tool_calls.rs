@@ -74,6 +74,16 @@ impl Body {
         &self.id
     }
 
+    /// Its parts, in order.
+    pub fn parts(&self) -> &[String] {
+        &self.parts
+    }
+
+    /// The text it is with `fill` between its parts (as `PresentedTemplate` fills).
+    pub fn text(&self, fill: &str) -> String {
+        self.parts.join(fill)
+    }
+
     /// The bytes of its parts.
     pub fn bytes(&self) -> usize {
         self.parts.iter().map(String::len).sum()
@@ -289,6 +299,11 @@ impl<'a> Bodies<'a> {
 /// new rows inserted and the running calls' ends updated, matched by org and id. All or
 /// nothing.
 ///
+/// Idempotent (K1: a journal replayed after its replica died may hold writes Postgres
+/// already took): a row that exists is not inserted again — a `running` row replayed after
+/// its end never flips the call back to running — and an end written again writes the
+/// same outcome.
+///
 /// `replica`: this replica's id, kept on the `running` rows it inserts, so they are closed
 /// as interrupted if it dies before ending them ([`close_interrupted`]).
 pub async fn write_all(pool: &PgPool, replica: &str, writes: &[Write]) -> Result<(), StoreError> {
@@ -346,6 +361,7 @@ pub async fn write_all(pool: &PgPool, replica: &str, writes: &[Write]) -> Result
              $11::timestamptz[], $12::timestamptz[]) \
              AS n(id, org_id, agent_id, thread_id, caller, name, arguments, status, result, body_id, \
              body_fill, error, created_at, finished_at) \
+           ON CONFLICT (id) DO NOTHING \
            RETURNING 1), \
          ended AS (\
            UPDATE tool_calls t SET status = e.status, result = e.result::json, \

@@ -46,6 +46,8 @@ async fn statements_per_call(tools: usize, memory: u64) -> Vec<String> {
     let before = counter.statements();
     let r = call().await;
     assert_eq!(r.ok(200)["result"]["name"], "Contact 7");
+    // the record is written behind the answer (K1): counted once it is in
+    app.records_flushed().await;
     counter.sql_since(before)
 }
 
@@ -89,6 +91,71 @@ async fn a_warm_call_reads_no_agent_when_the_replica_remembers_it() {
         assert_eq!(sql.len(), 1, "{tools} tools: {sql:#?}");
         assert!(sql[0].contains("INSERT INTO tool_calls"), "{sql:#?}");
     }
+}
+
+/// K1 / issue 37: a call written once is answered before its record is written (no SQL on
+/// its request path): with the agent remembered, a warm pass-through call sends no
+/// statement at all before its answer, and is answered while its record cannot be
+/// written (the table locked by another session); the replica reads it back meanwhile
+/// from memory, and the record is written, once, when the lock goes.
+#[tokio::test]
+async fn a_warm_call_is_answered_before_its_record_is_written() {
+    let db = fresh_database().await;
+    let counter = sql_count::start(&db).await;
+    let app = spawn_with(with_memory(counter.url.clone(), 300)).await;
+    let up = crate::support::upstream_server::start().await;
+    let mut defs = tool_defs();
+    defs.retain(|d| d.0 == "get_contact");
+    let rig = Rig::with_tools(&app, &up.base, defs, false).await;
+    let token = rig.token(&app, "u1", json!({})).await;
+    let call = || rig.call(&app, &token, "th", "get_contact", json!({"id": 7}));
+    call().await.ok(200);
+    app.vectors_settled().await;
+
+    // another session (not counted: straight to Postgres) holds the table
+    let direct = sqlx::PgPool::connect(&db).await.unwrap();
+    let mut lock = direct.begin().await.unwrap();
+    sqlx::query("LOCK TABLE tool_calls IN EXCLUSIVE MODE")
+        .execute(&mut *lock)
+        .await
+        .unwrap();
+    let before = counter.statements();
+    let r = tokio::time::timeout(std::time::Duration::from_secs(5), call())
+        .await
+        .expect("answered while its record cannot be written");
+    let body = r.ok(200).clone();
+    assert_eq!(body["result"]["name"], "Contact 7");
+    let sent = counter.sql_since(before);
+    // the record's statement may be on its way (and waits for the lock): nothing else
+    let others: Vec<&String> = sent
+        .iter()
+        .filter(|s| !s.contains("INSERT INTO tool_calls"))
+        .collect();
+    assert!(others.is_empty(), "SQL on the request path: {sent:#?}");
+    // this replica reads it meanwhile, without Postgres
+    let id = body["id"].as_str().unwrap();
+    let read = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        app.get(&format!("/v1/tool-calls/{id}"), &token),
+    )
+    .await
+    .expect("read from memory");
+    assert_eq!(read.ok(200)["result"], body["result"]);
+    let in_postgres = |pool: sqlx::PgPool| async move {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM tool_calls WHERE id = $1")
+            .bind(id)
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+    };
+    lock.rollback().await.unwrap();
+    app.records_flushed().await;
+    assert_eq!(in_postgres(direct.clone()).await, 1);
+    let sql = counter.sql_since(before);
+    let records = sql.iter().filter(|s| s.contains("tool_calls")).count();
+    assert_eq!(records, 1, "the record, once: {sql:#?}");
+    // the memory read sent none
+    assert_eq!(sql.len(), 1, "{sql:#?}");
 }
 
 /// A compiled tool is rebuilt when its tool changes: a PATCH of the input schema is seen by
@@ -201,6 +268,7 @@ async fn mcp_call_loads(memory: u64, loads: usize) {
     app.vectors_settled().await;
     let before = counter.statements();
     let (answer, _) = call(3).await;
+    app.records_flushed().await;
     let sql = counter.sql_since(before);
     eprintln!("SQL statements per MCP tools/call: {}: {sql:#?}", sql.len());
     assert_eq!(

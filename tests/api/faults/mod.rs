@@ -7,6 +7,7 @@ pub mod dependencies;
 pub mod fault_suite;
 pub mod matrix;
 pub mod nothing_lost;
+pub mod record_journal;
 pub mod redis_policy;
 pub mod redis_ttls;
 pub mod replicas;

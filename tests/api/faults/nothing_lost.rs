@@ -117,15 +117,30 @@ async fn k1_a_record_postgres_could_not_take_is_written_once_it_is_back() {
     let body = r.ok(200).clone();
     assert_eq!(body["result"]["_itemCount"], 50, "{}", r.text);
     let id = body["id"].as_str().unwrap().to_string();
-    let m = app
-        .call(reqwest::Method::GET, "/metrics", None, None)
-        .await
-        .text;
-    assert!(
+    // answered before its record is written (journaled at once), which then waits in the
+    // backlog once the writer finds Postgres out of reach: both shown
+    let shown = |m: &str, gauge: &str| {
         m.lines()
-            .any(|l| l.starts_with("loopgate_tool_call_record_backlog ") && !l.ends_with(" 0")),
-        "the backlog is shown"
+            .any(|l| l.starts_with(gauge) && !l.ends_with(" 0"))
+    };
+    let metrics = || async {
+        app.call(reqwest::Method::GET, "/metrics", None, None)
+            .await
+            .text
+    };
+    assert!(
+        shown(&metrics().await, "loopgate_tool_call_record_journal_rows "),
+        "the journal is shown"
     );
+    let mut backlog = false;
+    for _ in 0..50 {
+        backlog = shown(&metrics().await, "loopgate_tool_call_record_backlog ");
+        if backlog {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(backlog, "the backlog is shown");
 
     let back_at = chrono::Utc::now();
     pg.start_again().await;

@@ -87,6 +87,7 @@ pub async fn binary(db: &str, env: &[(&str, String)], log: Stdio) -> Replica {
         address: format!("http://127.0.0.1:{port}"),
         client: reqwest::Client::new(),
         database_url: db.to_string(),
+        records: None,
     };
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {

@@ -139,6 +139,7 @@ async fn serve(otlp: &str) -> (tokio::process::Child, TestApp, Arc<Mutex<Vec<Str
         address: format!("http://127.0.0.1:{port}"),
         client: reqwest::Client::new(),
         database_url: String::new(),
+        records: None,
     };
     (child, app, log)
 }

@@ -92,6 +92,7 @@ async fn warm(r: &Replicas) {
     r.settled().await;
     let from = r.counter.statements();
     r.call(&r.b, "th").await;
+    r.settled().await;
     let sql = r.counter.sql_since(from);
     assert_eq!(agent_reads(&sql), 0, "B remembers the agent: {sql:#?}");
 }
@@ -266,6 +267,7 @@ async fn a_warm_call_reads_the_epoch_with_the_marks_in_one_round_trip() {
     call().await.ok(200);
     let sent = logged_commands(&mut conn).await;
     let after = commandstats(&mut conn).await;
+    app.records_flushed().await;
     let sql = counter.sql_since(from);
     let n = |c: &str| after.get(c).copied().unwrap_or(0) - before.get(c).copied().unwrap_or(0);
     assert_eq!(agent_reads(&sql), 0, "{sql:#?}");

@@ -36,6 +36,8 @@ async fn call(app: &TestApp, rig: &Rig, token: &str, args: Value) -> Answer {
         result: &'a RawValue,
     }
     let raw: Raw = serde_json::from_str(&r.text).unwrap();
+    // its record is written behind the answer (K1): in Postgres before the test reads it
+    app.records_flushed().await;
     Answer {
         id: body["id"].as_str().unwrap().to_string(),
         result: body["result"].clone(),

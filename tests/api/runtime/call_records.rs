@@ -121,7 +121,9 @@ async fn a_json_call_is_recorded_once_finished_and_replayed_at_once_on_another_r
         )
         .await;
     failed.problem(400, "invalid_arguments");
-    // its id is not in a problem answer: the record is found through the database
+    // its id is not in a problem answer: the record is found through the database, once
+    // written (behind the answer, K1)
+    app.records_flushed().await;
     let pool = sqlx::PgPool::connect(&app.database_url).await.unwrap();
     let rows: Vec<(String, String, Value)> = sqlx::query_as(
         "SELECT id, status, error FROM tool_calls WHERE org_id = $1 AND status <> 'succeeded'",
@@ -190,6 +192,7 @@ async fn m2_an_mcp_call_is_recorded_once_finished_without_an_event_log() {
     )
     .await;
     assert_ne!(walk.is_error, Some(true), "{walk:?}");
+    r.app.records_flushed().await;
     let pool = sqlx::PgPool::connect(&r.app.database_url).await.unwrap();
     let rows: Vec<(String, String, Value, bool)> = sqlx::query_as(
         "SELECT id, status, result, created_at <= finished_at FROM tool_calls WHERE org_id = $1",
@@ -235,6 +238,9 @@ async fn concurrent_calls_of_several_orgs_each_get_their_own_record() {
         }
     });
     let done = futures_util::future::join_all(calls).await;
+    // the records are written behind the answers (K1): read through SQL once in
+    app.records_flushed().await;
+    other.records_flushed().await;
     let pool = sqlx::PgPool::connect(&app.database_url).await.unwrap();
     for (i, id, r) in done {
         let (rig, token) = &callers[i % callers.len()];

@@ -84,8 +84,10 @@ impl Replicas {
             .unwrap()
     }
 
-    /// The thread a call was recorded in.
+    /// The thread a call was recorded in (once its record, written behind, is in).
     async fn thread_of(&self, call: &str) -> String {
+        self.a.records_flushed().await;
+        self.b.records_flushed().await;
         sqlx::query_scalar("SELECT thread_id FROM tool_calls WHERE org_id = $1 AND id = $2")
             .bind(&self.rig.t.org)
             .bind(call)
@@ -145,6 +147,7 @@ async fn one_thread_across_replicas_and_its_calls_do_not_write_its_row() {
         assert_eq!(r.thread_of(&call).await, ids[0]);
     }
     r.rig.steps(&r.b, &r.token, "th").await;
+    r.settled().await;
     let sql = r.counter.sql_since(from);
     assert_eq!(thread_writes(&sql), 0, "{sql:#?}");
     assert_eq!(r.row(&ids[0]).await, before, "the thread's row was written");
@@ -169,6 +172,7 @@ async fn a_thread_not_used_for_a_while_is_touched_once_by_its_next_call() {
     r.settled().await;
     let from = r.counter.statements();
     r.call(&r.b, "th").await;
+    r.settled().await;
     assert_eq!(thread_writes(&r.counter.sql_since(from)), 1);
     let (_, touched) = r.row(&id).await;
     assert!(
@@ -180,6 +184,7 @@ async fn a_thread_not_used_for_a_while_is_touched_once_by_its_next_call() {
     let from = r.counter.statements();
     r.call(&r.a, "th").await;
     r.call(&r.b, "th").await;
+    r.settled().await;
     assert_eq!(thread_writes(&r.counter.sql_since(from)), 0);
     assert_eq!(r.threads("th").await, [id]);
 }

@@ -52,6 +52,7 @@ async fn d4_an_app_call_reads_its_connection_with_the_agent_and_sees_a_reconnect
     let from = counter.statements();
     let r = mail(&b, &u1).await;
     assert_eq!(r.ok(200)["result"]["data"][0]["id"], 1, "{}", r.text);
+    b.records_flushed().await;
     let sql = counter.sql_since(from);
     assert!(
         !sql.iter().any(|q| q.contains("FROM connections")),

@@ -26,6 +26,7 @@ async fn a_rotated_org_credential_is_sent_by_the_next_call_on_another_replica() 
     let from = r.counter.statements();
     r.call(&r.b, "th").await;
     assert_eq!(last_auth().as_deref(), Some("Bearer rotated-secret"));
+    r.settled().await;
     let sql = r.counter.sql_since(from);
     assert!(
         !sql.iter()

@@ -101,6 +101,7 @@ async fn digits_only_secrets_start_the_service() {
         address: format!("http://127.0.0.1:{port}"),
         client: reqwest::Client::new(),
         database_url: String::new(),
+        records: None,
     };
     let org = app.post("/v1/orgs", admin, json!({"name": "digits"})).await;
     let org = org.ok(201)["id"].as_str().unwrap().to_string();

@@ -58,6 +58,8 @@ async fn seed(app: &TestApp, rig: &Rig, pool: &PgPool) {
                 .ok(200);
         }
     }
+    // the records are written behind the answers (K1): all in before they are aged
+    app.records_flushed().await;
     let org = rig.t.org.as_str();
     exec(pool, "INSERT INTO workflows (id, org_id, agent_id, name, steps) VALUES ('wf_' || $1, $1, $2, 'w', '[]')", &[org, &rig.agent]).await;
     exec(

@@ -116,6 +116,15 @@ pub fn test_settings(database_url: String) -> Settings {
     s.http_workers = 2;
     // no background polling in tests that count statements; the schedule tests turn it on
     s.automate_workers = false;
+    // K1: each app's record journal of its own (apps of one test process are replicas of
+    // different databases: none may replay another's)
+    s.record_journal_dir = std::env::temp_dir()
+        .join(format!(
+            "loopgate-test-records-{}",
+            loopgate::crypto::new_id("j")
+        ))
+        .display()
+        .to_string();
     s
 }
 
@@ -123,6 +132,8 @@ pub struct TestApp {
     pub address: String,
     pub client: reqwest::Client,
     pub database_url: String,
+    /// The app's writer of tool-call records, when it runs in this process.
+    pub records: Option<loopgate::call::call_records::Records>,
 }
 
 pub async fn spawn_app() -> TestApp {
@@ -155,11 +166,13 @@ pub async fn spawn_with_clock(
         .await
         .expect("build app");
     let address = format!("http://127.0.0.1:{}", app.port());
+    let records = Some(app.state().runtime.records().clone());
     tokio::spawn(app.run_until_stopped());
     TestApp {
         address,
         client: reqwest::Client::new(),
         database_url,
+        records,
     }
 }
 
@@ -221,7 +234,22 @@ impl TestApp {
     /// Waits until this app's background vector job has no tool waiting (D6: tools written
     /// in a test's setup are embedded behind it), so a window that counts the statements of
     /// one call does not also count that job's. Returns at once without the model.
+    /// Waits until every tool-call record this (in-process) app queued is in Postgres: a
+    /// call written once is answered before its record (K1), so a window that counts a
+    /// call's statements ends here.
+    pub async fn records_flushed(&self) {
+        self.records
+            .as_ref()
+            .expect("records_flushed needs an app in this process")
+            .flush()
+            .await;
+    }
+
     pub async fn vectors_settled(&self) {
+        // and no record of an earlier call is still written behind its answer (K1)
+        if let Some(records) = &self.records {
+            records.flush().await;
+        }
         for _ in 0..600 {
             let m = self.call(Method::GET, "/metrics", None, None).await;
             let waiting = m.text.lines().find_map(|l| {
