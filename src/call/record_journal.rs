@@ -277,6 +277,19 @@ impl Journal {
     }
 }
 
+impl Drop for Journal {
+    /// A replica that ends with every write committed leaves no file behind (one with
+    /// writes not done leaves them for the next replica).
+    fn drop(&mut self) {
+        let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+        for seg in std::iter::once(&inner.current).chain(inner.old.values()) {
+            if let (0, Some((_, path))) = (seg.open, &seg.file) {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
+}
+
 /// A new segment (its file created and locked, when on disk).
 fn segment(dir: Option<&Path>, replica: &str, seq: u64) -> std::io::Result<Segment> {
     let file = match dir {
@@ -767,6 +780,11 @@ mod tests {
         assert_eq!(j.held(), Held::default());
         let current = d.join("rep_a-1.seg");
         assert_eq!(std::fs::metadata(&current).unwrap().len(), 0, "truncated");
+        drop(j);
+        assert!(
+            !current.exists(),
+            "a journal that ends with nothing open leaves no file"
+        );
         let _ = std::fs::remove_dir_all(&d);
         // in memory: bytes are the writes' sizes
         let m = Journal::in_memory("rep_m", 300, 10);

@@ -119,10 +119,8 @@ pub fn test_settings(database_url: String) -> Settings {
     // K1: each app's record journal of its own (apps of one test process are replicas of
     // different databases: none may replay another's)
     s.record_journal_dir = std::env::temp_dir()
-        .join(format!(
-            "loopgate-test-records-{}",
-            loopgate::crypto::new_id("j")
-        ))
+        .join("loopgate-test-records")
+        .join(loopgate::crypto::new_id("j"))
         .display()
         .to_string();
     s
