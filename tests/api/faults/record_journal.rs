@@ -76,6 +76,32 @@ async fn k1_calls_answered_while_postgres_is_stopped_survive_a_sigkill_of_their_
     rig.call(&a.app, &token, "th", "get_contact", json!({"id": 1}))
         .await
         .ok(200);
+    // that first record is written behind its answer (and may wait `LINGER` for company):
+    // Postgres stops once it is in
+    let journaled = || async {
+        let m = a
+            .app
+            .call(reqwest::Method::GET, "/metrics", None, None)
+            .await
+            .text;
+        m.lines().find_map(|l| {
+            l.strip_prefix("loopgate_tool_call_record_journal_rows ")?
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+    };
+    for _ in 0..100 {
+        if journaled().await == Some(0.0) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        journaled().await,
+        Some(0.0),
+        "the first record is committed"
+    );
 
     pg.stop().await;
     let mut answered = Vec::new();
