@@ -10,9 +10,9 @@
 //!
 //! - A write someone waits for (a streamed call's start or end, a flush) goes at once;
 //!   while a batch is in flight the next one forms from what queues up meanwhile. A batch
-//!   of writes only written behind their answers waits [`LINGER`] once for more before
-//!   its statement: nobody waits for it, and fewer, fuller transactions cost Postgres
-//!   less per call.
+//!   of writes only written behind their answers takes what arrives within [`LINGER`]
+//!   before its statement (a write someone waits for, arriving meanwhile, ends the wait):
+//!   nobody waits for it, and fewer, fuller transactions cost Postgres less per call.
 //! - Bounds: a batch holds at most [`MAX_ROWS`] writes and [`MAX_BYTES`] of arguments and
 //!   outcomes (a larger single write goes alone), and never a call's end with its start
 //!   (one statement cannot update the row it inserts); the queue holds at most [`QUEUE`]
@@ -88,8 +88,8 @@ use loopgate_engine::ErrorCode;
 
 /// Writes in one statement at most.
 pub const MAX_ROWS: usize = 256;
-/// How long a batch of writes nobody waits for (written behind their answers) waits for
-/// more before its statement: measured under `scripts/bench-load`'s cache hits, a
+/// How long a batch of writes nobody waits for (written behind their answers) takes more
+/// before its statement: measured under `scripts/bench-load`'s cache hits, a
 /// transaction cost Postgres about 15 times a row, so fuller batches are most of what a
 /// record costs it (docs/performance.md, "Where a call's time goes").
 pub const LINGER: Duration = Duration::from_millis(2);
@@ -755,45 +755,50 @@ impl Writer {
             let mut flushed = Vec::new();
             let (mut bytes, mut started) = (0, HashSet::new());
             let mut job = Some(first);
-            let mut lingered = false;
+            // a batch nobody waits for (every write behind its answer, no flush asked)
+            // takes what arrives within LINGER of its first drain: fewer, fuller
+            // transactions under load; a write someone waits for ends the wait
+            let mut linger_until = None;
             loop {
-                while let Some(j) = job.take() {
-                    match j {
-                        Job::Flush(done) => flushed.push(done),
-                        Job::Write(mut w, done, ticket) => {
-                            self.known.mark(&mut w);
-                            let size = w.bytes();
-                            // never a call's end in the statement that inserts its start (a
-                            // replayed journal queues both)
-                            let ends_a_start =
-                                matches!(&*w, Write::Finish { id, .. } if started.contains(id));
-                            if !writes.is_empty() && (bytes + size > MAX_BYTES || ends_a_start) {
-                                next = Some(Job::Write(w, done, ticket));
-                                break;
-                            }
-                            if let Write::Start { call, .. } = &*w {
-                                started.insert(call.id.clone());
-                            }
-                            bytes += size;
-                            writes.push(*w);
-                            waiters.push((done, ticket));
+                let Some(j) = job.take() else {
+                    let nobody_waits =
+                        flushed.is_empty() && waiters.iter().all(|(d, _)| d.is_none());
+                    if next.is_some() || writes.len() >= MAX_ROWS || !nobody_waits {
+                        break;
+                    }
+                    let until =
+                        *linger_until.get_or_insert_with(|| tokio::time::Instant::now() + LINGER);
+                    match tokio::time::timeout_at(until, rx.recv()).await {
+                        Ok(Some(j)) => {
+                            job = Some(j);
+                            continue;
                         }
+                        _ => break,
                     }
-                    if writes.len() < MAX_ROWS {
-                        job = rx.try_recv().ok();
+                };
+                match j {
+                    Job::Flush(done) => flushed.push(done),
+                    Job::Write(mut w, done, ticket) => {
+                        self.known.mark(&mut w);
+                        let size = w.bytes();
+                        // never a call's end in the statement that inserts its start (a
+                        // replayed journal queues both)
+                        let ends_a_start =
+                            matches!(&*w, Write::Finish { id, .. } if started.contains(id));
+                        if !writes.is_empty() && (bytes + size > MAX_BYTES || ends_a_start) {
+                            next = Some(Job::Write(w, done, ticket));
+                            break;
+                        }
+                        if let Write::Start { call, .. } = &*w {
+                            started.insert(call.id.clone());
+                        }
+                        bytes += size;
+                        writes.push(*w);
+                        waiters.push((done, ticket));
                     }
                 }
-                // a batch nobody waits for (every write behind its answer, no flush asked)
-                // waits LINGER once for more: fewer, fuller transactions under load
-                let nobody_waits = flushed.is_empty() && waiters.iter().all(|(d, _)| d.is_none());
-                if lingered || next.is_some() || writes.len() >= MAX_ROWS || !nobody_waits {
-                    break;
-                }
-                lingered = true;
-                tokio::time::sleep(LINGER).await;
-                job = rx.try_recv().ok();
-                if job.is_none() {
-                    break;
+                if writes.len() < MAX_ROWS {
+                    job = rx.try_recv().ok();
                 }
             }
             if !writes.is_empty() {

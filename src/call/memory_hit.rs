@@ -32,7 +32,7 @@ impl Runtime {
     /// The call's result served from this replica's memory, its assumptions confirmed in
     /// the round trip that stores it; `None`: the call is to be confirmed and run as any
     /// other (nothing was answered or kept).
-    pub(super) async fn from_memory(
+    pub(super) async fn served_from_memory(
         &self,
         caller: &Caller,
         start: &CallStart,

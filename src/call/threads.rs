@@ -188,8 +188,9 @@ impl Runtime {
             if let Some((thread_id, epoch)) =
                 memory.thread_and_epoch(org, agent_id, &owner, thread_key)
             {
+                // counted as a memory hit once the call is served from memory (it may
+                // yet be confirmed the checked way, which counts for itself)
                 if let Some(agent) = memory.agent(org, agent_id, Some(user.as_str()), &epoch) {
-                    crate::telemetry::metrics::Metrics::inc(&self.metrics().agent_memory_hits);
                     let thread = ThreadKey {
                         org: org.clone(),
                         thread_id,

@@ -77,10 +77,17 @@ impl Runtime {
         input: ToolCallInput,
         recording: Recording,
     ) -> Result<CallStart, RuntimeError> {
-        let loaded = self
-            .agent_in_thread_unchecked(caller, agent_id, thread_key)
-            .instrument(crate::stage!("agent_load"))
-            .await?;
+        // a streamed call's `running` row is written now and names its thread: read first
+        let loading = async {
+            match recording {
+                Recording::Once => {
+                    self.agent_in_thread_unchecked(caller, agent_id, thread_key)
+                        .await
+                }
+                Recording::Live => self.agent_in_thread(caller, agent_id, thread_key).await,
+            }
+        };
+        let loaded = loading.instrument(crate::stage!("agent_load")).await?;
         self.start_loaded(caller, loaded, input, recording).await
     }
 
@@ -160,10 +167,13 @@ impl Runtime {
             call_id: &start.id,
             inner: progress,
         };
-        let (kind, outcome) = self
+        let (kind, outcome, confirmed) = self
             .dispatch(caller, start, &tee)
             .instrument(crate::stage!("dispatch"))
             .await;
+        // the record names the thread and agent the call ran with (confirmed, when the
+        // replica's memory of them was not)
+        let ran = confirmed.as_ref().unwrap_or(start);
         let label = match &outcome {
             Ok(_) => "succeeded",
             Err(e) => e.code_status().0,
@@ -199,13 +209,7 @@ impl Runtime {
             },
             false => tool_calls::Write::Once {
                 org,
-                call: new_call(
-                    caller,
-                    &start.id,
-                    &start.agent_id,
-                    &start.thread,
-                    &start.input,
-                ),
+                call: new_call(caller, &ran.id, &ran.agent.id, &ran.thread, &ran.input),
                 outcome: recorded,
                 started_at: start.started_at,
                 finished_at: chrono::Utc::now(),
@@ -260,24 +264,34 @@ impl Runtime {
     /// The call's outcome, and the kind of tool it was (the `kind` label of its metric). A
     /// call whose agent and thread were remembered without a round trip
     /// ([`CallStart::unchecked`]) is served from memory when it can be
-    /// (`call::memory_hit`), else confirmed first and run as any other.
+    /// (`call::memory_hit`), else confirmed first and run as any other; then the thread
+    /// and agent it ran with are the confirmed ones, returned for its record.
     async fn dispatch<P: ProgressSink + Sync>(
         &self,
         caller: &Caller,
         start: &CallStart,
         progress: &P,
-    ) -> (&'static str, Result<ResultJson, RuntimeError>) {
+    ) -> (
+        &'static str,
+        Result<ResultJson, RuntimeError>,
+        Option<CallStart>,
+    ) {
         let Some(epoch) = &start.unchecked else {
-            return self.dispatch_checked(caller, start, progress).await;
+            let (kind, out) = self.dispatch_checked(caller, start, progress).await;
+            return (kind, out, None);
         };
-        let served = self.from_memory(caller, start, epoch);
+        let served = self.served_from_memory(caller, start, epoch);
         if let Some(served) = served.instrument(crate::stage!("memory_hit")).await {
-            return (kind_of(&start.agent, &start.input.name), Ok(served));
+            Metrics::inc(&self.metrics().agent_memory_hits);
+            return (kind_of(&start.agent, &start.input.name), Ok(served), None);
         }
         let confirmed = self.confirmed(caller, start);
         match confirmed.instrument(crate::stage!("agent_load")).await {
-            Ok(checked) => self.dispatch_checked(caller, &checked, progress).await,
-            Err(e) => (kind_of(&start.agent, &start.input.name), Err(e)),
+            Ok(checked) => {
+                let (kind, out) = self.dispatch_checked(caller, &checked, progress).await;
+                (kind, out, Some(checked))
+            }
+            Err(e) => (kind_of(&start.agent, &start.input.name), Err(e), None),
         }
     }
 
