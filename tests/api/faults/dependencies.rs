@@ -52,6 +52,9 @@ async fn postgres_down_answers_503_with_retry_after_and_recovers_without_restart
     rig.call(&app, &token, "t", "list_contacts", json!({}))
         .await
         .ok(200);
+    // its record is written behind the answer (K1): in Postgres before it stops, so the
+    // outage starts with nothing waiting
+    app.records_flushed().await;
 
     pg.stop().await;
     // an org key (checked against the database) on a Studio route
