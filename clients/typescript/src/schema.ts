@@ -238,7 +238,10 @@ export interface paths {
          *     requests carry it, and one that names a session never issued, ended or expired is
          *     `404`. `tools/list` is the thread's `steps` answer; `tools/call` answers as an SSE
          *     stream (progress and `tools/list_changed` notifications, then the result) when the
-         *     client accepts one, else as JSON. Notifications and responses get `202`.
+         *     client accepts one, else as JSON. In a `2025-11-25` session a `tools/call` with `task`
+         *     is answered at once with a `CreateTaskResult`, and `tasks/get`, `tasks/result`,
+         *     `tasks/list` and `tasks/cancel` follow the task from any replica (M3). Notifications
+         *     and responses get `202`.
          */
         post: operations["postAgentMcp"];
         /**

@@ -139,7 +139,10 @@ def sync_detailed(
     requests carry it, and one that names a session never issued, ended or expired is
     `404`. `tools/list` is the thread's `steps` answer; `tools/call` answers as an SSE
     stream (progress and `tools/list_changed` notifications, then the result) when the
-    client accepts one, else as JSON. Notifications and responses get `202`.
+    client accepts one, else as JSON. In a `2025-11-25` session a `tools/call` with `task`
+    is answered at once with a `CreateTaskResult`, and `tasks/get`, `tasks/result`,
+    `tasks/list` and `tasks/cancel` follow the task from any replica (M3). Notifications
+    and responses get `202`.
 
     Args:
         agent_id (str):
@@ -180,7 +183,10 @@ def sync(
     requests carry it, and one that names a session never issued, ended or expired is
     `404`. `tools/list` is the thread's `steps` answer; `tools/call` answers as an SSE
     stream (progress and `tools/list_changed` notifications, then the result) when the
-    client accepts one, else as JSON. Notifications and responses get `202`.
+    client accepts one, else as JSON. In a `2025-11-25` session a `tools/call` with `task`
+    is answered at once with a `CreateTaskResult`, and `tasks/get`, `tasks/result`,
+    `tasks/list` and `tasks/cancel` follow the task from any replica (M3). Notifications
+    and responses get `202`.
 
     Args:
         agent_id (str):
@@ -216,7 +222,10 @@ async def asyncio_detailed(
     requests carry it, and one that names a session never issued, ended or expired is
     `404`. `tools/list` is the thread's `steps` answer; `tools/call` answers as an SSE
     stream (progress and `tools/list_changed` notifications, then the result) when the
-    client accepts one, else as JSON. Notifications and responses get `202`.
+    client accepts one, else as JSON. In a `2025-11-25` session a `tools/call` with `task`
+    is answered at once with a `CreateTaskResult`, and `tasks/get`, `tasks/result`,
+    `tasks/list` and `tasks/cancel` follow the task from any replica (M3). Notifications
+    and responses get `202`.
 
     Args:
         agent_id (str):
@@ -257,7 +266,10 @@ async def asyncio(
     requests carry it, and one that names a session never issued, ended or expired is
     `404`. `tools/list` is the thread's `steps` answer; `tools/call` answers as an SSE
     stream (progress and `tools/list_changed` notifications, then the result) when the
-    client accepts one, else as JSON. Notifications and responses get `202`.
+    client accepts one, else as JSON. In a `2025-11-25` session a `tools/call` with `task`
+    is answered at once with a `CreateTaskResult`, and `tasks/get`, `tasks/result`,
+    `tasks/list` and `tasks/cancel` follow the task from any replica (M3). Notifications
+    and responses get `202`.
 
     Args:
         agent_id (str):
