@@ -161,7 +161,7 @@ fn check_description(d: Option<&str>) -> Result<(), ApiError> {
 /// The signing secret is in this answer only.
 #[utoipa::path(post, operation_id = "createWebhookEndpoint", path = "/v1/webhook-endpoints", tag = "studio",
     request_body(content = EndpointInput, example = json!({"url": "https://hooks.example.com/loopgate/webhook", "events": ["workflow_run.succeeded", "workflow_run.partial", "workflow_run.failed"], "description": "Nightly report"})),
-    responses((status = 201, body = EndpointView, example = json!({"id": "whe_3U1VpduByp7xw4kBaOiAY7", "url": "https://hooks.example.com/loopgate/webhook", "events": ["workflow_run.succeeded", "workflow_run.partial", "workflow_run.failed"], "description": "Nightly report", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "created_at": "2026-12-07T21:27:02.769780Z"})), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
+    responses((status = 201, body = EndpointView, example = json!({"id": "whe_3U1VpduByp7xw4kBaOiAY7", "url": "https://hooks.example.com/loopgate/webhook", "events": ["workflow_run.succeeded", "workflow_run.partial", "workflow_run.failed"], "description": "Nightly report", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "created_at": "2026-12-07T21:27:02.769780Z"})), (status = 409, description = "The org already has its most webhook endpoints (`conflict`): delete one first", body = Problem), (status = 422, body = Problem)), security(("orgKey" = ["studio"])))]
 pub async fn create(
     key: Studio,
     state: web::Data<AppState>,

@@ -6406,6 +6406,15 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            /** @description The org already has its most webhook endpoints (`conflict`): delete one first */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
             422: {
                 headers: {
