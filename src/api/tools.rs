@@ -290,7 +290,7 @@ pub async fn pagination(
 ///
 /// Answers `200` with the tool as it now is.
 #[utoipa::path(patch, operation_id = "updateTool", path = "/v1/tools/{tool_id}", tag = "studio", request_body(content = ToolPatch, example = json!({"description": "List items, newest first; filter by status."})),
-    responses((status = 200, body = Tool, example = json!({"id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "name": "list_items", "description": "List items, newest first; filter by status.", "method": "GET", "path": "/items", "input_schema": {"type": "object", "properties": {"page": {"type": "integer", "minimum": 1}, "status": {"enum": ["open", "closed"], "type": "string"}, "per_page": {"type": "integer", "maximum": 5}}}, "kind": "api", "toolkit": null, "created_at": "2026-12-07T21:27:02.677014Z", "updated_at": "2026-12-07T21:27:02.697483Z"})), (status = 404, body = Problem), (status = 422, body = Problem)),
+    responses((status = 200, body = Tool, example = json!({"id": "tool_8AX6vJoP57gfk79lJdG8Va", "provider_id": "prv_FaPIgNHB5YCkPSXiTW2KWu", "name": "list_items", "description": "List items, newest first; filter by status.", "method": "GET", "path": "/items", "input_schema": {"type": "object", "properties": {"page": {"type": "integer", "minimum": 1}, "status": {"enum": ["open", "closed"], "type": "string"}, "per_page": {"type": "integer", "maximum": 5}}}, "kind": "api", "toolkit": null, "created_at": "2026-12-07T21:27:02.677014Z", "updated_at": "2026-12-07T21:27:02.697483Z"})), (status = 404, body = Problem), (status = 409, description = "Another tool of the provider has that name (`conflict`)", body = Problem), (status = 422, body = Problem)),
     security(("orgKey" = ["studio"])))]
 pub async fn update(
     key: Studio,

@@ -6236,6 +6236,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description Another tool of the provider has that name (`conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body is well-formed JSON but breaks a rule of this operation (`validation_failed`); `detail` names the field. */
             422: {
                 headers: {
